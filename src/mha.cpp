@@ -1,0 +1,345 @@
+// torch.nn.MultiheadAttention's forward: project, split heads, attend (the SDPA core), merge heads, project.
+#include "xattn/mha.hpp"
+
+#include <cmath>
+#include <limits>
+#include <random>
+#include <stdexcept>
+
+namespace xattn {
+namespace {
+
+constexpr const char* kFn = "multi_head_attention: ";
+
+std::string num(std::size_t n) { return std::to_string(n); }
+
+// y (rows, out) = x (rows, in) · Wᵀ (in, out) + b (out), for one row at a time.
+void linear_row(const float* x, const float* W, const float* b, std::size_t in, std::size_t out, float* y) {
+    for (std::size_t o = 0; o < out; ++o) {
+        const float* w = W + o * in;
+        double acc = 0.0;
+        for (std::size_t c = 0; c < in; ++c) acc += static_cast<double>(x[c]) * w[c];
+        y[o] = static_cast<float>(acc + (b ? b[o] : 0.0f));
+    }
+}
+
+}  // namespace
+
+Status MultiheadAttention::check_config(const MhaConfig& c) {
+    const std::string fn = kFn;
+    if (c.embed_dim == 0 || c.num_heads == 0)
+        return Status::fail(fn + "embed_dim and num_heads must be positive, got embed_dim " + num(c.embed_dim) +
+                            ", num_heads " + num(c.num_heads));
+    if (c.embed_dim % c.num_heads != 0)
+        return Status::fail(fn + "embed_dim " + num(c.embed_dim) + " is not divisible by num_heads " +
+                            num(c.num_heads));
+    const std::size_t E = c.embed_dim, kdim = c.kdim ? c.kdim : E, vdim = c.vdim ? c.vdim : E;
+    for (const auto& [name, shape] : {std::pair{"in_proj_weight", Shape{3 * E, std::max({E, kdim, vdim})}},
+                                      std::pair{"out_proj.weight", Shape{E, E}}})
+        if (Status st = check_tensor_size(fn + name, shape); !st.ok()) return st;
+    return {};
+}
+
+MultiheadAttention::MultiheadAttention(const MhaConfig& config) : config_(config) {
+    if (Status st = check_config(config); !st.ok()) throw std::invalid_argument(st.error);
+    const std::size_t E = config.embed_dim;
+    // Initialised with PyTorch's distributions (not its values): Xavier-uniform in-projections,
+    // uniform(±1/sqrt(E)) out-projection, zero biases, Xavier-normal bias_k / bias_v.
+    std::mt19937_64 rng(config.init_seed);
+    auto uniform = [&](std::vector<float>& w, std::size_t n, double bound) {
+        std::uniform_real_distribution<double> d(-bound, bound);
+        w.resize(n);
+        for (float& x : w) x = static_cast<float>(d(rng));
+    };
+    const double in_bound = packed_in_proj() ? std::sqrt(6.0 / (E + 3 * E)) : 0.0;
+    uniform(q_weight_, E * E, packed_in_proj() ? in_bound : std::sqrt(6.0 / (E + E)));
+    uniform(k_weight_, E * kdim(), packed_in_proj() ? in_bound : std::sqrt(6.0 / (E + kdim())));
+    uniform(v_weight_, E * vdim(), packed_in_proj() ? in_bound : std::sqrt(6.0 / (E + vdim())));
+    uniform(out_weight_, E * E, 1.0 / std::sqrt(static_cast<double>(E)));
+    in_bias_.assign(config.bias ? 3 * E : 0, 0.0f);
+    out_bias_.assign(config.bias ? E : 0, 0.0f);
+    if (config.add_bias_kv) {
+        std::normal_distribution<double> d(0.0, std::sqrt(2.0 / (E + E)));
+        for (auto* w : {&bias_k_, &bias_v_}) {
+            w->resize(E);
+            for (float& x : *w) x = static_cast<float>(d(rng));
+        }
+    }
+}
+
+std::map<std::string, Shape> MultiheadAttention::parameter_shapes() const {
+    const std::size_t E = config_.embed_dim;
+    std::map<std::string, Shape> shapes;
+    if (packed_in_proj()) {
+        shapes["in_proj_weight"] = {3 * E, E};
+    } else {
+        shapes["q_proj_weight"] = {E, E};
+        shapes["k_proj_weight"] = {E, kdim()};
+        shapes["v_proj_weight"] = {E, vdim()};
+    }
+    shapes["out_proj.weight"] = {E, E};
+    if (config_.bias) {
+        shapes["in_proj_bias"] = {3 * E};
+        shapes["out_proj.bias"] = {E};
+    }
+    if (config_.add_bias_kv) {
+        shapes["bias_k"] = {1, 1, E};
+        shapes["bias_v"] = {1, 1, E};
+    }
+    return shapes;
+}
+
+Status MultiheadAttention::set_parameter(const std::string& name, const float* data, std::size_t count) {
+    const auto shapes = parameter_shapes();
+    const auto it = shapes.find(name);
+    if (it == shapes.end()) {
+        std::string known;
+        for (const auto& [n, s] : shapes) known += (known.empty() ? "" : ", ") + n;
+        return Status::fail(kFn + std::string("no parameter named '") + name + "' in this configuration (it has " +
+                            known + ")");
+    }
+    if (count != numel(it->second))
+        return Status::fail(kFn + name + " needs " + num(numel(it->second)) + " values for shape " +
+                            shape_to_string(it->second) + ", got " + num(count));
+    const std::size_t E = config_.embed_dim;
+    auto put = [&](std::vector<float>& dst, std::size_t from, std::size_t n) { dst.assign(data + from, data + from + n); };
+    if (name == "in_proj_weight") {
+        put(q_weight_, 0, E * E);
+        put(k_weight_, E * E, E * E);
+        put(v_weight_, 2 * E * E, E * E);
+    } else if (name == "q_proj_weight") {
+        put(q_weight_, 0, count);
+    } else if (name == "k_proj_weight") {
+        put(k_weight_, 0, count);
+    } else if (name == "v_proj_weight") {
+        put(v_weight_, 0, count);
+    } else if (name == "in_proj_bias") {
+        put(in_bias_, 0, count);
+    } else if (name == "out_proj.weight") {
+        put(out_weight_, 0, count);
+    } else if (name == "out_proj.bias") {
+        put(out_bias_, 0, count);
+    } else if (name == "bias_k") {
+        put(bias_k_, 0, count);
+    } else if (name == "bias_v") {
+        put(bias_v_, 0, count);
+    }
+    return {};
+}
+
+void MultiheadAttention::set_parameter(const std::string& name, const xt::xarray<float>& value) {
+    if (Status st = set_parameter(name, value.data(), value.size()); !st.ok()) throw std::invalid_argument(st.error);
+}
+
+xt::xarray<float> MultiheadAttention::parameter(const std::string& name) const {
+    const auto shapes = parameter_shapes();
+    const auto it = shapes.find(name);
+    if (it == shapes.end()) throw std::invalid_argument(kFn + std::string("no parameter named '") + name + "'");
+    std::vector<float> flat;
+    if (name == "in_proj_weight") {
+        flat = q_weight_;
+        flat.insert(flat.end(), k_weight_.begin(), k_weight_.end());
+        flat.insert(flat.end(), v_weight_.begin(), v_weight_.end());
+    } else if (name == "q_proj_weight") flat = q_weight_;
+    else if (name == "k_proj_weight") flat = k_weight_;
+    else if (name == "v_proj_weight") flat = v_weight_;
+    else if (name == "in_proj_bias") flat = in_bias_;
+    else if (name == "out_proj.weight") flat = out_weight_;
+    else if (name == "out_proj.bias") flat = out_bias_;
+    else if (name == "bias_k") flat = bias_k_;
+    else if (name == "bias_v") flat = bias_v_;
+    xt::xarray<float> result = xt::xarray<float>::from_shape(it->second);
+    std::copy(flat.begin(), flat.end(), result.begin());
+    return result;
+}
+
+Status MultiheadAttention::plan_forward(const Shape& q, const Shape& k, const Shape& v, MaskKind kpm_kind,
+                                        const Shape& kpm, MaskKind attn_kind, const Shape& am, bool need_weights,
+                                        bool average_attn_weights, bool is_causal, MhaPlan* plan) const {
+    const std::string fn = kFn;
+    const std::size_t E = config_.embed_dim, H = config_.num_heads;
+    const std::string shapes = " (query " + shape_to_string(q) + ", key " + shape_to_string(k) + ", value " +
+                               shape_to_string(v) + ")";
+    if (q.size() != 2 && q.size() != 3)
+        return Status::fail(fn + "query must be 3-D " + (config_.batch_first ? "(N, L, E)" : "(L, N, E)") +
+                            " or 2-D (L, E) unbatched, got shape " + shape_to_string(q));
+    if (k.size() != q.size() || v.size() != q.size())
+        return Status::fail(fn + "key and value must have the same rank as query" + shapes);
+    const bool batched = q.size() == 3;
+    const bool bf = config_.batch_first && batched;
+    // Positions of the sequence and batch dims in each input.
+    const std::size_t seq = bf ? 1 : 0, bat = bf ? 0 : 1;
+    const std::size_t L = q[seq], S = k[seq], N = batched ? q[bat] : 1;
+    if (q.back() != E)
+        return Status::fail(fn + "query embedding size " + num(q.back()) + " != embed_dim " + num(E) + shapes);
+    if (k.back() != kdim())
+        return Status::fail(fn + "key embedding size " + num(k.back()) + " != kdim " + num(kdim()) + shapes);
+    if (v.back() != vdim())
+        return Status::fail(fn + "value embedding size " + num(v.back()) + " != vdim " + num(vdim()) + shapes);
+    if (batched && (k[bat] != N || v[bat] != N))
+        return Status::fail(fn + "query, key and value batch sizes differ" + shapes);
+    if (v[seq] != S) return Status::fail(fn + "key and value sequence lengths differ" + shapes);
+
+    const std::size_t S_total = S + (config_.add_bias_kv ? 1 : 0) + (config_.add_zero_attn ? 1 : 0);
+    if (kpm_kind != MaskKind::none) {
+        const Shape want = batched ? Shape{N, S} : Shape{S};
+        if (kpm != want)
+            return Status::fail(fn + "key_padding_mask shape " + shape_to_string(kpm) + " != " +
+                                shape_to_string(want) + (batched ? " (N, S)" : " (S,)") + shapes);
+    }
+    bool per_head = false;
+    if (attn_kind != MaskKind::none) {
+        const Shape two{L, S}, three{N * H, L, S};
+        per_head = am == three && am.size() == 3;
+        if (am != two && !per_head)
+            return Status::fail(fn + "attn_mask shape " + shape_to_string(am) + " is neither " +
+                                shape_to_string(two) + " (L, S) nor " + shape_to_string(three) + " (N·H, L, S)" +
+                                shapes);
+    }
+
+    Shape weights_shape = average_attn_weights ? Shape{N, L, S_total} : Shape{N, H, L, S_total};
+    if (!batched) weights_shape.erase(weights_shape.begin());
+    // Internally every head's weights and the merged mask are (N, H, L, S_total) floats.
+    const Shape per_head_shape{N, H, L, S_total};
+    for (const auto& [name, shape] :
+         {std::pair{"query", q}, std::pair{"key", k}, std::pair{"value", v}, std::pair{"projected key", Shape{N, S_total, E}},
+          std::pair{"projected value", Shape{N, S_total, E}}})
+        if (Status st = check_tensor_size(fn + name, shape); !st.ok()) return st;
+    if (need_weights || kpm_kind != MaskKind::none || attn_kind != MaskKind::none || is_causal)
+        if (Status st = check_tensor_size(fn + "per-head weights", per_head_shape); !st.ok()) return st;
+
+    MhaPlan p;
+    p.batched = batched;
+    p.N = N, p.L = L, p.S = S, p.S_total = S_total;
+    p.need_weights = need_weights;
+    p.average_attn_weights = average_attn_weights;
+    p.is_causal = is_causal;
+    p.attn_mask_per_head = per_head;
+    p.output_shape = q;
+    p.weights_shape = std::move(weights_shape);
+    *plan = std::move(p);
+    return {};
+}
+
+void MultiheadAttention::run_forward(const MhaPlan& plan, const float* query, const float* key, const float* value,
+                                     const MhaMasks& masks, float* output, float* weights) const {
+    const std::size_t E = config_.embed_dim, H = config_.num_heads, hd = E / H;
+    const std::size_t N = plan.N, L = plan.L, S = plan.S, St = plan.S_total;
+    const bool bf = config_.batch_first && plan.batched;
+    // Row (n, t) of an input laid out (T, N, X), or (N, T, X) with batch_first.
+    auto row = [&](auto* base, std::size_t n, std::size_t t, std::size_t T, std::size_t X) {
+        return base + (bf ? n * T + t : t * N + n) * X;
+    };
+    const float* bq = config_.bias ? in_bias_.data() : nullptr;
+    const float* bk = config_.bias ? in_bias_.data() + E : nullptr;
+    const float* bv = config_.bias ? in_bias_.data() + 2 * E : nullptr;
+
+    // 1. In-projections, split into heads.   q (N, H, L, hd), k and v (N, H, St, hd)
+    std::vector<float> qh(N * H * L * hd), kh(N * H * St * hd, 0.0f), vh(N * H * St * hd, 0.0f), y(E);
+    auto scatter_heads = [&](std::vector<float>& dst, std::size_t n, std::size_t t, std::size_t T, const float* src) {
+        for (std::size_t h = 0; h < H; ++h)
+            std::copy(src + h * hd, src + (h + 1) * hd, dst.begin() + ((n * H + h) * T + t) * hd);
+    };
+    for (std::size_t n = 0; n < N; ++n) {
+        for (std::size_t l = 0; l < L; ++l) {
+            linear_row(row(query, n, l, L, E), q_weight_.data(), bq, E, E, y.data());
+            scatter_heads(qh, n, l, L, y.data());
+        }
+        for (std::size_t s = 0; s < S; ++s) {
+            linear_row(row(key, n, s, S, kdim()), k_weight_.data(), bk, kdim(), E, y.data());
+            scatter_heads(kh, n, s, St, y.data());
+            linear_row(row(value, n, s, S, vdim()), v_weight_.data(), bv, vdim(), E, y.data());
+            scatter_heads(vh, n, s, St, y.data());
+        }
+        // add_bias_kv appends one learned key/value; add_zero_attn then one of zeros (already 0).
+        if (config_.add_bias_kv) {
+            scatter_heads(kh, n, S, St, bias_k_.data());
+            scatter_heads(vh, n, S, St, bias_v_.data());
+        }
+    }
+
+    // 2. One additive mask (N, H, L, St) from attn_mask, key_padding_mask and is_causal.
+    //    The appended bias/zero keys are never masked, as PyTorch pads masks with zeros.
+    const float neg_inf = -std::numeric_limits<float>::infinity();
+    const bool causal = plan.is_causal && masks.attn_mask.kind == MaskKind::none;
+    const bool any_mask = causal || masks.attn_mask.kind != MaskKind::none || masks.key_padding_mask.kind != MaskKind::none;
+    std::vector<float> bias(any_mask ? N * H * L * St : 0, 0.0f);
+    if (any_mask) {
+        auto mask_value = [&](const MaskRef& m, std::size_t at) {
+            // MHA polarity: a true boolean forbids.
+            if (m.kind == MaskKind::boolean) return m.bools[at] ? neg_inf : 0.0f;
+            return m.values[at];
+        };
+        for (std::size_t n = 0; n < N; ++n)
+            for (std::size_t h = 0; h < H; ++h)
+                for (std::size_t i = 0; i < L; ++i) {
+                    float* b = bias.data() + ((n * H + h) * L + i) * St;  // (St,)
+                    for (std::size_t j = 0; j < S; ++j) {
+                        float add = 0.0f;
+                        if (causal && j > i) add = neg_inf;
+                        if (masks.attn_mask.kind != MaskKind::none)
+                            add += mask_value(masks.attn_mask,
+                                              ((plan.attn_mask_per_head ? n * H + h : 0) * L + i) * S + j);
+                        if (masks.key_padding_mask.kind != MaskKind::none)
+                            add += mask_value(masks.key_padding_mask, n * S + j);
+                        b[j] = add;
+                    }
+                }
+    }
+
+    // 3. Attention per (n, h): the SDPA core with scale 1/sqrt(hd).   (N, H, L, hd)
+    SdpaSettings settings;
+    settings.need_weights = plan.need_weights;
+    SdpaPlan sp;
+    const Shape mask_shape = any_mask ? Shape{N, H, L, St} : Shape{};
+    plan_sdpa({N, H, L, hd}, {N, H, St, hd}, {N, H, St, hd}, any_mask ? MaskKind::additive : MaskKind::none, mask_shape,
+              settings, &sp);  // shapes are consistent by construction
+    MaskRef mask;
+    if (any_mask) mask = MaskRef{MaskKind::additive, nullptr, bias.data(), mask_shape};
+    std::vector<float> attn(N * H * L * hd);
+    std::vector<float> head_weights(plan.need_weights && plan.average_attn_weights ? N * H * L * St : 0);
+    float* w = !plan.need_weights ? nullptr : plan.average_attn_weights ? head_weights.data() : weights;
+    run_sdpa(sp, qh.data(), kh.data(), vh.data(), mask, attn.data(), w);
+
+    // 4. Merge heads and project out.   (N, H, L, hd) -> (N, L, E) -> output layout
+    std::vector<float> merged(E);
+    for (std::size_t n = 0; n < N; ++n)
+        for (std::size_t l = 0; l < L; ++l) {
+            for (std::size_t h = 0; h < H; ++h)
+                std::copy_n(attn.begin() + ((n * H + h) * L + l) * hd, hd, merged.begin() + h * hd);
+            linear_row(merged.data(), out_weight_.data(), config_.bias ? out_bias_.data() : nullptr, E, E,
+                       row(output, n, l, L, E));
+        }
+
+    // 5. Weights averaged over heads.   (N, H, L, St) -> (N, L, St)
+    if (plan.need_weights && plan.average_attn_weights)
+        for (std::size_t n = 0; n < N; ++n)
+            for (std::size_t x = 0; x < L * St; ++x) {
+                float acc = 0.0f;
+                for (std::size_t h = 0; h < H; ++h) acc += head_weights[(n * H + h) * L * St + x];
+                weights[n * L * St + x] = acc / static_cast<float>(H);
+            }
+}
+
+AttentionResult MultiheadAttention::forward(const xt::xarray<float>& query, const xt::xarray<float>& key,
+                                            const xt::xarray<float>& value, const MhaForwardOptions& o) const {
+    const Shape q(query.shape().begin(), query.shape().end());
+    const Shape k(key.shape().begin(), key.shape().end());
+    const Shape v(value.shape().begin(), value.shape().end());
+    const MhaMasks masks{o.key_padding_mask.ref(), o.attn_mask.ref()};
+    MhaPlan plan;
+    if (Status st = plan_forward(q, k, v, masks.key_padding_mask.kind, masks.key_padding_mask.shape,
+                                 masks.attn_mask.kind, masks.attn_mask.shape, o.need_weights, o.average_attn_weights,
+                                 o.is_causal, &plan);
+        !st.ok())
+        throw std::invalid_argument(st.error);
+    AttentionResult result;
+    result.output = xt::xarray<float>::from_shape(plan.output_shape);
+    // Without need_weights the weights are an empty (0,) array (a default xarray would be a 0-D scalar).
+    result.weights = xt::xarray<float>::from_shape(plan.need_weights ? plan.weights_shape : Shape{0});
+    run_forward(plan, query.data(), key.data(), value.data(), masks, result.output.data(),
+                plan.need_weights ? result.weights.data() : nullptr);
+    return result;
+}
+
+}  // namespace xattn

@@ -1,0 +1,102 @@
+// The row-at-a-time attention kernel: one query row's scores, softmax and weighted sum at a time,
+// so without need_weights only S floats of scratch are used. Plain C++ the compiler can vectorise;
+// the SIMD kernels of a later stage are tested against the same reference as this one.
+#include <cmath>
+#include <limits>
+#include <vector>
+
+#include "xattn/sdpa.hpp"
+
+namespace xattn {
+
+bool dropout_keeps(std::uint64_t seed, double p, std::uint64_t position) {
+    // splitmix64 of (seed, position): counter-based, so the decision does not depend on the
+    // order in which an implementation visits the weights.
+    auto mix = [](std::uint64_t z) {
+        z += 0x9e3779b97f4a7c15ull;
+        z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
+        z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
+        return z ^ (z >> 31);
+    };
+    const std::uint64_t h = mix(seed ^ mix(position));
+    const double u = static_cast<double>(h >> 11) * 0x1.0p-53;  // uniform in [0, 1)
+    return u >= p;
+}
+
+namespace {
+
+float dot(const float* a, const float* b, std::size_t n) {
+    float acc = 0.0f;
+    for (std::size_t e = 0; e < n; ++e) acc += a[e] * b[e];
+    return acc;
+}
+
+}  // namespace
+
+void run_sdpa(const SdpaPlan& plan, const float* query, const float* key, const float* value, const MaskRef& mask,
+              float* output, float* weights) {
+    const std::size_t L = plan.L, S = plan.S, E = plan.E, Ev = plan.Ev;
+    const float neg_inf = -std::numeric_limits<float>::infinity();
+    const std::size_t mask_step = plan.mask_col_stride();
+    const float keep_scale = plan.dropout_p > 0.0 ? static_cast<float>(1.0 / (1.0 - plan.dropout_p)) : 1.0f;
+    std::vector<float> scratch(weights ? 0 : S);
+
+    for (std::size_t b = 0; b < plan.batch; ++b) {
+        const std::size_t kv = plan.kv_index(b);
+        const float* Qb = query + b * L * E;    // (L, E)
+        const float* Kb = key + kv * S * E;     // (S, E)
+        const float* Vb = value + kv * S * Ev;  // (S, Ev)
+        float* Ob = output + b * L * Ev;        // (L, Ev)
+        for (std::size_t i = 0; i < L; ++i) {
+            float* p = weights ? weights + (b * L + i) * S : scratch.data();  // (S,) this query's row
+            float* o = Ob + i * Ev;                                           // (Ev,)
+            const std::size_t mask_row = plan.mask_kind == MaskKind::none ? 0 : plan.mask_row_offset(b, i);
+
+            // Steps 1 and 2: scores q_i · k_j, scaled, with the mask and the causal rule applied.
+            float row_max = neg_inf;
+            bool any_nan = false;
+            for (std::size_t j = 0; j < S; ++j) {
+                float s = neg_inf;
+                if (plan.causal_visible(i, j)) {
+                    s = dot(Qb + i * E, Kb + j * E, E) * plan.scale;
+                    if (plan.mask_kind == MaskKind::boolean && !mask.bools[mask_row + j * mask_step]) s = neg_inf;
+                    if (plan.mask_kind == MaskKind::additive) s += mask.values[mask_row + j * mask_step];
+                }
+                p[j] = s;
+                if (s > row_max) row_max = s;
+                any_nan |= s != s;
+            }
+
+            // A row with every key masked attends to nothing: weights 0, output 0 (PyTorch >= 2.5).
+            if (row_max == neg_inf && !any_nan) {
+                for (std::size_t j = 0; j < S; ++j) p[j] = 0.0f;
+                for (std::size_t c = 0; c < Ev; ++c) o[c] = 0.0f;
+                continue;
+            }
+
+            // Step 3: softmax over keys, shifted by the row max so exp never overflows.
+            float sum = 0.0f;
+            for (std::size_t j = 0; j < S; ++j) {
+                p[j] = std::exp(p[j] - row_max);
+                sum += p[j];
+            }
+            const float inv_sum = 1.0f / sum;
+            for (std::size_t j = 0; j < S; ++j) p[j] *= inv_sum;
+
+            if (plan.dropout_p > 0.0)
+                for (std::size_t j = 0; j < S; ++j)
+                    p[j] = dropout_keeps(plan.seed, plan.dropout_p, (b * L + i) * S + j) ? p[j] * keep_scale : 0.0f;
+
+            // Step 4: output row = Σ_j p_j · v_j; a zero weight contributes nothing (not even a NaN).
+            for (std::size_t c = 0; c < Ev; ++c) o[c] = 0.0f;
+            for (std::size_t j = 0; j < S; ++j) {
+                const float pj = p[j];
+                if (pj == 0.0f) continue;
+                const float* vj = Vb + j * Ev;
+                for (std::size_t c = 0; c < Ev; ++c) o[c] += pj * vj[c];
+            }
+        }
+    }
+}
+
+}  // namespace xattn

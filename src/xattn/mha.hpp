@@ -1,0 +1,104 @@
+// multi_head_attention with the semantics of torch.nn.MultiheadAttention (inference).
+//
+// Dims: E = embed_dim, H = num_heads, hd = E / H, N batch, L query length, S key length,
+// kdim / vdim the key / value embedding sizes (default E).
+//
+// The masks follow PyTorch's MultiheadAttention, whose boolean polarity is the opposite of SDPA's:
+//   key_padding_mask (N, S) or (S,) unbatched:  bool true = ignore this key, float = added
+//   attn_mask        (L, S) or (N·H, L, S):     bool true = NOT allowed,     float = added
+// One deliberate difference: a query row with every key masked gives output 0 and weights 0,
+// where PyTorch gives NaN.
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <string>
+
+#include <xtensor/xarray.hpp>
+
+#include "xattn/dims.hpp"
+#include "xattn/sdpa.hpp"
+
+namespace xattn {
+
+struct MhaConfig {
+    std::size_t embed_dim = 0;
+    std::size_t num_heads = 1;
+    std::size_t kdim = 0;  // 0 = embed_dim
+    std::size_t vdim = 0;  // 0 = embed_dim
+    bool bias = true;
+    bool batch_first = false;
+    bool add_bias_kv = false;
+    bool add_zero_attn = false;
+    std::uint64_t init_seed = 0;  // seeds the default (Xavier-uniform) initialisation
+};
+
+struct MhaForwardOptions {
+    Mask key_padding_mask;  // MHA polarity: bool true = ignore
+    Mask attn_mask;         // MHA polarity: bool true = not allowed
+    bool need_weights = true;
+    bool average_attn_weights = true;
+    bool is_causal = false;  // builds the top-left causal mask when attn_mask is not given
+};
+
+// Raw view of one forward call's masks for the no-throw layer.
+struct MhaMasks {
+    MaskRef key_padding_mask;
+    MaskRef attn_mask;
+};
+
+struct MhaPlan {
+    bool batched = true;
+    std::size_t N = 1, L = 0, S = 0;  // S before bias_kv / zero_attn columns
+    std::size_t S_total = 0;          // S + add_bias_kv + add_zero_attn
+    bool need_weights = true, average_attn_weights = true, is_causal = false;
+    bool attn_mask_per_head = false;  // attn_mask is (N·H, L, S) rather than (L, S)
+    Shape output_shape;               // like query, with E
+    Shape weights_shape;              // (N, L, S_total) or (N, H, L, S_total), without N when unbatched
+};
+
+class MultiheadAttention {
+public:
+    // Checks a configuration without building anything.
+    static Status check_config(const MhaConfig& config);
+    // Throws std::invalid_argument for a bad configuration.
+    explicit MultiheadAttention(const MhaConfig& config);
+
+    const MhaConfig& config() const { return config_; }
+    std::size_t kdim() const { return config_.kdim ? config_.kdim : config_.embed_dim; }
+    std::size_t vdim() const { return config_.vdim ? config_.vdim : config_.embed_dim; }
+    // PyTorch keeps q, k and v weights stacked in in_proj_weight exactly when kdim = vdim = E.
+    bool packed_in_proj() const { return kdim() == config_.embed_dim && vdim() == config_.embed_dim; }
+
+    // The parameter names this configuration has, as PyTorch's state_dict names them
+    // ("in_proj_weight", "out_proj.weight", ...), with their shapes.
+    std::map<std::string, Shape> parameter_shapes() const;
+    // Sets one parameter from `count` floats in PyTorch's row-major layout. Never throws.
+    Status set_parameter(const std::string& name, const float* data, std::size_t count);
+    // Sets one parameter, throwing std::invalid_argument on an unknown name or a wrong size.
+    void set_parameter(const std::string& name, const xt::xarray<float>& value);
+    // Current value of one parameter, in PyTorch's shape.
+    xt::xarray<float> parameter(const std::string& name) const;
+
+    // Validates a forward call. Never throws.
+    Status plan_forward(const Shape& query, const Shape& key, const Shape& value, MaskKind kpm_kind,
+                        const Shape& kpm_shape, MaskKind attn_kind, const Shape& attn_shape, bool need_weights,
+                        bool average_attn_weights, bool is_causal, MhaPlan* plan) const;
+    // Runs a validated plan; `weights` may be null when !plan.need_weights. Never throws.
+    void run_forward(const MhaPlan& plan, const float* query, const float* key, const float* value,
+                     const MhaMasks& masks, float* output, float* weights) const;
+
+    // The xtensor API: throws std::invalid_argument naming the argument and the shapes.
+    AttentionResult forward(const xt::xarray<float>& query, const xt::xarray<float>& key,
+                            const xt::xarray<float>& value, const MhaForwardOptions& options = {}) const;
+
+private:
+    MhaConfig config_;
+    // Projections stored as PyTorch stores them: weight (out, in), bias (out).
+    std::vector<float> q_weight_, k_weight_, v_weight_;  // (E, E), (E, kdim), (E, vdim)
+    std::vector<float> in_bias_;                         // (3E): q, k, v biases
+    std::vector<float> out_weight_, out_bias_;           // (E, E), (E)
+    std::vector<float> bias_k_, bias_v_;                 // (E) each, shown as (1, 1, E)
+};
+
+}  // namespace xattn

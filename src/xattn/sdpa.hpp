@@ -1,0 +1,130 @@
+// scaled_dot_product_attention with the semantics of PyTorch's
+// torch.nn.functional.scaled_dot_product_attention (math path, PyTorch >= 2.5).
+//
+// Two layers:
+//   * plan_sdpa / run_sdpa work on raw row-major float buffers and never throw: plan_sdpa
+//     validates every argument and returns a Status, run_sdpa computes a validated plan.
+//     The wasm bindings use these so no C++ exception ever crosses into JavaScript.
+//   * scaled_dot_product_attention takes xtensor arrays and throws std::invalid_argument
+//     with the planner's message.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+
+#include <xtensor/xarray.hpp>
+
+#include "xattn/dims.hpp"
+
+namespace xattn {
+
+// Which keys a query may see when is_causal is set.
+//   top_left     key j visible to query i when j <= i            (PyTorch's is_causal)
+//   bottom_right key j visible to query i when j <= i + S - L    (the last query sees every key;
+//                PyTorch offers it only through torch.nn.attention.bias.causal_lower_right)
+enum class CausalAlignment { top_left, bottom_right };
+
+enum class MaskKind { none, boolean, additive };
+
+// A mask as the planner and kernels see it: borrowed, row-major, any shape that broadcasts
+// to the weights' shape (…, L, S).
+//   boolean:  non-zero byte = this query may attend to this key (SDPA polarity)
+//   additive: added to the scaled scores (-inf forbids)
+struct MaskRef {
+    MaskKind kind = MaskKind::none;
+    const std::uint8_t* bools = nullptr;  // kind == boolean
+    const float* values = nullptr;        // kind == additive
+    Shape shape;
+};
+
+// An owning mask for the xtensor API.
+struct Mask {
+    MaskKind kind = MaskKind::none;
+    xt::xarray<bool> bools;
+    xt::xarray<float> values;
+
+    static Mask boolean(xt::xarray<bool> allowed);
+    static Mask additive(xt::xarray<float> bias);
+    MaskRef ref() const;
+};
+
+struct SdpaOptions {
+    Mask attn_mask;                         // optional; cannot be combined with is_causal
+    bool is_causal = false;
+    CausalAlignment causal_alignment = CausalAlignment::top_left;
+    std::optional<double> scale;            // default 1/sqrt(E); must be finite and non-zero
+    double dropout_p = 0.0;                 // in [0, 1); applied to the weights
+    std::uint64_t seed = 0;                 // dropout is a pure function of (seed, position)
+    bool enable_gqa = false;                // query heads Hq may be a multiple of kv heads Hkv (dim -3)
+    bool need_weights = false;              // also return the weights (…, L, S)
+};
+
+// The scalar options without the mask, as the raw layer takes them.
+struct SdpaSettings {
+    bool is_causal = false;
+    CausalAlignment causal_alignment = CausalAlignment::top_left;
+    std::optional<double> scale;
+    double dropout_p = 0.0;
+    std::uint64_t seed = 0;
+    bool enable_gqa = false;
+    bool need_weights = false;
+};
+
+// Everything a kernel needs, derived once from validated shapes.
+struct SdpaPlan {
+    Shape output_shape;   // (…, L, Ev)
+    Shape weights_shape;  // (…, L, S)
+    std::size_t batch = 0;       // number of (L, E) problems: product of query's leading dims
+    std::size_t L = 0, S = 0, E = 0, Ev = 0;
+    std::size_t q_heads = 1;     // Hq: query dim -3 (1 for 2-D inputs)
+    std::size_t kv_heads = 1;    // Hkv: key/value dim -3
+    float scale = 1.0f;
+    bool is_causal = false;
+    CausalAlignment causal_alignment = CausalAlignment::top_left;
+    double dropout_p = 0.0;
+    std::uint64_t seed = 0;
+    bool need_weights = false;
+    MaskKind mask_kind = MaskKind::none;
+    Shape mask_strides;          // one per weights dim, 0 where the mask broadcasts
+
+    // Which key/value problem query problem b reads (GQA: query head h uses kv head h / (Hq/Hkv)).
+    std::size_t kv_index(std::size_t b) const {
+        const std::size_t outer = b / q_heads, h = b % q_heads;
+        return outer * kv_heads + h / (q_heads / kv_heads);
+    }
+    // Offset of mask element (b, i, 0) and the step from key j to j + 1.
+    std::size_t mask_row_offset(std::size_t b, std::size_t i) const;
+    std::size_t mask_col_stride() const { return mask_strides.empty() ? 0 : mask_strides.back(); }
+    // Whether key j is visible to query i under the causal option.
+    bool causal_visible(std::size_t i, std::size_t j) const {
+        if (!is_causal) return true;
+        if (causal_alignment == CausalAlignment::top_left) return j <= i;
+        return static_cast<std::int64_t>(j) <= static_cast<std::int64_t>(i) + static_cast<std::int64_t>(S) - static_cast<std::int64_t>(L);
+    }
+};
+
+// Validates shapes and options; on success fills *plan. Never throws.
+Status plan_sdpa(const Shape& query, const Shape& key, const Shape& value, MaskKind mask_kind,
+                 const Shape& mask_shape, const SdpaSettings& settings, SdpaPlan* plan);
+
+// Computes a validated plan. `output` holds numel(plan.output_shape) floats; `weights` holds
+// numel(plan.weights_shape) floats or is null. Never throws.
+void run_sdpa(const SdpaPlan& plan, const float* query, const float* key, const float* value,
+              const MaskRef& mask, float* output, float* weights);
+
+// Dropout decision for weight (b, i, j): a pure function of the seed and the position,
+// so every implementation (reference, kernels, wasm) drops the same weights.
+bool dropout_keeps(std::uint64_t seed, double p, std::uint64_t position);
+
+struct AttentionResult {
+    xt::xarray<float> output;   // (…, L, Ev)
+    xt::xarray<float> weights;  // (…, L, S) when asked for, else empty: shape (0,)
+};
+
+// Throws std::invalid_argument naming the argument and the shapes.
+AttentionResult scaled_dot_product_attention(const xt::xarray<float>& query, const xt::xarray<float>& key,
+                                             const xt::xarray<float>& value, const SdpaOptions& options = {});
+
+SdpaSettings settings_of(const SdpaOptions& options);
+
+}  // namespace xattn
