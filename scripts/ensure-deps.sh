@@ -3,7 +3,11 @@
 #   scripts/ensure-deps.sh native    g++, CMake, xtensor, xsimd, xtl, doctest
 #   scripts/ensure-deps.sh wasm      + Emscripten and binaryen
 #   scripts/ensure-deps.sh browser   + Chromium (browser tests)
+#   scripts/ensure-deps.sh node      + the npm devDependencies (npm ci when node_modules is missing or stale)
 set -euo pipefail
+cd "$(dirname "$0")/.."
+
+need_npm=0
 
 packages=(g++ cmake libxtensor-dev libxsimd-dev xtl-dev doctest-dev)
 for group in "$@"; do
@@ -11,6 +15,7 @@ for group in "$@"; do
     native) ;;
     wasm) packages+=(emscripten binaryen) ;;
     browser) packages+=(chromium) ;;
+    node) need_npm=1 ;;
     *) echo "ensure-deps: unknown group '$group' (native, wasm, browser)" >&2; exit 2 ;;
   esac
 done
@@ -19,10 +24,17 @@ missing=()
 for p in "${packages[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
 done
-[ ${#missing[@]} -eq 0 ] && exit 0
+if [ ${#missing[@]} -gt 0 ]; then
+  echo "xattn: installing missing Debian packages: ${missing[*]}"
+  sudo=""
+  [ "$(id -u)" -ne 0 ] && sudo="sudo"
+  $sudo apt-get update
+  DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y --no-install-recommends "${missing[@]}"
+fi
 
-echo "xattn: installing missing Debian packages: ${missing[*]}"
-sudo=""
-[ "$(id -u)" -ne 0 ] && sudo="sudo"
-$sudo apt-get update
-DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y --no-install-recommends "${missing[@]}"
+# npm ci when node_modules is missing or older than the lock file. onnxruntime-node's install
+# script would download a GPU add-on, which is neither needed nor reachable: skip it.
+if [ "$need_npm" = 1 ] && { [ ! -f node_modules/.package-lock.json ] || [ package-lock.json -nt node_modules/.package-lock.json ]; }; then
+  echo "xattn: installing npm devDependencies"
+  ONNXRUNTIME_NODE_INSTALL=skip npm ci --no-audit --no-fund
+fi
