@@ -1,0 +1,34 @@
+// Shared by the Node and browser entries: turn a compiled WebAssembly.Module and the Emscripten
+// factory into the xattn API. The entries differ only in how they obtain those two.
+import { makeXattn } from './api.js';
+import { simdSupported } from './detect.js';
+
+export function chooseBuild(options) {
+  if (options !== undefined && (options === null || typeof options !== 'object' || Array.isArray(options))) {
+    throw new TypeError(`createXattn: options must be an object, got ${options === null ? 'null' : typeof options}`);
+  }
+  for (const key of Object.keys(options ?? {})) {
+    if (key !== 'simd') throw new TypeError(`createXattn: unknown option '${key}' (known: simd)`);
+  }
+  const forced = options?.simd;
+  if (forced !== undefined && typeof forced !== 'boolean') {
+    throw new TypeError(`createXattn: options.simd must be a boolean, got ${typeof forced}`);
+  }
+  if (forced === true && !simdSupported()) {
+    throw new Error('createXattn: this engine has no WebAssembly SIMD; use { simd: false } or leave simd unset');
+  }
+  return forced ?? simdSupported();
+}
+
+export async function instantiate(factory, wasmModule, simd) {
+  const mod = await factory({
+    // Hand Emscripten the already compiled module: its own loader would fetch a file path in Node.
+    instantiateWasm(imports, receive) {
+      WebAssembly.instantiate(wasmModule, imports).then((instance) => receive(instance, wasmModule));
+      return {};
+    },
+    print() {},
+    printErr() {},
+  });
+  return Object.freeze(makeXattn(mod, simd));
+}

@@ -1,0 +1,121 @@
+// The packed tarball, installed into a fresh project, works as a user would use it: Node ESM,
+// CommonJS, TypeScript (both module kinds), a plain module page and a module Worker in Chromium,
+// and a Vite build; and it ships exactly the files it needs.
+import assert from 'node:assert/strict';
+import { execFileSync } from 'node:child_process';
+import { mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { after, before, describe, test } from 'node:test';
+import { fileURLToPath, pathToFileURL } from 'node:url';
+
+import * as files from './app-files.mjs';
+import { launch, pageResult } from './chromium.mjs';
+import { serve } from './static-server.mjs';
+
+const repo = fileURLToPath(new URL('../../', import.meta.url));
+const work = join(repo, 'build', 'package-test');
+const app = join(work, 'app');
+const bin = (name) => join(repo, 'node_modules', '.bin', name);
+const run = (cmd, args, cwd = app) => execFileSync(cmd, args, { cwd, encoding: 'utf8', stdio: ['ignore', 'pipe', 'pipe'] });
+const golden = new URL('../js/golden.mjs', import.meta.url);
+
+let tarball;
+let browser;
+
+before(() => {
+  rmSync(work, { recursive: true, force: true });
+  mkdirSync(app, { recursive: true });
+  // prepack builds the wasm (reusing build/wasm), then npm writes the tarball.
+  const out = run('npm', ['pack', '--json', '--pack-destination', work], repo);
+  tarball = join(work, JSON.parse(out.slice(out.indexOf('[')))[0].filename);
+  writeFileSync(join(app, 'package.json'), JSON.stringify({ name: 'app', private: true, version: '1.0.0' }));
+  run('npm', ['install', '--no-audit', '--no-fund', '--no-package-lock', tarball]);
+  const lesson = readFileSync(join(repo, 'tests/golden/sdpa.txt'), 'utf8').split('\n');
+  const start = lesson.indexOf('case lesson_example_4x10x64');
+  const entry = {};
+  for (const line of lesson.slice(start, lesson.indexOf('end', start))) {
+    const w = line.split(' ');
+    if (w[0] === 'tensor') entry[w[1]] = { shape: w.slice(4, 4 + Number(w[3])).map(Number), values: w.slice(4 + Number(w[3])).map(Number) };
+  }
+  writeFileSync(join(app, 'case.json'), JSON.stringify(entry));
+  writeFileSync(join(app, 'check.js'), files.pageCheck);
+});
+
+after(async () => {
+  await browser?.close();
+});
+
+describe('the packed tarball', () => {
+  test('ships the loader, declarations, both builds, and nothing else', () => {
+    const listed = run('tar', ['tzf', tarball]).trim().split('\n').map((f) => f.replace(/^package\//, '')).sort();
+    assert.deepEqual(listed, [
+      'README.md', 'dist/xattn-scalar.mjs', 'dist/xattn-scalar.wasm', 'dist/xattn-simd.mjs', 'dist/xattn-simd.wasm',
+      'js/api.js', 'js/browser.js', 'js/detect.js', 'js/index.d.cts', 'js/index.d.ts', 'js/instantiate.js',
+      'js/node.cjs', 'js/node.js', 'js/validate.js', 'package.json',
+    ]);
+  });
+
+  test('import in Node ESM, both builds, matches PyTorch', () => {
+    writeFileSync(join(app, 'esm.mjs'), files.esmScript(golden.href));
+    assert.match(run('node', ['esm.mjs']), /esm ok/);
+  });
+
+  test('require from CommonJS resolves to the same async factory', () => {
+    writeFileSync(join(app, 'cjs.cjs'), files.cjsScript(golden.href));
+    assert.match(run('node', ['cjs.cjs']), /cjs ok/);
+  });
+
+  test('TypeScript sees the declarations from import and from require', () => {
+    writeFileSync(join(app, 'esm.mts'), files.tsEsm);
+    writeFileSync(join(app, 'cjs.cts'), files.tsCjs);
+    writeFileSync(join(app, 'tsconfig.json'), JSON.stringify({
+      compilerOptions: { module: 'nodenext', moduleResolution: 'nodenext', target: 'es2022', strict: true, noEmit: true, lib: ['es2022', 'dom'], types: [] },
+      files: ['esm.mts', 'cjs.cts'],
+    }));
+    run(bin('tsc'), ['-p', 'tsconfig.json']);  // throws with the compiler's output on any error
+  });
+
+  test('a <script type="module"> page and a module Worker in Chromium compute it right, with SIMD', async () => {
+    writeFileSync(join(app, 'plain.html'), files.plainHtml);
+    writeFileSync(join(app, 'worker.html'), files.workerHtml);
+    writeFileSync(join(app, 'worker.js'), files.workerJs);
+    const server = await serve(app);
+    try {
+      browser = await launch();
+      for (const page of ['plain.html', 'worker.html']) {
+        const { result, errors } = await pageResult(browser.context, server.url + page);
+        assert.deepEqual(errors, [], `${page}: console errors`);
+        assert.equal(result.error, undefined, `${page}: ${result.error}`);
+        assert.equal(result.simd, true, page);
+        assert.deepEqual(result.shape, [4, 10, 64], page);
+        assert.deepEqual(result.weightsShape, [4, 10, 10], page);
+        assert.ok(result.maxExcess <= 1, `${page}: error ${result.maxExcess}x the tolerance`);
+      }
+    } finally {
+      await server.close();
+    }
+  });
+
+  test('a Vite build bundles it, wasm included, and the page computes it right', async () => {
+    const site = join(app, 'site');
+    mkdirSync(site, { recursive: true });
+    writeFileSync(join(site, 'index.html'), files.viteHtml);
+    writeFileSync(join(site, 'main.js'), files.viteMain);
+    writeFileSync(join(site, 'check.js'), files.pageCheck);
+    run(bin('vite'), ['build', site, '--outDir', join(app, 'vite-dist'), '--emptyOutDir', '--logLevel', 'error']);
+    writeFileSync(join(app, 'vite-dist', 'case.json'), readFileSync(join(app, 'case.json')));
+    const built = run('ls', ['-R', join(app, 'vite-dist')]);
+    assert.match(built, /\.wasm/, 'the bundle carries the .wasm files');
+    const server = await serve(join(app, 'vite-dist'));
+    try {
+      browser ??= await launch();
+      const { result, errors } = await pageResult(browser.context, server.url);
+      assert.deepEqual(errors, []);
+      assert.equal(result.error, undefined, result.error);
+      assert.deepEqual(result.shape, [4, 10, 64]);
+      assert.ok(result.maxExcess <= 1, `error ${result.maxExcess}x the tolerance`);
+    } finally {
+      await server.close();
+    }
+  });
+});
