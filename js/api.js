@@ -8,6 +8,7 @@ import {
 export const VERSION = '0.1.0';
 
 const SDPA = 'scaledDotProductAttention';
+const SDPA_GRAD = 'scaledDotProductAttentionGrad';
 const CREATE_MHA = 'createMultiheadAttention';
 const MAX_SEED = Number.MAX_SAFE_INTEGER;
 // Heap room the dims area needs: up to five shapes of MAX_RANK dims, each with its rank.
@@ -15,14 +16,15 @@ const DIMS_BYTES = 4 * 5 * (MAX_RANK + 1);
 
 // The core speaks C++ names; callers of this package know the camelCase ones.
 const RENAMES = [
-  ['scaled_dot_product_attention', SDPA], ['multi_head_attention', 'MultiheadAttention'],
+  ['scaled_dot_product_attention_backward', SDPA_GRAD], ['scaled_dot_product_attention', SDPA], ['grad_output', 'gradOutput'], ['multi_head_attention', 'MultiheadAttention'],
   ['attn_mask', 'attnMask'], ['is_causal', 'isCausal'], ['dropout_p', 'dropoutP'], ['enable_gqa', 'enableGqa'],
   ['key_padding_mask', 'keyPaddingMask'], ['embed_dim', 'embedDim'], ['num_heads', 'numHeads'],
   ['in_proj_weight', 'inProjWeight'], ['in_proj_bias', 'inProjBias'], ['q_proj_weight', 'qProjWeight'],
   ['k_proj_weight', 'kProjWeight'], ['v_proj_weight', 'vProjWeight'], ['out_proj.weight', 'outProjWeight'],
   ['out_proj.bias', 'outProjBias'], ['bias_k', 'biasK'], ['bias_v', 'biasV'],
 ];
-const PARAMS = Object.fromEntries(RENAMES.slice(7).map(([cpp, js]) => [js, cpp]));
+const PARAMS = Object.fromEntries(RENAMES.slice(RENAMES.findIndex(([cpp]) => cpp === 'in_proj_weight'))
+  .map(([cpp, js]) => [js, cpp]));
 
 function jsMessage(message) {
   let m = message;
@@ -115,29 +117,36 @@ export function makeXattn(mod, simd) {
     return mod.memoryBytes();
   }
 
+  // The options of scaledDotProductAttention (and of its gradient), checked and in binding order.
+  function sdpaArgs(fn, options) {
+    const o = checkOptions(fn, 'options', options,
+      ['attnMask', 'isCausal', 'causalAlignment', 'scale', 'dropoutP', 'seed', 'enableGqa', 'needWeights']);
+    const mask = checkMask(fn, 'attnMask', o.attnMask);
+    const isCausal = checkBoolean(fn, 'isCausal', o.isCausal, false);
+    const alignment = o.causalAlignment ?? 'top-left';
+    if (alignment !== 'top-left' && alignment !== 'bottom-right') {
+      throw new TypeError(`${fn}: causalAlignment must be 'top-left' or 'bottom-right', got ${JSON.stringify(alignment)}`);
+    }
+    const hasScale = o.scale !== undefined;
+    const scale = hasScale ? checkNumber(fn, 'scale', o.scale) : 0;
+    const dropoutP = o.dropoutP === undefined ? 0 : checkNumber(fn, 'dropoutP', o.dropoutP);
+    const seed = o.seed === undefined ? 0 : checkInteger(fn, 'seed', o.seed, 0, MAX_SEED);
+    const enableGqa = checkBoolean(fn, 'enableGqa', o.enableGqa, false);
+    const needWeights = checkBoolean(fn, 'needWeights', o.needWeights, false);
+    return {
+      mask, needWeights,
+      settings: [mask ? mask.kind : 0, isCausal, alignment === 'bottom-right' ? 1 : 0, hasScale, scale, dropoutP, seed, enableGqa],
+    };
+  }
+
   function scaledDotProductAttention(query, key, value, options) {
     return guarded(() => {
-      const o = checkOptions(SDPA, 'options', options,
-        ['attnMask', 'isCausal', 'causalAlignment', 'scale', 'dropoutP', 'seed', 'enableGqa', 'needWeights']);
       checkTensor(SDPA, 'query', query);
       checkTensor(SDPA, 'key', key);
       checkTensor(SDPA, 'value', value);
-      const mask = checkMask(SDPA, 'attnMask', o.attnMask);
-      const isCausal = checkBoolean(SDPA, 'isCausal', o.isCausal, false);
-      const alignment = o.causalAlignment ?? 'top-left';
-      if (alignment !== 'top-left' && alignment !== 'bottom-right') {
-        throw new TypeError(`${SDPA}: causalAlignment must be 'top-left' or 'bottom-right', got ${JSON.stringify(alignment)}`);
-      }
-      const hasScale = o.scale !== undefined;
-      const scale = hasScale ? checkNumber(SDPA, 'scale', o.scale) : 0;
-      const dropoutP = o.dropoutP === undefined ? 0 : checkNumber(SDPA, 'dropoutP', o.dropoutP);
-      const seed = o.seed === undefined ? 0 : checkInteger(SDPA, 'seed', o.seed, 0, MAX_SEED);
-      const enableGqa = checkBoolean(SDPA, 'enableGqa', o.enableGqa, false);
-      const needWeights = checkBoolean(SDPA, 'needWeights', o.needWeights, false);
-
+      const { mask, needWeights, settings } = sdpaArgs(SDPA, options);
       const shapes = [query.shape, key.shape, value.shape, mask ? mask.shape : []];
-      const args = [mask ? mask.kind : 0, isCausal, alignment === 'bottom-right' ? 1 : 0, hasScale, scale, dropoutP,
-        seed, enableGqa, needWeights];
+      const args = [...settings, needWeights];
       writeDims(shapes);
       const error = mod.sdpaPlan(dims, ...args);
       if (error) throw new RangeError(jsMessage(error));
@@ -169,6 +178,55 @@ export function makeXattn(mod, simd) {
         if (runError) throw new RangeError(jsMessage(runError));
         const result = { output: { data: copyOut(out, outCount), shape: outShape } };
         if (needWeights) result.weights = { data: copyOut(w, weightsCount), shape: weightsShape };
+        return result;
+      } finally {
+        freeAll(ptrs);
+      }
+    });
+  }
+
+  function scaledDotProductAttentionGrad(query, key, value, gradOutput, options) {
+    return guarded(() => {
+      checkTensor(SDPA_GRAD, 'query', query);
+      checkTensor(SDPA_GRAD, 'key', key);
+      checkTensor(SDPA_GRAD, 'value', value);
+      checkTensor(SDPA_GRAD, 'gradOutput', gradOutput);
+      const { mask, needWeights, settings } = sdpaArgs(SDPA_GRAD, options);
+      const shapes = [query.shape, key.shape, value.shape, mask ? mask.shape : [], gradOutput.shape];
+      writeDims(shapes);
+      const error = mod.sdpaGradRun(dims, ...settings, false, 0, 0, 0, 0, 0, 0, 0, 0, 0);
+      if (error) throw new RangeError(jsMessage(error).replace(`${SDPA}:`, `${SDPA_GRAD}:`));
+      const ptrs = allocate(SDPA_GRAD, [
+        { what: `query ${shapeString(query.shape)}`, bytes: query.data.byteLength },
+        { what: `key ${shapeString(key.shape)}`, bytes: key.data.byteLength },
+        { what: `value ${shapeString(value.shape)}`, bytes: value.data.byteLength },
+        { what: 'attnMask', bytes: mask ? mask.data.byteLength : 0 },
+        { what: `gradOutput ${shapeString(gradOutput.shape)}`, bytes: gradOutput.data.byteLength },
+        { what: 'output', bytes: gradOutput.data.byteLength },
+        { what: 'gradQuery', bytes: query.data.byteLength },
+        { what: 'gradKey', bytes: key.data.byteLength },
+        { what: 'gradValue', bytes: value.data.byteLength },
+      ]);
+      try {
+        const S = key.shape[key.shape.length - 2];
+        const L = query.shape[query.shape.length - 2];
+        reserve(SDPA_GRAD, 4 * (2 * S + L + 65536));
+        const [q, k, v, m, dO, out, dq, dk, dv] = ptrs;
+        copyIn(q, query.data);
+        copyIn(k, key.data);
+        copyIn(v, value.data);
+        if (mask) copyIn(m, mask.data);
+        copyIn(dO, gradOutput.data);
+        writeDims(shapes);
+        const runError = mod.sdpaGradRun(dims, ...settings, true, q, k, v, m, dO, out, dq, dk, dv);
+        if (runError) throw new RangeError(jsMessage(runError));
+        const result = {
+          output: { data: copyOut(out, gradOutput.data.length), shape: [...gradOutput.shape] },
+          gradQuery: { data: copyOut(dq, query.data.length), shape: [...query.shape] },
+          gradKey: { data: copyOut(dk, key.data.length), shape: [...key.shape] },
+          gradValue: { data: copyOut(dv, value.data.length), shape: [...value.shape] },
+        };
+        if (needWeights) result.weights = scaledDotProductAttention(query, key, value, options).weights;
         return result;
       } finally {
         freeAll(ptrs);
@@ -324,6 +382,7 @@ export function makeXattn(mod, simd) {
     get version() { return VERSION; },
     memoryBytes() { ensureUsable(); return memoryBytes(); },
     scaledDotProductAttention,
+    scaledDotProductAttentionGrad,
     createMultiheadAttention,
   };
   // Not part of the API: bytes malloc holds right now, for the package's own leak tests.

@@ -38,6 +38,17 @@ export interface AttentionResult {
   weights?: Tensor;
 }
 
+export interface GradientResult {
+  /** The forward output (…, L, Ev). */
+  output: Tensor;
+  /** Shaped like query, key and value. */
+  gradQuery: Tensor;
+  gradKey: Tensor;
+  gradValue: Tensor;
+  /** Present with needWeights. */
+  weights?: Tensor;
+}
+
 export interface MultiheadAttentionConfig {
   embedDim: number;
   numHeads: number;
@@ -102,6 +113,9 @@ export interface Xattn {
   /** Current size of the module's linear memory. */
   memoryBytes(): number;
   scaledDotProductAttention(query: Tensor, key: Tensor, value: Tensor, options?: SdpaOptions): AttentionResult;
+  /** The backward pass: gradients of Σ gradOutput ⊙ output with respect to query, key and value. */
+  scaledDotProductAttentionGrad(query: Tensor, key: Tensor, value: Tensor, gradOutput: Tensor,
+    options?: SdpaOptions): GradientResult;
   createMultiheadAttention(config: MultiheadAttentionConfig): MultiheadAttention;
 }
 

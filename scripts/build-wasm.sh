@@ -13,7 +13,7 @@ inc=build/wasm/include
 mkdir -p "$inc" dist
 for lib in xtensor xsimd xtl; do ln -sfn "/usr/include/$lib" "$inc/$lib"; done
 
-sources=(src/dims.cpp src/sdpa_plan.cpp src/sdpa_rows.cpp src/sdpa_api.cpp src/mha.cpp src/bindings/embind.cpp)
+sources=(src/dims.cpp src/sdpa_plan.cpp src/sdpa_rows.cpp src/sdpa_api.cpp src/sdpa_backward.cpp src/mha.cpp src/bindings/embind.cpp)
 for extra in src/kernels/*.cpp; do [ -e "$extra" ] && sources+=("$extra"); done
 
 newest_header=$(find src -name '*.hpp' -printf '%T@\n' | sort -n | tail -1)

@@ -154,6 +154,8 @@ xattn::SdpaOptions sdpa_options(const Case& c) {
     if (c.opts.count("scale")) o.scale = std::stod(c.opts.at("scale"));
     o.enable_gqa = c.flag("enable_gqa");
     o.need_weights = c.flag("need_weights");
+    if (c.opts.count("dropout_p")) o.dropout_p = std::stod(c.opts.at("dropout_p"));
+    if (c.opts.count("seed")) o.seed = std::stoull(c.opts.at("seed"));
     if (c.has("attn_mask")) o.attn_mask = c.at("attn_mask").mask();
     return o;
 }

@@ -95,6 +95,27 @@ std::string sdpa_run(std::uintptr_t dims, int mask_kind, bool is_causal, int ali
     return {};
 }
 
+// dims holds query, key, value, mask and grad_output shapes. Validates, then computes the output
+// and the three gradients into buffers shaped like the output, query, key and value.
+std::string sdpa_grad_run(std::uintptr_t dims, int mask_kind, bool is_causal, int alignment, bool has_scale,
+                          double scale, double dropout_p, double seed, bool enable_gqa, bool run, std::uintptr_t query,
+                          std::uintptr_t key, std::uintptr_t value, std::uintptr_t mask, std::uintptr_t grad_output,
+                          std::uintptr_t output, std::uintptr_t grad_query, std::uintptr_t grad_key,
+                          std::uintptr_t grad_value) {
+    const auto shapes = read_shapes(dims, 5);
+    xattn::SdpaPlan plan;
+    const xattn::Status st = xattn::plan_sdpa_backward(
+        shapes[0], shapes[1], shapes[2], shapes[4], static_cast<MaskKind>(mask_kind), shapes[3],
+        sdpa_settings(is_causal, alignment, has_scale, scale, dropout_p, seed, enable_gqa, false), &plan);
+    if (!st.ok() || !run) return st.error;
+    xattn::run_sdpa_backward(plan, reinterpret_cast<const float*>(query), reinterpret_cast<const float*>(key),
+                             reinterpret_cast<const float*>(value), mask_ref(mask_kind, mask, shapes[3]),
+                             reinterpret_cast<const float*>(grad_output), reinterpret_cast<float*>(output),
+                             reinterpret_cast<float*>(grad_query), reinterpret_cast<float*>(grad_key),
+                             reinterpret_cast<float*>(grad_value));
+    return {};
+}
+
 // MultiheadAttention objects live in a handle table; JS holds the integer handle.
 std::map<int, std::unique_ptr<xattn::MultiheadAttention>>& modules() {
     static std::map<int, std::unique_ptr<xattn::MultiheadAttention>> table;
@@ -193,6 +214,7 @@ double max_tensor_bytes() { return static_cast<double>(xattn::kMaxTensorBytes); 
 EMSCRIPTEN_BINDINGS(xattn) {
     emscripten::function("sdpaPlan", &sdpa_plan);
     emscripten::function("sdpaRun", &sdpa_run);
+    emscripten::function("sdpaGradRun", &sdpa_grad_run);
     emscripten::function("mhaCreate", &mha_create);
     emscripten::function("mhaDestroy", &mha_destroy);
     emscripten::function("mhaSetParameter", &mha_set_parameter);

@@ -5,6 +5,7 @@
 #include "xattn/mha.hpp"
 #include "xattn/reference.hpp"
 #include "xattn/sdpa.hpp"
+#include "xattn/sdpa_backward.hpp"
 
 namespace xattn {
 inline constexpr const char* kVersion = "0.1.0";

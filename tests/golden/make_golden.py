@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """Writes the golden fixtures xattn is tested against, using PyTorch as the reference.
 
-    python3 tests/golden/make_golden.py        # rewrites tests/golden/{sdpa,mha}.txt
+    python3 tests/golden/make_golden.py        # rewrites tests/golden/{sdpa,mha,sdpa_grad}.txt
 
 Inputs are float32 (what xattn takes); expected outputs and weights are computed in float64
 from those float32 values, so the fixtures hold the exact answer, not PyTorch's float32 rounding.
@@ -13,6 +13,9 @@ from those float32 values, so the fixtures hold the exact answer, not PyTorch's 
   `sdpa_math` below composes the PyTorch >= 2.5 math path from torch operations (matmul,
   repeat_interleave, tril, softmax); when the running torch has the function, every case is also
   checked against it.
+* gradients (sdpa_grad.txt): torch autograd through `sdpa_math` in float64. For dropout the fixture uses
+  xattn's keep mask (a splitmix64 hash of seed and position, re-implemented here) so torch and xattn drop
+  the same weights; PyTorch's own random stream cannot be reproduced.
 
 Fixture format (plain text, read by tests/golden.cpp and the JS tests):
     case <name>
@@ -78,10 +81,10 @@ def randn(gen, *shape, scale=1.0):
 
 # ---------------------------------------------------------------- scaled_dot_product_attention
 
-def sdpa_math(q, k, v, attn_mask=None, is_causal=False, bottom_right=False, scale=None, enable_gqa=False):
+def sdpa_math(q, k, v, attn_mask=None, is_causal=False, bottom_right=False, scale=None, enable_gqa=False,
+              dropout=None):
     """PyTorch >= 2.5's math path for F.scaled_dot_product_attention, in float64.
     q (…, Hq, L, E), k (…, H, S, E), v (…, H, S, Ev) -> output (…, Hq, L, Ev), weights (…, Hq, L, S)."""
-    q, k, v = q.double(), k.double(), v.double()
     L, S, E = q.size(-2), k.size(-2), q.size(-1)
     scale = 1.0 / math.sqrt(E) if scale is None else scale
     if enable_gqa and q.dim() >= 3 and q.size(-3) != k.size(-3):
@@ -98,10 +101,13 @@ def sdpa_math(q, k, v, attn_mask=None, is_causal=False, bottom_right=False, scal
         else:
             bias = attn_mask.double()
     scores = q @ k.transpose(-2, -1) * scale + bias          # (…, L, S)
-    weights = torch.softmax(scores, dim=-1)                   # (…, L, S)
-    # PyTorch >= 2.5: a row whose every score is -inf gives weights 0 instead of NaN.
+    # PyTorch >= 2.5: a row whose every score is -inf gives weights 0 instead of NaN. The row is
+    # replaced before the softmax too, so autograd sees no NaN there (its gradient is 0).
     fully_masked = torch.isneginf(scores).all(dim=-1, keepdim=True)
+    weights = torch.softmax(scores.masked_fill(fully_masked, 0.0), dim=-1)   # (…, L, S)
     weights = weights.masked_fill(fully_masked, 0.0)
+    if dropout is not None:
+        weights = weights * dropout                           # xattn's keep mask, already / (1 - p)
     return weights @ v, weights                               # (…, L, Ev), (…, L, S)
 
 
@@ -119,7 +125,7 @@ def cross_check_with_torch(q, k, v, out, mask, is_causal, bottom_right, scale, e
 def sdpa_case(gen, name, q_shape, k_shape, v_shape, mask=None, is_causal=False, bottom_right=False, scale=None,
               enable_gqa=False, need_weights=True, inputs=None):
     q, k, v = inputs if inputs is not None else (randn(gen, *q_shape), randn(gen, *k_shape), randn(gen, *v_shape))
-    out, weights = sdpa_math(q, k, v, mask, is_causal, bottom_right, scale, enable_gqa)
+    out, weights = sdpa_math(q.double(), k.double(), v.double(), mask, is_causal, bottom_right, scale, enable_gqa)
     cross_check_with_torch(q, k, v, out, mask, is_causal, bottom_right, scale, enable_gqa)
     c = Case(name, "sdpa")
     if is_causal:
@@ -211,6 +217,94 @@ def sdpa_cases(gen):
     add(sdpa_case(gen, "saturating_inputs_x10", None, None, None,
                   inputs=(randn(gen, 2, 5, 8, scale=10.0), randn(gen, 2, 6, 8, scale=10.0), randn(gen, 2, 6, 8))))
     add(sdpa_case(gen, "e64_l33_s65", (2, 33, 64), (2, 65, 64), (2, 65, 64), is_causal=True, bottom_right=True))
+    return cases
+
+
+# ---------------------------------------------------------------- gradients
+
+MASK64 = (1 << 64) - 1
+
+
+def splitmix64(z):
+    z = (z + 0x9E3779B97F4A7C15) & MASK64
+    z = ((z ^ (z >> 30)) * 0xBF58476D1CE4E5B9) & MASK64
+    z = ((z ^ (z >> 27)) * 0x94D049BB133111EB) & MASK64
+    return z ^ (z >> 31)
+
+
+def dropout_multiplier(seed, p, weights_shape):
+    """xattn's dropout: weight (b, i, j) of the flattened problems is kept when
+    uniform(splitmix64(seed ^ splitmix64(position))) >= p, and kept weights are scaled by 1/(1-p)."""
+    L, S = weights_shape[-2], weights_shape[-1]
+    n = 1
+    for d in weights_shape:
+        n *= d
+    keep = torch.tensor([(splitmix64(seed ^ splitmix64(pos)) >> 11) * 2.0 ** -53 >= p for pos in range(n)])
+    return (keep.double() / (1.0 - p)).reshape(weights_shape)
+
+
+def grad_case(gen, name, q_shape, k_shape, v_shape, mask=None, is_causal=False, bottom_right=False, scale=None,
+              enable_gqa=False, dropout_p=0.0, seed=0):
+    q, k, v = randn(gen, *q_shape), randn(gen, *k_shape), randn(gen, *v_shape)
+    qd, kd, vd = (x.double().requires_grad_() for x in (q, k, v))
+    weights_shape = q_shape[:-1] + (k_shape[-2],)
+    drop = dropout_multiplier(seed, dropout_p, weights_shape) if dropout_p > 0 else None
+    out, _ = sdpa_math(qd, kd, vd, mask, is_causal, bottom_right, scale, enable_gqa, dropout=drop)
+    grad_out = randn(gen, *out.shape)
+    out.backward(grad_out.double())
+    c = Case(name, "sdpa_grad")
+    if is_causal:
+        c.opt("is_causal", True)
+        c.opt("causal_alignment", "bottom_right" if bottom_right else "top_left")
+    if scale is not None:
+        c.opt("scale", float(scale))
+    if enable_gqa:
+        c.opt("enable_gqa", True)
+    if dropout_p > 0:
+        c.opt("dropout_p", float(dropout_p))
+        c.opt("seed", seed)
+    c.tensor("query", q)
+    c.tensor("key", k)
+    c.tensor("value", v)
+    if mask is not None:
+        c.tensor("attn_mask", mask)
+    c.tensor("grad_output", grad_out)
+    c.tensor("output", out.detach())
+    c.tensor("grad_query", qd.grad)
+    c.tensor("grad_key", kd.grad)
+    c.tensor("grad_value", vd.grad)
+    return c
+
+
+def grad_cases(gen):
+    cases = []
+    add = cases.append
+    add(grad_case(gen, "lesson_example_4x10x64", (4, 10, 64), (4, 10, 64), (4, 10, 64)))
+    add(grad_case(gen, "unbatched_2d", (5, 7), (9, 7), (9, 3)))
+    add(grad_case(gen, "rank4_L_ne_S_Ev_ne_E", (2, 3, 5, 8), (2, 3, 7, 8), (2, 3, 7, 4)))
+    add(grad_case(gen, "bool_mask_L_S", (2, 4, 8), (2, 6, 8), (2, 6, 8), mask=random_bool(gen, (4, 6), 0.7)))
+    add(grad_case(gen, "bool_mask_B_1_1_S", (2, 2, 3, 8), (2, 2, 5, 8), (2, 2, 5, 4),
+                  mask=random_bool(gen, (2, 1, 1, 5), 0.6) | (torch.arange(5) == 0)))
+    fm = randn(gen, 2, 4, 6)
+    fm[1, 2, :3] = NEG_INF
+    add(grad_case(gen, "float_mask_with_neg_inf", (2, 4, 8), (2, 6, 8), (2, 6, 8), mask=fm))
+    add(grad_case(gen, "causal_top_left_L_lt_S", (2, 4, 8), (2, 7, 8), (2, 7, 5), is_causal=True))
+    add(grad_case(gen, "causal_bottom_right_L_lt_S", (2, 4, 8), (2, 7, 8), (2, 7, 5), is_causal=True, bottom_right=True))
+    add(grad_case(gen, "causal_top_left_L_gt_S", (2, 7, 8), (2, 4, 8), (2, 4, 5), is_causal=True))
+    add(grad_case(gen, "causal_bottom_right_L_gt_S_fully_masked_rows", (2, 7, 8), (2, 4, 8), (2, 4, 5), is_causal=True,
+                  bottom_right=True))
+    add(grad_case(gen, "custom_scale", (2, 5, 8), (2, 6, 8), (2, 6, 8), scale=0.37))
+    add(grad_case(gen, "negative_scale", (2, 5, 8), (2, 6, 8), (2, 6, 8), scale=-0.5))
+    add(grad_case(gen, "gqa_6_heads_over_2", (2, 6, 5, 8), (2, 2, 7, 8), (2, 2, 7, 4), enable_gqa=True))
+    add(grad_case(gen, "gqa_4_over_1_causal", (4, 6, 8), (1, 6, 8), (1, 6, 8), enable_gqa=True, is_causal=True))
+    bm = random_bool(gen, (4, 6), 0.7)
+    bm[1, :] = False
+    add(grad_case(gen, "fully_masked_row", (2, 4, 8), (2, 6, 8), (2, 6, 8), mask=bm))
+    add(grad_case(gen, "dropout_0_3_seed_7", (2, 5, 8), (2, 6, 8), (2, 6, 4), dropout_p=0.3, seed=7))
+    add(grad_case(gen, "dropout_causal_gqa", (1, 4, 5, 8), (1, 2, 5, 8), (1, 2, 5, 8), is_causal=True, enable_gqa=True,
+                  dropout_p=0.5, seed=123456789))
+    add(grad_case(gen, "odd_sizes", (3, 5, 7), (3, 11, 7), (3, 11, 13), mask=randn(gen, 3, 5, 11)))
+    add(grad_case(gen, "one_by_one_by_one", (1, 1, 1), (1, 1, 1), (1, 1, 1)))
     return cases
 
 
@@ -307,7 +401,8 @@ def mha_cases(gen):
 def main():
     gen = torch.Generator().manual_seed(20261129)
     header = "# xattn golden fixtures, written by tests/golden/make_golden.py with torch %s; do not edit\n" % torch.__version__
-    for fname, cases in (("sdpa.txt", sdpa_cases(gen)), ("mha.txt", mha_cases(gen))):
+    for fname, make in (("sdpa.txt", sdpa_cases), ("mha.txt", mha_cases), ("sdpa_grad.txt", grad_cases)):
+        cases = make(gen)
         with open(os.path.join(HERE, fname), "w") as f:
             f.write(header)
             for c in cases:

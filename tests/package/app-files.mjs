@@ -93,10 +93,12 @@ const t: Tensor = { data: new Float32Array(4), shape: [2, 2] };
 const xa: Xattn = await createXattn({ simd: false });
 const r = xa.scaledDotProductAttention(t, t, t, { isCausal: true, causalAlignment: 'bottom-right' });
 const rows: number = r.output.shape[0];
+const g = xa.scaledDotProductAttentionGrad(t, t, t, t, { enableGqa: false });
+const gq: Float32Array = g.gradQuery.data;
 const mha = xa.createMultiheadAttention({ embedDim: 2, numHeads: 1, batchFirst: true });
 mha.setParameters({ outProjBias: new Float32Array(2) });
 mha.forward(t, t, t, { keyPaddingMask: { data: new Uint8Array(2), shape: [2] } }).weights?.data;
-void named; void rows;
+void named; void rows; void gq;
 // @ts-expect-error causalAlignment takes only the two alignments
 xa.scaledDotProductAttention(t, t, t, { causalAlignment: 'middle' });
 `;

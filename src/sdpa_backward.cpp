@@ -1,0 +1,161 @@
+// Attention backward, one query row at a time (the layout of the row forward kernel):
+//   pass 1 (forward): scores, row max, row sum → output row and the row's log-sum-exp
+//   pass 2 (backward): recompute P_ij = exp(s_ij − lse_i), then dV, dP, D_i, dS, dQ, dK.
+// Inner loops run over E or Ev with several independent accumulators so the compiler vectorises them.
+#include "xattn/sdpa_backward.hpp"
+
+#include <cmath>
+#include <limits>
+#include <stdexcept>
+#include <vector>
+
+namespace xattn {
+namespace {
+
+// Eight partial sums: independent chains the compiler keeps in SIMD registers, and a smaller rounding error.
+float dot(const float* a, const float* b, std::size_t n) {
+    float acc[8] = {0, 0, 0, 0, 0, 0, 0, 0};
+    std::size_t e = 0;
+    for (; e + 8 <= n; e += 8)
+        for (std::size_t u = 0; u < 8; ++u) acc[u] += a[e + u] * b[e + u];
+    for (; e < n; ++e) acc[0] += a[e] * b[e];
+    return ((acc[0] + acc[1]) + (acc[2] + acc[3])) + ((acc[4] + acc[5]) + (acc[6] + acc[7]));
+}
+
+// y += a · x
+void axpy(float a, const float* x, float* y, std::size_t n) {
+    for (std::size_t e = 0; e < n; ++e) y[e] += a * x[e];
+}
+
+}  // namespace
+
+Status plan_sdpa_backward(const Shape& q, const Shape& k, const Shape& v, const Shape& grad_output,
+                          MaskKind mask_kind, const Shape& mask_shape, const SdpaSettings& settings, SdpaPlan* plan) {
+    SdpaSettings s = settings;
+    s.need_weights = false;
+    SdpaPlan p;
+    if (Status st = plan_sdpa(q, k, v, mask_kind, mask_shape, s, &p); !st.ok()) return st;
+    if (grad_output != p.output_shape)
+        return Status::fail("scaled_dot_product_attention_backward: grad_output shape " + shape_to_string(grad_output) +
+                            " != output shape " + shape_to_string(p.output_shape) + " (…, L, Ev)");
+    *plan = std::move(p);
+    return {};
+}
+
+void run_sdpa_backward(const SdpaPlan& plan, const float* query, const float* key, const float* value,
+                       const MaskRef& mask, const float* grad_output, float* output, float* grad_query,
+                       float* grad_key, float* grad_value) {
+    const std::size_t L = plan.L, S = plan.S, E = plan.E, Ev = plan.Ev;
+    const float neg_inf = -std::numeric_limits<float>::infinity();
+    const std::size_t mask_step = plan.mask_col_stride();
+    const float keep_scale = plan.dropout_p > 0.0 ? static_cast<float>(1.0 / (1.0 - plan.dropout_p)) : 1.0f;
+    const std::size_t kv_problems = plan.q_heads ? plan.batch / plan.q_heads * plan.kv_heads : 0;
+    std::fill(grad_key, grad_key + kv_problems * S * E, 0.0f);
+    std::fill(grad_value, grad_value + kv_problems * S * Ev, 0.0f);
+    std::vector<float> s(S), p(S), lse(L);
+
+    // Scaled, masked scores of row i (steps 1 and 2), as the forward computes them.
+    auto scores = [&](std::size_t b, std::size_t i, const float* Qb, const float* Kb) {
+        const std::size_t mask_row = plan.mask_kind == MaskKind::none ? 0 : plan.mask_row_offset(b, i);
+        for (std::size_t j = 0; j < S; ++j) {
+            float x = neg_inf;
+            if (plan.causal_visible(i, j)) {
+                x = dot(Qb + i * E, Kb + j * E, E) * plan.scale;
+                if (plan.mask_kind == MaskKind::boolean && !mask.bools[mask_row + j * mask_step]) x = neg_inf;
+                if (plan.mask_kind == MaskKind::additive) x += mask.values[mask_row + j * mask_step];
+            }
+            s[j] = x;
+        }
+    };
+    auto keep = [&](std::size_t b, std::size_t i, std::size_t j) {
+        return plan.dropout_p <= 0.0 || dropout_keeps(plan.seed, plan.dropout_p, (b * L + i) * S + j);
+    };
+
+    for (std::size_t b = 0; b < plan.batch; ++b) {
+        const std::size_t kv = plan.kv_index(b);
+        const float* Qb = query + b * L * E;        // (L, E)
+        const float* Kb = key + kv * S * E;         // (S, E)
+        const float* Vb = value + kv * S * Ev;      // (S, Ev)
+        const float* dOb = grad_output + b * L * Ev;  // (L, Ev)
+        float* Ob = output + b * L * Ev;            // (L, Ev)
+        float* dQb = grad_query + b * L * E;        // (L, E)
+        float* dKb = grad_key + kv * S * E;         // (S, E), shared by the query heads of a GQA group
+        float* dVb = grad_value + kv * S * Ev;      // (S, Ev)
+
+        // Pass 1, the forward: output rows and each row's log-sum-exp (−inf for a fully masked row).
+        for (std::size_t i = 0; i < L; ++i) {
+            scores(b, i, Qb, Kb);
+            float m = neg_inf;
+            bool any_nan = false;
+            for (std::size_t j = 0; j < S; ++j) {
+                if (s[j] > m) m = s[j];
+                any_nan |= s[j] != s[j];
+            }
+            float* o = Ob + i * Ev;
+            std::fill(o, o + Ev, 0.0f);
+            if (m == neg_inf && !any_nan) {
+                lse[i] = neg_inf;
+                continue;
+            }
+            float sum = 0.0f;
+            for (std::size_t j = 0; j < S; ++j) sum += std::exp(s[j] - m);
+            lse[i] = m + std::log(sum);
+            for (std::size_t j = 0; j < S; ++j) {
+                const float pj = std::exp(s[j] - lse[i]) * (keep(b, i, j) ? keep_scale : 0.0f);
+                if (pj != 0.0f) axpy(pj, Vb + j * Ev, o, Ev);
+            }
+        }
+
+        // Pass 2, the backward, recomputing P from the scores and the saved log-sum-exp.
+        for (std::size_t i = 0; i < L; ++i) {
+            float* dq = dQb + i * E;
+            std::fill(dq, dq + E, 0.0f);
+            if (lse[i] == neg_inf) continue;  // a fully masked row passes no gradient
+            scores(b, i, Qb, Kb);
+            const float* dout = dOb + i * Ev;
+            float D = 0.0f;  // D_i = Σ_j P_ij dP_ij
+            for (std::size_t j = 0; j < S; ++j) {
+                const float pj = std::exp(s[j] - lse[i]);
+                p[j] = pj;
+                const float mult = keep(b, i, j) ? keep_scale : 0.0f;
+                float dp = 0.0f;
+                if (pj * mult != 0.0f) {
+                    axpy(pj * mult, dout, dVb + j * Ev, Ev);     // dV_j += Pd_ij · dO_i
+                    dp = dot(dout, Vb + j * Ev, Ev) * mult;     // dP_ij
+                }
+                s[j] = dp;  // s now holds dP for this row
+                D += pj * dp;
+            }
+            for (std::size_t j = 0; j < S; ++j) {
+                if (p[j] == 0.0f) continue;
+                const float ds = p[j] * (s[j] - D) * plan.scale;  // scale · dS_ij
+                axpy(ds, Kb + j * E, dq, E);                      // dQ_i += scale · dS_ij K_j
+                axpy(ds, Qb + i * E, dKb + j * E, E);             // dK_j += scale · dS_ij Q_i
+            }
+        }
+    }
+}
+
+GradientResult scaled_dot_product_attention_backward(const xt::xarray<float>& query, const xt::xarray<float>& key,
+                                                     const xt::xarray<float>& value,
+                                                     const xt::xarray<float>& grad_output,
+                                                     const SdpaOptions& options) {
+    const Shape q(query.shape().begin(), query.shape().end());
+    const Shape k(key.shape().begin(), key.shape().end());
+    const Shape v(value.shape().begin(), value.shape().end());
+    const Shape g(grad_output.shape().begin(), grad_output.shape().end());
+    const MaskRef mask = options.attn_mask.ref();
+    SdpaPlan plan;
+    if (Status st = plan_sdpa_backward(q, k, v, g, mask.kind, mask.shape, settings_of(options), &plan); !st.ok())
+        throw std::invalid_argument(st.error);
+    GradientResult r;
+    r.output = xt::xarray<float>::from_shape(plan.output_shape);
+    r.grad_query = xt::xarray<float>::from_shape(q);
+    r.grad_key = xt::xarray<float>::from_shape(k);
+    r.grad_value = xt::xarray<float>::from_shape(v);
+    run_sdpa_backward(plan, query.data(), key.data(), value.data(), mask, grad_output.data(), r.output.data(),
+                      r.grad_query.data(), r.grad_key.data(), r.grad_value.data());
+    return r;
+}
+
+}  // namespace xattn

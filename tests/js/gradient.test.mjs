@@ -1,0 +1,63 @@
+// scaledDotProductAttentionGrad against PyTorch autograd (tests/golden/sdpa_grad.txt), on both builds.
+import assert from 'node:assert/strict';
+import { describe, test } from 'node:test';
+
+import { createXattn } from '../../js/node.js';
+import { loadCases, mask, tensor } from './golden.mjs';
+
+const cases = loadCases('sdpa_grad.txt');
+
+// |got - want| <= 2e-5 + 2e-4·|want|
+function gradMismatch(got, want) {
+  if (JSON.stringify(got.shape) !== JSON.stringify(want.shape)) return `shape ${got.shape} != ${want.shape}`;
+  let bad = 0;
+  want.values.forEach((w, i) => { if (!(Math.abs(got.data[i] - w) <= 2e-5 + 2e-4 * Math.abs(w))) bad++; });
+  return bad ? `${bad} of ${want.values.length} differ` : '';
+}
+
+function options(c) {
+  const o = {};
+  if (c.opts.is_causal === '1') {
+    o.isCausal = true;
+    o.causalAlignment = c.opts.causal_alignment === 'bottom_right' ? 'bottom-right' : 'top-left';
+  }
+  if (c.opts.scale !== undefined) o.scale = Number(c.opts.scale);
+  if (c.opts.enable_gqa === '1') o.enableGqa = true;
+  if (c.opts.dropout_p !== undefined) o.dropoutP = Number(c.opts.dropout_p);
+  if (c.opts.seed !== undefined) o.seed = Number(c.opts.seed);
+  if (c.tensors.attn_mask) o.attnMask = mask(c.tensors.attn_mask);
+  return o;
+}
+
+for (const simd of [true, false]) {
+  describe(`gradients on the ${simd ? 'SIMD' : 'scalar'} build`, async () => {
+    const xa = await createXattn({ simd });
+
+    test(`every autograd fixture (${cases.length}): output, gradQuery, gradKey, gradValue`, () => {
+      assert.ok(cases.length >= 15);
+      for (const c of cases) {
+        const t = c.tensors;
+        const r = xa.scaledDotProductAttentionGrad(tensor(t.query), tensor(t.key), tensor(t.value), tensor(t.grad_output), options(c));
+        for (const [got, want] of [[r.output, t.output], [r.gradQuery, t.grad_query], [r.gradKey, t.grad_key], [r.gradValue, t.grad_value]]) {
+          assert.ok(got.data instanceof Float32Array);
+          assert.equal(gradMismatch(got, want), '', c.name);
+        }
+      }
+    });
+
+    test('needWeights also returns the forward weights; bad input is refused like the forward', () => {
+      const c = cases.find((x) => x.name === 'custom_scale');
+      const t = c.tensors;
+      const r = xa.scaledDotProductAttentionGrad(tensor(t.query), tensor(t.key), tensor(t.value), tensor(t.grad_output),
+        { ...options(c), needWeights: true });
+      assert.deepEqual(r.weights.shape, [2, 5, 6]);
+      const u = cases.find((x) => x.name === 'rank4_L_ne_S_Ev_ne_E').tensors;  // output (2, 3, 5, 4), query (2, 3, 5, 8)
+      assert.throws(() => xa.scaledDotProductAttentionGrad(tensor(u.query), tensor(u.key), tensor(u.value), tensor(u.query)),
+        (e) => e instanceof RangeError
+          && e.message.includes('scaledDotProductAttentionGrad: gradOutput shape (2, 3, 5, 8) != output shape (2, 3, 5, 4)'));
+      assert.throws(() => xa.scaledDotProductAttentionGrad(tensor(t.query), tensor(t.key), tensor(t.value), null), TypeError);
+      assert.throws(() => xa.scaledDotProductAttentionGrad(tensor(t.query), tensor(t.key), tensor(t.value), tensor(t.grad_output), { dropoutP: 1 }),
+        /scaledDotProductAttentionGrad: dropoutP must be in \[0, 1\)/);
+    });
+  });
+}
