@@ -7,3 +7,4 @@ bash scripts/test-native.sh
 bash scripts/build-wasm.sh
 node --test --test-reporter=spec tests/js/
 bash scripts/test-package.sh
+bash scripts/test-web.sh

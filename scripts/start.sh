@@ -1,0 +1,25 @@
+#!/usr/bin/env bash
+# npm start: builds whatever is missing, then serves the web demo with Vite on http://127.0.0.1:$PORT/
+# (PORT defaults to 8080) until stopped. Vite binds to 127.0.0.1 only and serves only web/, the package's
+# js/ and dist/ (see web/vite.config.js).
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+PORT="${PORT:-8080}"
+if ! [[ "$PORT" =~ ^[0-9]+$ ]] || [ "$PORT" -lt 1 ] || [ "$PORT" -gt 65535 ]; then
+  echo "xattn: PORT must be a port number (1-65535), got '$PORT'" >&2
+  exit 2
+fi
+
+bash scripts/ensure-deps.sh native wasm node
+for f in dist/xattn-simd.mjs dist/xattn-simd.wasm dist/xattn-scalar.mjs dist/xattn-scalar.wasm; do
+  if [ ! -f "$f" ]; then
+    echo "xattn: $f is missing; building the WebAssembly package"
+    npm run build:wasm
+    break
+  fi
+done
+
+echo "xattn demo: http://127.0.0.1:${PORT}/  (Ctrl+C stops it)"
+export PORT
+exec node node_modules/vite/bin/vite.js --config web/vite.config.js --clearScreen false

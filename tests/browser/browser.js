@@ -1,0 +1,80 @@
+// Headless Debian Chromium driven by playwright-core, against the demo served by scripts/test-web.sh
+// (which passes the URL in XATTN_DEMO_URL). Every page records its console errors so tests can assert none.
+import { chromium } from 'playwright-core';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+
+export const DEMO_URL = process.env.XATTN_DEMO_URL;
+// Generous bounds on waiting for the page's own state; a test that hits one fails, nothing is timed.
+export const WAIT = { timeout: 90_000 };
+
+const FLAGS = [
+  '--headless',
+  '--no-sandbox',
+  '--disable-gpu',
+  '--disable-quic',
+  '--no-first-run',
+  '--disable-background-networking',
+  '--disable-component-update',
+  '--disable-sync',
+];
+
+export async function launch() {
+  if (!DEMO_URL) throw new Error('XATTN_DEMO_URL is not set: run the browser tests through scripts/test-web.sh');
+  const profile = mkdtempSync(path.join(tmpdir(), 'xattn-chromium-'));
+  const context = await chromium.launchPersistentContext(profile, {
+    executablePath: process.env.CHROMIUM_PATH || '/usr/bin/chromium',
+    headless: true,
+    args: FLAGS,
+    viewport: { width: 1280, height: 800 },
+    acceptDownloads: true,
+  });
+  return {
+    context,
+    async close() {
+      await context.close();
+      rmSync(profile, { recursive: true, force: true });
+    },
+  };
+}
+
+// A fresh page on the demo, with console errors and uncaught exceptions collected in page.errors.
+export async function openDemo(context, { viewport } = {}) {
+  const page = await context.newPage();
+  if (viewport) await page.setViewportSize(viewport);
+  page.errors = [];
+  page.on('console', (m) => {
+    if (m.type() === 'error') page.errors.push(`console: ${m.text()}`);
+  });
+  page.on('pageerror', (e) => page.errors.push(`pageerror: ${e.message}`));
+  await page.goto(DEMO_URL);
+  await settled(page, 1);
+  return page;
+}
+
+// Waits until the page has finished at least `computes` computations and nothing is running in the worker.
+export async function settled(page, computes) {
+  await page.waitForFunction((n) => window.__xattnDemo && window.__xattnDemo.computes >= n && !window.__xattnDemo.busy, computes, WAIT);
+}
+
+export const computes = (page) => page.evaluate(() => window.__xattnDemo.computes);
+
+// Sets a number field and lets the page react as it does to typing.
+export async function setField(page, name, value) {
+  await page.locator(`#controls [name="${name}"]`).fill(String(value));
+}
+
+// Sets several fields at once and announces one change, as a single edit would.
+export async function setFields(page, values) {
+  await page.evaluate((v) => {
+    const form = document.getElementById('controls');
+    for (const [name, value] of Object.entries(v)) form.elements[name].value = String(value);
+    form.dispatchEvent(new Event('input', { bubbles: true }));
+  }, values);
+}
+
+// The shape the trace shows for a tensor, e.g. '(4, 10, 64)'.
+export function traceShape(page, tensor) {
+  return page.locator(`#trace tr[data-tensor="${tensor}"] td.shape`).textContent();
+}

@@ -1,0 +1,96 @@
+// Small heatmaps of the (b, h) slice of Q, K, V and the output, and the grid of every head's weights.
+import { DIVERGING, SEQUENTIAL } from './colormap.js';
+import { absMax, drawMatrix, fitCanvas } from './heatmap.js';
+import { formatNumber, formatShape } from './shapes.js';
+
+const PANELS = [
+  { key: 'query', title: 'Q', rows: 'L', cols: 'E' },
+  { key: 'key', title: 'K', rows: 'S', cols: 'E' },
+  { key: 'value', title: 'V', rows: 'S', cols: 'Ev' },
+  { key: 'output', title: 'output', rows: 'L', cols: 'Ev' },
+];
+
+function figure(title) {
+  const fig = document.createElement('figure');
+  fig.className = 'mini';
+  const canvas = document.createElement('canvas');
+  canvas.setAttribute('role', 'img');
+  const cap = document.createElement('figcaption');
+  fig.append(canvas, cap);
+  cap.textContent = title;
+  return { fig, canvas, cap };
+}
+
+export class TensorViews {
+  constructor(container) {
+    this.panels = PANELS.map((p) => {
+      const f = figure(p.title);
+      container.append(f.fig);
+      return { ...p, ...f };
+    });
+    this.view = null;
+    new ResizeObserver(() => this.draw()).observe(container);
+  }
+
+  setData(view) {
+    this.view = view;
+    this.draw();
+  }
+
+  draw() {
+    const v = this.view;
+    if (!v) return;
+    const dims = { L: v.L, S: v.S, E: v.E, Ev: v.Ev };
+    const where = v.thumbs.length ? `b = ${v.b}, h = ${v.h}` : `b = ${v.b}`;
+    for (const p of this.panels) {
+      const rows = dims[p.rows];
+      const cols = dims[p.cols];
+      const data = v[p.key];
+      const a = absMax(data);
+      const range = a ? `±${formatNumber(a)}` : 'all 0';
+      // Tall, thin matrices (L = 1024, E = 64) would be a sliver: cap the aspect ratio, cells go rectangular.
+      p.canvas.style.aspectRatio = String(Math.min(2, Math.max(0.25, cols / rows)));
+      const { w, h } = fitCanvas(p.canvas);
+      const ctx = p.canvas.getContext('2d');
+      drawMatrix(ctx, { x: 0, y: 0, w, h }, { data, stride: cols, window: { r0: 0, c0: 0, rows, cols }, lo: -(a || 1), hi: a || 1, lut: DIVERGING });
+      p.cap.innerHTML = `<strong>${p.title}</strong> <span class="mono">${formatShape([rows, cols])}</span> <span class="sub">(${p.rows}, ${p.cols}) · ${where} · ${range}</span>`;
+      p.canvas.setAttribute('aria-label', `${p.title} of ${where}: ${rows} rows by ${cols} columns, values ${a ? `within ${range}` : 'all 0'}`);
+    }
+  }
+}
+
+// One thumbnail per head (weights of batch element b), each a button that selects that head.
+export class HeadsView {
+  constructor({ card, grid, hint }, onPick) {
+    Object.assign(this, { card, grid, hint, onPick });
+  }
+
+  setData(view, dims) {
+    this.card.hidden = view.thumbs.length === 0;
+    if (this.card.hidden) return;
+    const group = dims.H / dims.Hkv;
+    this.hint.textContent =
+      `Weights of every head for b = ${view.b} (each thumbnail max-pooled to at most 48×48, scaled to its own max). ` +
+      (group > 1 ? `GQA: Hkv = ${dims.Hkv} key/value heads, each shared by ${group} query heads.` : `H = ${dims.H} heads, each with its own K and V.`);
+    const buttons = view.thumbs.map(({ head, data, rows, cols, hidden }) => {
+      const button = document.createElement('button');
+      button.type = 'button';
+      button.className = 'head' + (head === view.h ? ' selected' : '');
+      button.setAttribute('aria-pressed', String(head === view.h));
+      const kv = Math.floor(head / group);
+      button.setAttribute('aria-label', `head ${head}${group > 1 ? ` (key/value head ${kv})` : ''}: show its weights`);
+      const canvas = document.createElement('canvas');
+      canvas.width = cols;
+      canvas.height = rows;
+      let hi = 0;
+      for (let k = 0; k < data.length; k++) hi = Math.max(hi, data[k]);
+      drawMatrix(canvas.getContext('2d'), { x: 0, y: 0, w: cols, h: rows }, { data, stride: cols, window: { r0: 0, c0: 0, rows, cols }, lo: 0, hi: hi || 1, lut: SEQUENTIAL, hidden });
+      const label = document.createElement('span');
+      label.textContent = group > 1 ? `h ${head} · kv ${kv}` : `h ${head}`;
+      button.append(canvas, label);
+      button.addEventListener('click', () => this.onPick(head));
+      return button;
+    });
+    this.grid.replaceChildren(...buttons);
+  }
+}

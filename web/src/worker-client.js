@@ -1,0 +1,67 @@
+// The page's side of the worker: requests as promises, progress callbacks, and cancelling.
+// A wasm call cannot be interrupted from outside, so cancel() terminates the worker and starts a fresh one;
+// the caller then recomputes whatever the fresh worker needs.
+
+export class CancelledError extends Error {
+  constructor() {
+    super('cancelled');
+    this.name = 'CancelledError';
+  }
+}
+
+export class WorkerClient {
+  // onCrash(message): the worker failed outside any request (e.g. its module did not load).
+  constructor({ onCrash = () => {} } = {}) {
+    this.onCrash = onCrash;
+    this.nextId = 1;
+    this.pending = new Map();
+    this.start();
+  }
+
+  start() {
+    this.worker = new Worker(new URL('./worker.js', import.meta.url), { type: 'module' });
+    this.worker.onmessage = (event) => this.receive(event.data);
+    this.worker.onerror = (event) => {
+      event.preventDefault();
+      const message = event.message || 'the worker script failed to load';
+      this.failAll(new Error(message));
+      this.onCrash(message);
+    };
+    this.worker.onmessageerror = () => this.failAll(new Error('a message from the worker could not be read'));
+  }
+
+  receive({ id, kind, value, message, done, total, label }) {
+    const job = this.pending.get(id);
+    if (!job) return;
+    if (kind === 'progress') {
+      job.onProgress?.({ done, total, label });
+      return;
+    }
+    this.pending.delete(id);
+    if (kind === 'result') job.resolve(value);
+    else job.reject(new Error(message));
+  }
+
+  failAll(err) {
+    for (const job of this.pending.values()) job.reject(err);
+    this.pending.clear();
+  }
+
+  request(type, payload, { onProgress, transfer = [] } = {}) {
+    const id = this.nextId++;
+    return new Promise((resolve, reject) => {
+      this.pending.set(id, { resolve, reject, onProgress });
+      this.worker.postMessage({ id, type, payload }, transfer);
+    });
+  }
+
+  get busy() {
+    return this.pending.size > 0;
+  }
+
+  cancel() {
+    this.worker.terminate();
+    this.failAll(new CancelledError());
+    this.start();
+  }
+}

@@ -1,0 +1,241 @@
+// The demo's module Worker: every computation happens here so the page never freezes. It loads the
+// package exactly as a user would, through its public API, and keeps the last result so the page can ask
+// for one (b, h) slice at a time instead of receiving every weight.
+//
+// Protocol: the page posts { id, type, payload }; the worker answers { id, kind: 'progress', done, total,
+// label } while it works and then { id, kind: 'result', value } or { id, kind: 'error', message }.
+// Cancelling is done by the page terminating this worker, so jobs need no cancellation checks.
+import { createXattn } from 'xattn';
+import { generateInputs, matrixOf, checkFootprint } from './tensors.js';
+import { inputShapes } from './shapes.js';
+import { sdpaMaskOptions, allowedMatrix, fullyMaskedRows } from './masks.js';
+import { attentionGeometry, plainAttention, rawScores } from './plain-attention.js';
+import { rowEntropy, rowSums } from './row-stats.js';
+import { downsampleAll, downsampleMax } from './downsample.js';
+import { runScalingStudy } from './scaling-study.js';
+import { attentionFlops, gflopsPerSecond, maxAbsDiff, timeRuns } from './speed.js';
+
+// The page's own float32 data (Q, K, V, output, weights) is capped here; the package refuses any single
+// tensor past 1 GiB itself, with its own message.
+const FOOTPRINT_LIMIT = 1.5 * 2 ** 30;
+// Above this many flops the attention runs one batch element per call, so progress can be reported.
+const CHUNK_FLOPS = 5e7;
+const THUMB = 48;
+
+const modules = {}; // 'auto' | 'simd' | 'scalar' → Xattn, created on first use
+let current = null; // the last computed problem and its results
+
+async function xattn(kind = 'auto') {
+  if (!modules[kind]) modules[kind] = await createXattn(kind === 'auto' ? undefined : { simd: kind === 'simd' });
+  return modules[kind];
+}
+
+const now = () => performance.now();
+
+// The tensors of batch element b of a (B, …) tensor: a view, which the package accepts (non-zero byteOffset).
+function batchSlice(t, b) {
+  const per = t.data.length / t.shape[0];
+  return { data: t.data.subarray(b * per, (b + 1) * per), shape: [1, ...t.shape.slice(1)] };
+}
+
+function maskSlice(options, b) {
+  const mask = options.attnMask;
+  if (!mask || mask.shape.length < 3 || mask.shape[0] === 1) return options;
+  return { ...options, attnMask: batchSlice(mask, b) };
+}
+
+async function compute({ dims, gen, mask, imported }, progress) {
+  const shapes = inputShapes(dims);
+  const H = dims.useHeads ? dims.H : 1;
+  const lead = dims.useHeads ? [dims.B, H] : [dims.B];
+  const tooBig = checkFootprint(
+    {
+      Q: shapes.query.shape,
+      K: shapes.key.shape,
+      V: shapes.value.shape,
+      output: [...lead, dims.L, dims.Ev],
+      weights: [...lead, dims.L, dims.S],
+    },
+    FOOTPRINT_LIMIT,
+  );
+  if (tooBig) throw new RangeError(tooBig);
+  const lib = await xattn();
+  progress(0, 3, 'generating Q, K, V');
+  const t0 = now();
+  const { query, key, value } = generateInputs(dims, gen, imported ?? {});
+  const tGen = now() - t0;
+  const { options: maskOptions, maskShape } = sdpaMaskOptions(dims, mask);
+  const options = { ...maskOptions, enableGqa: dims.useHeads && dims.Hkv !== dims.H, needWeights: true };
+  const t1 = now();
+  let output;
+  let weights;
+  if (attentionFlops(dims) <= CHUNK_FLOPS || dims.B === 1) {
+    progress(1, 3, 'attention');
+    ({ output, weights } = lib.scaledDotProductAttention(query, key, value, options));
+  } else {
+    // One call per batch element, written into the full result, so a long run reports progress.
+    output = { data: new Float32Array(dims.B * H * dims.L * dims.Ev), shape: [...lead, dims.L, dims.Ev] };
+    weights = { data: new Float32Array(dims.B * H * dims.L * dims.S), shape: [...lead, dims.L, dims.S] };
+    for (let b = 0; b < dims.B; b++) {
+      progress(b, dims.B, `attention, batch element ${b + 1} of ${dims.B}`);
+      const r = lib.scaledDotProductAttention(
+        batchSlice(query, b),
+        batchSlice(key, b),
+        batchSlice(value, b),
+        maskSlice(options, b),
+      );
+      output.data.set(r.output.data, b * r.output.data.length);
+      weights.data.set(r.weights.data, b * r.weights.data.length);
+    }
+  }
+  const tAttn = now() - t1;
+  current = { dims, gen, mask, query, key, value, output, weights, options };
+  return {
+    shapes: { query: query.shape, key: key.shape, value: value.shape, output: output.shape, weights: weights.shape, mask: maskShape },
+    ms: { generate: tGen, attention: tAttn },
+    build: { simd: lib.simd, version: lib.version },
+  };
+}
+
+function requireCurrent() {
+  if (!current) throw new Error('nothing has been computed yet');
+  return current;
+}
+
+// One (b, h) slice: everything the heatmaps, hover and row statistics need, as transferable arrays.
+function view({ b, h }) {
+  const c = requireCurrent();
+  const { dims } = c;
+  const H = dims.useHeads ? dims.H : 1;
+  const m = b * H + h;
+  const { L, S } = dims;
+  const geometry = attentionGeometry(c.query, c.key, c.value, { enableGqa: c.options.enableGqa });
+  const weights = matrixOf(c.weights, m);
+  const allowed = allowedMatrix(dims, c.mask, b);
+  const thumbs = [];
+  if (dims.useHeads) {
+    const whole = { r0: 0, c0: 0, rows: L, cols: S };
+    const hidden = allowed.map((a) => (a ? 0 : 1));
+    for (let head = 0; head < H; head++) {
+      const d = downsampleMax(c.weights.data.subarray((b * H + head) * L * S), S, whole, THUMB, THUMB);
+      // Every head of b shares the mask, but each thumbnail is transferred, so each gets its own copy.
+      thumbs.push({ head, data: d.data, rows: d.rows, cols: d.cols, hidden: downsampleAll(hidden, S, whole, d.blockR, d.blockC) });
+    }
+  }
+  return {
+    b,
+    h,
+    L,
+    S,
+    E: dims.E,
+    Ev: dims.Ev,
+    scale: 1 / Math.sqrt(dims.E),
+    weights,
+    scores: rawScores(c.query, c.key, geometry, m),
+    allowed,
+    fullyMasked: fullyMaskedRows(allowed, L, S),
+    rowSums: Float32Array.from(rowSums(weights, L, S)),
+    rowEntropy: Float32Array.from(rowEntropy(weights, L, S)),
+    query: matrixOf(c.query, m),
+    key: matrixOf(c.key, geometry.kvIndex(m)),
+    value: matrixOf(c.value, geometry.kvIndex(m)),
+    output: matrixOf(c.output, m),
+    thumbs,
+  };
+}
+
+// A whole tensor, for export (and for tests reading the page's data).
+function tensor({ name }) {
+  const c = requireCurrent();
+  const t = c[name];
+  if (!t) throw new RangeError(`no tensor named '${name}' (query, key, value, output, weights)`);
+  return { data: t.data.slice(), shape: [...t.shape] };
+}
+
+async function scaling({ gen, L, S }, progress) {
+  const lib = await xattn();
+  return runScalingStudy({
+    sdpa: (q, k, v, o) => lib.scaledDotProductAttention(q, k, v, o),
+    gen,
+    L,
+    S,
+    onProgress: (done, total, label) => progress(done, total, label),
+  });
+}
+
+// SIMD build, scalar build and plain JS on the current tensors and mask; each checked against the first
+// that runs. An engine without wasm SIMD gets a row saying so instead of a failed comparison.
+async function speed(_payload, progress) {
+  const c = requireCurrent();
+  const { query, key, value, options } = c;
+  const flops = attentionFlops(c.dims);
+  const runners = [
+    { name: 'WebAssembly SIMD', kind: 'simd' },
+    { name: 'WebAssembly scalar', kind: 'scalar' },
+    { name: 'plain JavaScript', kind: 'js' },
+  ];
+  const results = [];
+  let reference = null;
+  for (let n = 0; n < runners.length; n++) {
+    const r = runners[n];
+    progress(n, runners.length, `timing ${r.name}`);
+    let fn;
+    if (r.kind === 'js') {
+      const { needWeights, ...jsOptions } = options;
+      fn = () => plainAttention(query, key, value, jsOptions);
+    } else {
+      let lib;
+      try {
+        lib = await xattn(r.kind);
+      } catch (err) {
+        results.push({ name: r.name, kind: r.kind, unavailable: err.message });
+        continue;
+      }
+      const libOptions = { ...options, needWeights: false };
+      fn = () => lib.scaledDotProductAttention(query, key, value, libOptions);
+    }
+    const out = fn().output.data;
+    const maxDiff = reference ? maxAbsDiff(out, reference) : null;
+    reference ??= out;
+    const t = timeRuns(fn, { clock: now, onRun: (k) => progress(n, runners.length, `timing ${r.name}, batch ${k}`) });
+    results.push({ name: r.name, kind: r.kind, ms: t.median, calls: t.runs * t.calls, gflops: gflopsPerSecond(flops, t.median), maxDiff });
+  }
+  return { flops, dims: c.dims, results };
+}
+
+async function init() {
+  const lib = await xattn();
+  return { simd: lib.simd, version: lib.version };
+}
+
+const handlers = { init, compute, view, tensor, scaling, speed };
+
+// Typed arrays in a result are transferred, not copied: a 1024×1024 slice moves in no time.
+function transferables(value, out = []) {
+  if (ArrayBuffer.isView(value)) out.push(value.buffer);
+  else if (Array.isArray(value)) value.forEach((v) => transferables(v, out));
+  else if (value && typeof value === 'object') Object.values(value).forEach((v) => transferables(v, out));
+  return [...new Set(out)];
+}
+
+self.onmessage = async (event) => {
+  const { id, type, payload } = event.data;
+  const progress = (done, total, label) => self.postMessage({ id, kind: 'progress', done, total, label });
+  try {
+    const handler = handlers[type];
+    if (!handler) throw new Error(`unknown request '${type}'`);
+    const value = await handler(payload ?? {}, progress);
+    self.postMessage({ id, kind: 'result', value }, transferables(value));
+  } catch (err) {
+    self.postMessage({ id, kind: 'error', message: describeError(err) });
+  }
+};
+
+// The browser's own allocation failure ("Array buffer allocation failed") says nothing about shapes; say it plainly.
+function describeError(err) {
+  const message = err && err.message ? err.message : String(err);
+  if (/allocation failed|out of memory|Invalid typed array length|Array buffer/i.test(message)) {
+    return `The browser could not allocate memory for these shapes (${message}). Make B, H, L or S smaller.`;
+  }
+  return message;
+}
