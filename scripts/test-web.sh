@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # The web demo's tests: unit tests of the page's own logic (node:test), then end-to-end tests in headless
 # Debian Chromium (playwright-core) against the demo served by Vite's dev server (what `npm start` runs) on
-# a free port of 127.0.0.1, then a smoke test of the production build (`vite build`, served by
-# `vite preview`), which proves the package bundles. Servers are stopped on exit; screenshots go to
+# a free port of 127.0.0.1 (tests/browser/server.test.js among them: the server's rules), then a smoke test
+# of the production build (`vite build`, served by `vite preview`), which proves the package bundles, and
+# the server's rules again against `vite preview`. Servers are stopped on exit; screenshots go to
 # build/artifacts/. Exits non-zero on any failure.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -69,4 +70,6 @@ echo "== web demo: production build (vite build → build/web) served by vite pr
 timeout 300 node "$vite" build --config web/vite.config.js --logLevel warn
 serve build/artifacts/vite-preview.log preview
 XATTN_DEMO_URL="$url" XATTN_DEMO_LABEL=build timeout 300 node --test --test-timeout=120000 \
-  --test-name-pattern="loads with no console errors|causal mask" tests/browser/
+  --test-name-pattern="loads with no console errors|causal mask" tests/browser/demo.test.js
+echo "== web demo: server rules (tests/browser/server.test.js) against vite preview at $url"
+XATTN_DEMO_URL="$url" XATTN_DEMO_LABEL=build timeout 300 node --test --test-timeout=120000 tests/browser/server.test.js

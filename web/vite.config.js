@@ -36,6 +36,56 @@ function benchResults() {
   };
 }
 
+// A request's path as the server will read it: the query string dropped (Vite serves by the path alone),
+// percent-escapes undone however many times they were applied (%2e%2e, %252e%252e…), a backslash read as
+// a separator as Windows does, and empty and '.' segments dropped. Only ASCII escapes are decoded: a
+// non-ASCII byte can never spell '.', '/' or a backslash, and a malformed escape cannot throw.
+export function requestSegments(url) {
+  let p = url.split(/[?#]/, 1)[0];
+  for (let k = 0; k < 8; k++) {
+    const next = p.replace(/%([0-7][0-9a-f])/gi, (_, hex) => String.fromCharCode(parseInt(hex, 16)));
+    if (next === p) break;
+    p = next;
+  }
+  return p.split(/[/\\]/).filter((seg) => seg !== '' && seg !== '.');
+}
+
+// Whether a request climbs out of a folder. Vite refuses most of these on its own, but not all (the bare
+// path '/..' resolved to the repository's package entry), so every such request stops before Vite sees it.
+export function climbsOut(url) {
+  return requestSegments(url).includes('..');
+}
+
+// Paths that stay inside web/ yet are not the page's, and whose transform has side effects: '/@id/<name>'
+// resolves any installed package (the page never asks for one this way; its imports are rewritten to
+// /@fs/ URLs) and sets Vite's dependency optimizer bundling it, and the config imports 'vite' itself.
+// Virtual modules ('/@id/__x00__…') are not files and stay allowed.
+export function notThePage(url) {
+  const [first, second] = requestSegments(url);
+  return (first === '@id' && !second?.startsWith('__x00__')) || (first === 'vite.config.js' && second === undefined);
+}
+
+function refuseOutside() {
+  const refuse = (req, res, next) => {
+    const url = req.url ?? '';
+    const why = climbsOut(url) ? "'..' in a path" : notThePage(url) ? 'not a file of the demo' : null;
+    if (!why) return next();
+    res.statusCode = 403;
+    res.setHeader('Content-Type', 'text/plain; charset=utf-8');
+    res.end(`403 Forbidden: ${why}\n`);
+  };
+  return {
+    name: 'xattn-refuse-outside',
+    // Called here rather than returned, so the check runs before every one of Vite's own middlewares.
+    configureServer(server) {
+      server.middlewares.use(refuse);
+    },
+    configurePreviewServer(server) {
+      server.middlewares.use(refuse);
+    },
+  };
+}
+
 export default defineConfig({
   root: web,
   // Unknown paths are 404s, not the index page: the server only answers for the demo's own files.
@@ -45,7 +95,7 @@ export default defineConfig({
   resolve: {
     alias: { xattn: path.join(repo, 'js', 'browser.js') },
   },
-  plugins: [benchResults()],
+  plugins: [refuseOutside(), benchResults()],
   worker: { format: 'es' },
   server: {
     host: '127.0.0.1',

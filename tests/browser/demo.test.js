@@ -3,10 +3,10 @@
 import test, { before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { mkdirSync, readFileSync } from 'node:fs';
-import http from 'node:http';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { decodeNpy, encodeNpy } from '../../web/src/npy.js';
+import { STUDY_ES } from '../../web/src/scaling-study.js';
 import { DEMO_URL, WAIT, computes, launch, openDemo, setField, setFields, settled, traceShape } from './browser.js';
 
 const repo = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..');
@@ -278,10 +278,38 @@ test('L = S = 1024 is drawn downsampled, zooms, and reads cells from the keyboar
   await page.close();
 });
 
-test('the scaling panel plots scaled against unscaled, and the speed panel times three implementations that agree', async () => {
+test('the scaling panel plots the measured gradients reaching Q and K: unscaled, the typical one vanishes at large E', async () => {
   const page = await openDemo(browser.context);
-  await page.waitForFunction(() => document.querySelectorAll('#scaling-charts .uplot').length === 3, null, WAIT);
+  await page.waitForFunction(() => document.querySelectorAll('#scaling-charts .uplot').length === 5 && window.__xattnDemo.scaling, null, WAIT);
+  const { rows, plotted } = await page.evaluate(() => window.__xattnDemo.scaling);
+  assert.deepEqual(rows.map((r) => r.E), STUDY_ES);
+  // The charts hold exactly the worker's measurements: [E, scaled, unscaled] per chart.
+  for (const key of ['maxWeight', 'entropy', 'gradNorm', 'gradQueryMedian', 'gradKeyMedian']) {
+    assert.deepEqual(plotted[key], [STUDY_ES, rows.map((r) => r.scaled[key]), rows.map((r) => r.unscaled[key])], key);
+  }
+  const [, scaledQ, unscaledQ] = plotted.gradQueryMedian;
+  const [, scaledK] = plotted.gradKeyMedian;
+  const last = STUDY_ES.length - 1;
+  for (const v of [...scaledQ, ...unscaledQ, ...scaledK]) assert.ok(v > 0 && Number.isFinite(v), `plotted norm ${v}`);
+  // Unscaled at E = 1024 the median query row gets a small fraction of the scaled gradient, and of its own
+  // gradient at E = 4.
+  assert.ok(unscaledQ[last] < 0.1 * scaledQ[last], `‖dQᵢ‖ at E = 1024: unscaled ${unscaledQ[last]}, scaled ${scaledQ[last]}`);
+  assert.ok(unscaledQ[last] < 0.1 * unscaledQ[0], `unscaled ‖dQᵢ‖: ${unscaledQ[0]} at E = 4, ${unscaledQ[last]} at E = 1024`);
+  // Scaled, the gradients reaching Q and K stay within ×2 of each other across E = 4 … 1024.
+  for (const [name, series] of [['‖dQᵢ‖', scaledQ], ['‖dKⱼ‖', scaledK]]) {
+    assert.ok(Math.max(...series) < 2 * Math.min(...series), `scaled ${name} over E: ${series}`);
+  }
   assert.match(await page.locator('#scaling-summary').textContent(), /Unscaled, at E = 1024/);
+  assert.match(await page.locator('#scaling-summary').textContent(), /for most rows the gradient vanishes/);
+  assert.equal(await page.locator('#scaling-charts figure[aria-label^="gradient reaching Q"] .uplot').count(), 1);
+  assert.equal(await page.locator('#scaling-charts figure[aria-label^="gradient reaching K"] .uplot').count(), 1);
+  await page.locator('#scaling-charts').screenshot({ path: artifact('scaling-panel') });
+  assert.deepEqual(page.errors, []);
+  await page.close();
+});
+
+test('the speed panel times three implementations that agree', async () => {
+  const page = await openDemo(browser.context);
   await page.locator('#run-speed').click();
   await page.waitForSelector('#speed-table:not([hidden])', WAIT);
   const rows = await page.locator('#speed-table tbody tr').evaluateAll((trs) =>
@@ -307,33 +335,3 @@ test('readable at phone width, with the controls first', async () => {
   assert.deepEqual(page.errors, []);
   await page.close();
 });
-
-test('the server sends .wasm as application/wasm and refuses files outside the demo', async () => {
-  const base = new URL(DEMO_URL);
-  const wasm = await fetch(new URL(`/@fs${path.join(repo, 'dist', 'xattn-simd.wasm')}`, base));
-  assert.equal(wasm.status, 200);
-  assert.equal(wasm.headers.get('content-type'), 'application/wasm');
-  for (const outside of [`/@fs${path.join(repo, 'package.json')}`, `/@fs${path.join(repo, 'src', 'sdpa_api.cpp')}`, '/@fs/etc/passwd']) {
-    const res = await fetch(new URL(outside, base));
-    assert.equal(res.status, 403, outside);
-    await res.body?.cancel();
-  }
-  const unknown = await fetch(new URL('/no-such-page.html', base));
-  assert.equal(unknown.status, 404);
-  // Raw paths with '..' (fetch would normalise them away before sending).
-  for (const raw of ['/src/../../package.json', `/@fs${path.join(repo, 'js')}/../package.json`, '/..%2f..%2fpackage.json']) {
-    const status = await rawGet(base, raw);
-    assert.ok(status === 403 || status === 404, `${raw} answered ${status}`);
-  }
-  assert.equal(base.hostname, '127.0.0.1');
-});
-
-function rawGet(base, rawPath) {
-  return new Promise((resolve, reject) => {
-    const req = http.get({ host: base.hostname, port: base.port, path: rawPath }, (res) => {
-      res.resume();
-      resolve(res.statusCode);
-    });
-    req.on('error', reject);
-  });
-}

@@ -1,7 +1,7 @@
 // Row measures beside the heatmap and in the scaling panel.
 import test from 'node:test';
 import assert from 'node:assert/strict';
-import { rowEntropy, rowSums, saturationStats, softmaxGradNorm } from '../../web/src/row-stats.js';
+import { mean, median, rowEntropy, rowNorms, rowSums, saturationStats, softmaxGradNorm } from '../../web/src/row-stats.js';
 
 test('row sums are 1 for softmax rows and 0 for a zeroed row', () => {
   assert.deepEqual([...rowSums(Float32Array.of(0.25, 0.75, 0, 0), 2, 2)], [1, 0]);
@@ -26,4 +26,15 @@ test('saturation statistics average over rows', () => {
   assert.equal(s.maxWeight, 0.75);
   assert.ok(Math.abs(s.entropy - Math.log(2) / 2) < 1e-12);
   assert.ok(Math.abs(s.gradNorm - 0.25) < 1e-12); // ‖J‖ = 0.5 for (½, ½), 0 for (1, 0)
+});
+
+test('row norms are the Euclidean norm of each row', () => {
+  assert.deepEqual([...rowNorms(Float32Array.of(3, 4, 0, 0, -5, 12), 3, 2)], [5, 0, 13]);
+});
+
+test('the median is the middle value, or the mean of the two middle ones; the mean averages', () => {
+  assert.equal(median([5, 1, 100]), 5);
+  assert.equal(median(Float64Array.of(4, 1, 3, 100)), 3.5);
+  assert.ok(Number.isNaN(median([])));
+  assert.equal(mean([1, 2, 6]), 3);
 });

@@ -352,6 +352,10 @@ window.__xattnDemo = {
   get lastError() {
     return status.lastError;
   },
+  // The last scaling study: its rows as measured and, by chart, the series the charts were given.
+  get scaling() {
+    return scalingView.rows ? { rows: scalingView.rows, plotted: scalingView.plotted() } : null;
+  },
   tensor: (name) => client.request('tensor', { name }),
 };
 

@@ -65,3 +65,30 @@ export function meanStd(values) {
   for (let i = 0; i < values.length; i++) v += (values[i] - mean) ** 2;
   return { mean, std: Math.sqrt(v / (values.length || 1)) };
 }
+
+// Euclidean norm of each of `rows` rows of `cols` numbers: ‖dQᵢ‖ for every query row i of a (L, E)
+// gradient, ‖dKⱼ‖ for every key row j of an (S, E) one. Summed in float64.
+export function rowNorms(matrix, rows, cols) {
+  const out = new Float64Array(rows);
+  for (let i = 0; i < rows; i++) {
+    let s = 0;
+    for (let j = 0; j < cols; j++) s += matrix[i * cols + j] ** 2;
+    out[i] = Math.sqrt(s);
+  }
+  return out;
+}
+
+// Median (the mean of the two middle values for an even count): the typical row, which a few extreme
+// rows cannot drag the way they drag the mean.
+export function median(values) {
+  const sorted = Float64Array.from(values).sort();
+  const n = sorted.length;
+  if (n === 0) return NaN;
+  return n % 2 ? sorted[(n - 1) / 2] : (sorted[n / 2 - 1] + sorted[n / 2]) / 2;
+}
+
+export function mean(values) {
+  let s = 0;
+  for (let i = 0; i < values.length; i++) s += values[i];
+  return values.length ? s / values.length : NaN;
+}

@@ -1,33 +1,72 @@
 // The lesson's point, measured: without the 1/√E factor the scores' spread grows like √E, the softmax
 // saturates (one weight near 1, entropy near 0) and its gradient vanishes. For each E the study draws
-// fresh Q (1, L, E) and K (1, S, E) from the page's seed and distribution, runs the package's attention
-// with the default scale 1/√E and with scale 1, and measures both weight matrices.
+// fresh Q (B, L, E) and K (B, S, E) from the page's seed and distribution, B = STUDY_TRIALS independent
+// problems side by side, runs the package's backward pass (scaledDotProductAttentionGrad, which also gives
+// the weights) with the default scale 1/√E and with scale 1, and measures both weight matrices and the
+// gradients that reach Q and K, over all B·L query rows and B·S key rows.
+//
+// Why trials: unscaled at large E a row's gradient depends on the gap between its two largest scores, so
+// it ranges over many orders of magnitude from row to row; with the lesson's 10 rows the median of one
+// draw jumps around from one E to the next. Eight draws make the curves readable and stay quick.
+//
+// The backward pass needs a value tensor and an upstream gradient. Both keep the same shape for every E,
+// so only Q and K change along the curve:
+// - V (B, S, STUDY_EV): the page's seed and distribution, its own stream;
+// - dO = ∂loss/∂output (B, L, STUDY_EV): GRAD_OUTPUT, independent standard normals from a fixed seed
+//   (unit variance, whatever the page's settings), as if the output fed a loss with a random direction.
+// The gradient norms grow like √Ev with the value dim for scaled and unscaled alike, so a fixed Ev
+// changes their level, not the comparison.
 import { randomValues } from './prng.js';
-import { meanStd, saturationStats } from './row-stats.js';
+import { meanStd, saturationStats, rowNorms, median, mean } from './row-stats.js';
 import { attentionGeometry, rawScores } from './plain-attention.js';
 
 export const STUDY_ES = [4, 8, 16, 32, 64, 128, 256, 512, 1024];
+export const STUDY_EV = 16;
+export const STUDY_TRIALS = 8;
 
 // Streams 10+ so the study never reuses the page's own Q, K, V streams (0, 1, 2).
-const STUDY_STREAMS = { query: 10, key: 11 };
+const STUDY_STREAMS = { query: 10, key: 11, value: 12 };
+export const GRAD_OUTPUT = { seed: 20240607, stream: 13, distribution: 'normal', scale: 1 };
 
-// sdpa: the package's scaledDotProductAttention. Returns one row per E:
-// { E, scoreStd, scaled: { maxWeight, entropy, gradNorm }, unscaled: { … } }.
-export function runScalingStudy({ sdpa, gen, L, S, Es = STUDY_ES, onProgress = () => {} }) {
+// Per-row gradient norms of a (B, n, E) gradient, rows = B·n: the median (the typical row) and the mean (which
+// the few rows with large gradients pull up).
+function gradStats(grad, rows, E) {
+  const norms = rowNorms(grad.data, rows, E);
+  return { median: median(norms), mean: mean(norms) };
+}
+
+// grad: the package's scaledDotProductAttentionGrad. Returns one row per E:
+// { E, scoreStd, scaled: { maxWeight, entropy, gradNorm, gradQueryMedian, gradQueryMean, gradKeyMedian,
+//   gradKeyMean }, unscaled: { … } }. gradNorm is the softmax Jacobian's norm (from the weights alone);
+// maxWeight and entropy average over the B·L weight rows; gradQuery* are over the B·L norms ‖dQᵢ‖ of the
+// query rows, gradKey* over the B·S norms ‖dKⱼ‖ of the key rows.
+export function runScalingStudy({ grad, gen, L, S, Es = STUDY_ES, onProgress = () => {} }) {
+  const B = STUDY_TRIALS;
+  const value = { data: randomValues(B * S * STUDY_EV, { ...gen, stream: STUDY_STREAMS.value }), shape: [B, S, STUDY_EV] };
+  const gradOutput = { data: randomValues(B * L * STUDY_EV, GRAD_OUTPUT), shape: [B, L, STUDY_EV] };
   const rows = [];
   Es.forEach((E, n) => {
-    const query = { data: randomValues(L * E, { ...gen, stream: STUDY_STREAMS.query }), shape: [1, L, E] };
-    const key = { data: randomValues(S * E, { ...gen, stream: STUDY_STREAMS.key }), shape: [1, S, E] };
-    // The output is not studied; a single value column keeps the call cheap.
-    const value = { data: new Float32Array(S), shape: [1, S, 1] };
-    const scaled = sdpa(query, key, value, { needWeights: true }).weights.data;
-    const unscaled = sdpa(query, key, value, { needWeights: true, scale: 1 }).weights.data;
+    const query = { data: randomValues(B * L * E, { ...gen, stream: STUDY_STREAMS.query }), shape: [B, L, E] };
+    const key = { data: randomValues(B * S * E, { ...gen, stream: STUDY_STREAMS.key }), shape: [B, S, E] };
+    const measure = (options) => {
+      const r = grad(query, key, value, gradOutput, { ...options, needWeights: true });
+      const dQ = gradStats(r.gradQuery, B * L, E);
+      const dK = gradStats(r.gradKey, B * S, E);
+      return {
+        ...saturationStats(r.weights.data, B * L, S),
+        gradQueryMedian: dQ.median,
+        gradQueryMean: dQ.mean,
+        gradKeyMedian: dK.median,
+        gradKeyMean: dK.mean,
+      };
+    };
+    // The raw scores' spread, from the first of the B problems (the others are drawn alike).
     const scores = rawScores(query, key, attentionGeometry(query, key, value), 0);
     rows.push({
       E,
       scoreStd: meanStd(scores).std,
-      scaled: saturationStats(scaled, L, S),
-      unscaled: saturationStats(unscaled, L, S),
+      scaled: measure({}),
+      unscaled: measure({ scale: 1 }),
     });
     onProgress(n + 1, Es.length, `E = ${E}`);
   });

@@ -155,7 +155,7 @@ function tensor({ name }) {
 async function scaling({ gen, L, S }, progress) {
   const lib = await xattn();
   return runScalingStudy({
-    sdpa: (q, k, v, o) => lib.scaledDotProductAttention(q, k, v, o),
+    grad: (q, k, v, dO, o) => lib.scaledDotProductAttentionGrad(q, k, v, dO, o),
     gen,
     L,
     S,

@@ -1,0 +1,29 @@
+// The demo server's path rules from web/vite.config.js, as pure functions. tests/browser/server.test.js
+// checks the running servers; here, that the rules read escapes as the server does and do not refuse
+// ordinary names that merely contain dots.
+import test from 'node:test';
+import assert from 'node:assert/strict';
+import { climbsOut, notThePage, requestSegments } from '../../web/vite.config.js';
+
+test('a .. segment is found however it is written', () => {
+  for (const url of ['/..', '/../x', '/src/../../x', '/%2e%2e/x', '/%2E%2e%2Fx', '/..%2fx', '/%252e%252e%252fx', '/%25252e%25252e/x', '/src/..\\x', '/src/..%5cx', '/.%2e/x', '/a/./../x']) {
+    assert.equal(climbsOut(url), true, url);
+  }
+});
+
+test('names with dots, and dots in the query string, are not climbs', () => {
+  for (const url of ['/', '/src/main.js', '/a..b/c', '/..foo', '/foo..', '/.../x', '/src/worker.js?worker_file&type=module', '/x.js?p=../..', '/%c0%ae%c0%ae/x']) {
+    assert.equal(climbsOut(url), false, url);
+  }
+});
+
+test('escapes are undone until nothing changes, separators split, empty and . segments dropped', () => {
+  assert.deepEqual(requestSegments('//a/./b%252fc\\d?e/f'), ['a', 'b', 'c', 'd']);
+  // A malformed escape stays as it is rather than throwing.
+  assert.deepEqual(requestSegments('/%zz/%e0%a4'), ['%zz', '%e0%a4']);
+});
+
+test('/@id/ by package name and the config are not the page; virtual modules and page files are', () => {
+  for (const url of ['/@id/uplot', '/@i%64/uplot', '//@id/vite', '/vite.config.js', '/%76ite.config.js?import']) assert.equal(notThePage(url), true, url);
+  for (const url of ['/@id/__x00__virtual', '/', '/src/main.js', '/src/vite.config.js', '/@fs/work/x.js', '/@vite/client']) assert.equal(notThePage(url), false, url);
+});
