@@ -1,0 +1,164 @@
+// npm run bench: xattn's wasm builds against onnxruntime-web, tfjs-backend-wasm and plain JS (onnxruntime-node
+// as a native reference), one Node process, one thread each, identical seeded inputs, every result checked
+// against a float64 reference before anything is timed. Prints a table and writes bench/results.json.
+//
+//   node bench/js/run.mjs [--shapes 1x128x64,8x256x64] [--no-streaming] [--out file] [--budget-ms 10000]
+//
+// Shapes are B·H × L × E with S = L and Ev = E (legend: B batch, H heads, L query length, S key length,
+// E query/key dim, Ev value dim). FLOPs = 4·B·H·L·S·E. With --shapes the JSON is written only when --out is given,
+// so a partial run never replaces the published results.
+import { execFileSync } from 'node:child_process';
+import os from 'node:os';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { parseArgs } from 'node:util';
+
+import { makeProblem, parseShape, shapeText } from './inputs.mjs';
+import { TOLERANCE, loadImplementations } from './peers.mjs';
+import { agreement, agreementAll, referenceRows, sampleRows } from './reference.mjs';
+import { formatRefusals, formatTable, shapeRecord, streamingSummary, writeResults } from './report.mjs';
+import { STREAMING_DIMS, measureStreaming } from './streaming.mjs';
+import { interleave, warmUp } from './timing.mjs';
+
+const SHAPES = ['1x128x64', '8x256x64', '12x197x64', '32x512x64', '8x1024x64', '1x2048x64'];
+const repo = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..', '..');
+
+const { values: args } = parseArgs({
+  options: {
+    shapes: { type: 'string' },
+    'no-streaming': { type: 'boolean', default: false },
+    out: { type: 'string' },
+    'budget-ms': { type: 'string', default: '10000' },
+  },
+});
+
+function cpuModel() {
+  try {
+    const line = execFileSync('lscpu', { encoding: 'utf8' }).split('\n').find((l) => l.startsWith('Model name:'));
+    if (line) return line.slice('Model name:'.length).trim();
+  } catch { /* no lscpu: fall back to what Node knows */ }
+  return os.cpus()[0]?.model ?? 'unknown';
+}
+
+const log = (line) => console.log(line);
+const fmtTol = ({ atol, rtol }) => `|Δ| ≤ ${atol.toExponential()} + ${rtol.toExponential()}·|ref|`;
+const errorText = (err) => String(err?.message ?? err).split('\n')[0];
+
+// Checks every available implementation on this problem, then times the ones that agree, interleaved.
+// Check 1: sampled rows (all of them for small shapes) against float64. Check 2: every element against the
+// xattn scalar build's output, once that build has passed check 1.
+async function benchShape(problem, impls, budgetMs) {
+  const rows = sampleRows(problem.dims);
+  const ref = referenceRows(problem, rows);
+  const refusals = {};
+  const passed = [];
+  const notes = [];
+  for (const impl of impls.filter((i) => !i.unavailable)) {
+    try {
+      const run = await impl.prepare(problem);
+      const output = await run();
+      const check = agreement(output, problem, rows, ref, impl.tolerance);
+      notes.push(`${impl.label} ${check.ok ? `max|Δ| ${check.maxAbs.toExponential(1)}` : 'WRONG'}`);
+      if (check.ok) passed.push({ impl, run, output });
+      else refusals[impl.key] = `wrong result (${fmtTol(impl.tolerance)}): ${check.why}`;
+    } catch (err) {
+      refusals[impl.key] = `failed: ${errorText(err)}`;
+      notes.push(`${impl.label} FAILED`);
+    }
+  }
+  log(`  check (${rows.length} of ${problem.dims.BH * problem.dims.L} rows vs float64): ${notes.join(', ')}`);
+  const scalar = passed.find((p) => p.impl.key === 'xattnScalar')?.output;
+  const entries = [];
+  for (const { impl, run, output } of passed) {
+    const all = scalar ? agreementAll(output, scalar, impl.tolerance) : { ok: true };
+    if (!all.ok) {
+      refusals[impl.key] = `wrong result (${fmtTol(impl.tolerance)}): ${all.why}`;
+      log(`  ${impl.label} disagrees with the scalar build: ${all.why}`);
+      continue;
+    }
+    entries.push({ key: impl.key, run, estimateMs: await warmUp(run) });
+  }
+  const timings = await interleave(entries, { budgetMs });
+  for (const impl of impls) await impl.release?.();
+  return shapeRecord(problem, impls, timings, refusals);
+}
+
+async function main() {
+  const shapes = (args.shapes ? args.shapes.split(',') : SHAPES).map(parseShape);
+  const budgetMs = Number(args['budget-ms']);
+  if (!(budgetMs > 0)) throw new RangeError(`--budget-ms must be a positive number of milliseconds, got '${args['budget-ms']}'`);
+  const out = args.out ? path.resolve(args.out) : args.shapes ? null : path.join(repo, 'bench', 'results.json');
+  const started = new Date();
+  const machine = cpuModel();
+  // Other processes on this machine skew every column; say so up front rather than let it pass unnoticed.
+  const loadAtStart = Number(os.loadavg()[0].toFixed(2));
+
+  const impls = await loadImplementations();
+  const xattn = impls.find((i) => i.key === 'xattnSimd');
+  if (xattn.unavailable) throw new Error(`xattn SIMD build: ${xattn.unavailable} (build it with npm run build:wasm)`);
+  log(`xattn benchmark · ${started.toISOString()} · ${machine} · Node ${process.version} · 1 thread`);
+  log(`implementations: ${impls.map((i) => `${i.label} ${i.unavailable ? '(unavailable)' : i.version}`).join(', ')}`);
+  if (loadAtStart > 0.5) log(`note: 1-minute load average ${loadAtStart} before starting: other processes are busy, expect noise`);
+
+  const records = [];
+  for (const dims of shapes) {
+    const problem = makeProblem(dims);
+    log(`${shapeText(dims)} (B·H×L×E, S = L, Ev = E), ${(problem.flops / 1e9).toFixed(3)} GFLOP`);
+    const t0 = performance.now();
+    records.push(await benchShape(problem, impls, budgetMs));
+    log(`  done in ${((performance.now() - t0) / 1000).toFixed(1)} s`);
+  }
+
+  let streaming = null;
+  if (!args['no-streaming']) {
+    log(`streaming: xattn SIMD, needWeights false, B·H = 1, L = S = ${STREAMING_DIMS.L}, E = Ev = ${STREAMING_DIMS.E}`);
+    streaming = await measureStreaming({ log });
+  }
+
+  const finished = new Date();
+  log('');
+  log(`Results · ${started.toISOString()} · ${machine} · Node ${process.version} · single thread, one process`);
+  log('Shapes B·H×L×E with S = L, Ev = E (B batch, H heads, L query length, S key length, E query/key dim, Ev value dim).');
+  log('Cells: GFLOP/s (median ms per call), FLOPs = 4·B·H·L·S·E, end to end Float32Array in → Float32Array out.');
+  log(formatTable(records, impls));
+  log(`best peer = the faster of ort-web wasm, tfjs-wasm and plain JS; ort-node (native, 1 thread) is for reference.`);
+  log(`Checked before timing, ${fmtTol(TOLERANCE)}: sampled rows (every row of the smaller shapes) against float64, and every element against the scalar build.`);
+  const refused = formatRefusals(records, impls);
+  if (refused) log(`Not reported:\n${refused}`);
+
+  const meta = {
+    date: started.toISOString(),
+    machine,
+    cpus: os.cpus().length,
+    node: process.version,
+    command: `npm run bench${process.argv.length > 2 ? ` -- ${process.argv.slice(2).join(' ')}` : ''}`,
+    threads: 1,
+    legend: 'shape = [B·H, L, E] with S = L, Ev = E; FLOPs = 4·B·H·L·S·E; ms = median per call, end to end',
+    tolerance: `${fmtTol(TOLERANCE)} against a float64 reference, for every implementation`,
+    xattnVersion: xattn.version,
+    onnxruntimeWebVersion: impls.find((i) => i.key === 'ortWeb').version ?? 'unavailable',
+    tfjsBackendWasmVersion: impls.find((i) => i.key === 'tfjsWasm').version ?? 'unavailable',
+    onnxruntimeNodeVersion: impls.find((i) => i.key === 'ortNode').version ?? 'unavailable',
+    loadAverageAtStart: loadAtStart,
+    loadAverageAtEnd: Number(os.loadavg()[0].toFixed(2)),
+    durationSeconds: Math.round((finished - started) / 1000),
+  };
+  if (streaming) {
+    const summary = streamingSummary(streaming, records);
+    Object.assign(meta, summary.fields);
+    log(summary.line);
+  }
+  log(`Took ${meta.durationSeconds} s; 1-minute load average ${loadAtStart} at the start, ${meta.loadAverageAtEnd} at the end (${os.cpus().length} CPUs; this run keeps one busy).`);
+  if (out) {
+    writeResults(out, meta, records);
+    log(`Wrote ${out.startsWith(repo + path.sep) ? path.relative(repo, out) : out}`);
+  }
+}
+
+main().then(
+  () => process.exit(0),  // tfjs and onnxruntime keep handles open; the run is over
+  (err) => {
+    console.error(`bench: ${err?.stack ?? err}`);
+    process.exit(1);
+  },
+);

@@ -1,0 +1,48 @@
+// Interleaved timing. The machine is shared and noisy, and its noise comes in bursts of seconds, so every
+// implementation's samples are spread evenly over the whole measurement of a shape instead of taken in a
+// block: a burst then hits a few samples of each implementation alike, and the median discards them.
+// Fast implementations get more samples than slow ones (plain JS takes seconds per call at the big shapes),
+// all within one time budget per shape. Each sample is a batch of calls long enough for the clock; results
+// are the median per-call time.
+
+export function median(values) {
+  const s = [...values].sort((a, b) => a - b);
+  const mid = s.length >> 1;
+  return s.length % 2 ? s[mid] : (s[mid - 1] + s[mid]) / 2;
+}
+
+// Per-call ms of `calls` back-to-back calls. Awaiting a synchronous result costs a microtask, well under a
+// microsecond: negligible against the smallest call here (~100 µs).
+async function sample(run, calls) {
+  const t0 = performance.now();
+  for (let c = 0; c < calls; c++) await run();
+  return (performance.now() - t0) / calls;
+}
+
+// Warm-up before timing: JIT-compiled JS layers (tfjs's above all) run several times slower for their first
+// few hundred calls, so each implementation runs for at least minMs and minCalls calls. Returns the
+// per-call estimate (median of the later half of the calls) that sizes the batches.
+export async function warmUp(run, { minMs = 400, minCalls = 2 } = {}) {
+  const times = [];
+  const t0 = performance.now();
+  while (times.length < minCalls || performance.now() - t0 < minMs) times.push(await sample(run, 1));
+  return median(times.slice(times.length >> 1));
+}
+
+// entries: [{ key, run, estimateMs }]. Each implementation gets an equal share of budgetMs, as samples of at
+// least minSampleMs (never fewer than minSamples, never more than maxSamples); sample k of n is placed at
+// (k + ½)/n of the way through, and all samples run in that order.
+export async function interleave(entries, { budgetMs = 10000, minSampleMs = 15, minSamples = 5, maxSamples = 41 } = {}) {
+  const share = budgetMs / Math.max(1, entries.length);
+  const schedule = [];
+  const plan = entries.map((e, i) => {
+    const calls = Math.max(1, Math.ceil(minSampleMs / Math.max(e.estimateMs, 1e-3)));
+    const n = Math.max(minSamples, Math.min(maxSamples, Math.floor(share / (calls * e.estimateMs))));
+    // The tiny per-implementation offset breaks ties without always favouring the same one.
+    for (let k = 0; k < n; k++) schedule.push({ at: (k + 0.5) / n + i * 1e-9, i });
+    return { ...e, calls, samples: [] };
+  });
+  schedule.sort((a, b) => a.at - b.at);
+  for (const { i } of schedule) plan[i].samples.push(await sample(plan[i].run, plan[i].calls));
+  return Object.fromEntries(plan.map((p) => [p.key, { ms: median(p.samples), samples: p.samples.length, callsPerSample: p.calls }]));
+}
