@@ -1,10 +1,12 @@
 // torch.nn.MultiheadAttention's forward: project, split heads, attend (the SDPA core), merge heads, project.
 #include "xattn/mha.hpp"
 
+#include <algorithm>
 #include <cmath>
 #include <limits>
-#include <random>
 #include <stdexcept>
+
+#include "kernels/kernels.hpp"
 
 namespace xattn {
 namespace {
@@ -13,14 +15,14 @@ constexpr const char* kFn = "multi_head_attention: ";
 
 std::string num(std::size_t n) { return std::to_string(n); }
 
-// y (rows, out) = x (rows, in) · Wᵀ (in, out) + b (out), for one row at a time.
-void linear_row(const float* x, const float* W, const float* b, std::size_t in, std::size_t out, float* y) {
-    for (std::size_t o = 0; o < out; ++o) {
-        const float* w = W + o * in;
-        double acc = 0.0;
-        for (std::size_t c = 0; c < in; ++c) acc += static_cast<double>(x[c]) * w[c];
-        y[o] = static_cast<float>(acc + (b ? b[o] : 0.0f));
-    }
+// Y (rows, out) = X (rows, in) · Wᵀ (in, out) + b (out), X and Y rows `x_stride` / `y_stride` floats
+// apart, with the SIMD kernels of src/kernels/ (sums in float64, as before: see kernels/linear.hpp).
+void linear(std::size_t rows, const float* x, std::size_t x_stride, const float* W, const float* b, std::size_t in,
+            std::size_t out, float* y, std::size_t y_stride) {
+    kernels::LinearProblem p;
+    p.rows = rows, p.in = in, p.out = out;
+    p.x = x, p.x_stride = x_stride, p.w = W, p.bias = b, p.y = y, p.y_stride = y_stride;
+    kernels::run_linear(kernels::active_kernels(), p);
 }
 
 }  // namespace
@@ -44,12 +46,18 @@ MultiheadAttention::MultiheadAttention(const MhaConfig& config) : config_(config
     if (Status st = check_config(config); !st.ok()) throw std::invalid_argument(st.error);
     const std::size_t E = config.embed_dim;
     // Initialised with PyTorch's distributions (not its values): Xavier-uniform in-projections,
-    // uniform(±1/sqrt(E)) out-projection, zero biases, Xavier-normal bias_k / bias_v.
-    std::mt19937_64 rng(config.init_seed);
+    // uniform(±1/sqrt(E)) out-projection, zero biases, Xavier-normal bias_k / bias_v. A splitmix64
+    // stream rather than <random>: large modules are created in wasm too, where this is several times faster.
+    std::uint64_t state = config.init_seed;
+    auto next_unit = [&state] {  // uniform in [0, 1)
+        std::uint64_t z = (state += 0x9e3779b97f4a7c15ull);
+        z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
+        z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
+        return static_cast<double>((z ^ (z >> 31)) >> 11) * 0x1.0p-53;
+    };
     auto uniform = [&](std::vector<float>& w, std::size_t n, double bound) {
-        std::uniform_real_distribution<double> d(-bound, bound);
         w.resize(n);
-        for (float& x : w) x = static_cast<float>(d(rng));
+        for (float& x : w) x = static_cast<float>((2.0 * next_unit() - 1.0) * bound);
     };
     const double in_bound = packed_in_proj() ? std::sqrt(6.0 / (E + 3 * E)) : 0.0;
     uniform(q_weight_, E * E, packed_in_proj() ? in_bound : std::sqrt(6.0 / (E + E)));
@@ -59,10 +67,13 @@ MultiheadAttention::MultiheadAttention(const MhaConfig& config) : config_(config
     in_bias_.assign(config.bias ? 3 * E : 0, 0.0f);
     out_bias_.assign(config.bias ? E : 0, 0.0f);
     if (config.add_bias_kv) {
-        std::normal_distribution<double> d(0.0, std::sqrt(2.0 / (E + E)));
+        const double stddev = std::sqrt(2.0 / (E + E));
         for (auto* w : {&bias_k_, &bias_v_}) {
             w->resize(E);
-            for (float& x : *w) x = static_cast<float>(d(rng));
+            for (float& x : *w) {  // Box-Muller
+                const double u1 = 1.0 - next_unit(), u2 = next_unit();
+                x = static_cast<float>(stddev * std::sqrt(-2.0 * std::log(u1)) * std::cos(6.283185307179586 * u2));
+            }
         }
     }
 }
@@ -225,6 +236,8 @@ void MultiheadAttention::run_forward(const MhaPlan& plan, const float* query, co
                                      const MhaMasks& masks, float* output, float* weights) const {
     const std::size_t E = config_.embed_dim, H = config_.num_heads, hd = E / H;
     const std::size_t N = plan.N, L = plan.L, S = plan.S, St = plan.S_total;
+    // E >= 1, so an empty output means N = 0 or L = 0: nothing to compute, and no loop over a huge N.
+    if (numel(plan.output_shape) == 0) return;
     const bool bf = config_.batch_first && plan.batched;
     // Row (n, t) of an input laid out (T, N, X), or (N, T, X) with batch_first.
     auto row = [&](auto* base, std::size_t n, std::size_t t, std::size_t T, std::size_t X) {
@@ -235,22 +248,21 @@ void MultiheadAttention::run_forward(const MhaPlan& plan, const float* query, co
     const float* bv = config_.bias ? in_bias_.data() + 2 * E : nullptr;
 
     // 1. In-projections, split into heads.   q (N, H, L, hd), k and v (N, H, St, hd)
-    std::vector<float> qh(N * H * L * hd), kh(N * H * St * hd, 0.0f), vh(N * H * St * hd, 0.0f), y(E);
+    std::vector<float> qh(N * H * L * hd), kh(N * H * St * hd, 0.0f), vh(N * H * St * hd, 0.0f);
+    std::vector<float> y(std::max(L, S) * E);  // one batch element's projected rows (T, E)
     auto scatter_heads = [&](std::vector<float>& dst, std::size_t n, std::size_t t, std::size_t T, const float* src) {
         for (std::size_t h = 0; h < H; ++h)
             std::copy(src + h * hd, src + (h + 1) * hd, dst.begin() + ((n * H + h) * T + t) * hd);
     };
+    // Rows of one batch element are N·X floats apart in the (T, N, X) layout, X with batch_first.
+    auto stride = [&](std::size_t X) { return bf ? X : N * X; };
     for (std::size_t n = 0; n < N; ++n) {
-        for (std::size_t l = 0; l < L; ++l) {
-            linear_row(row(query, n, l, L, E), q_weight_.data(), bq, E, E, y.data());
-            scatter_heads(qh, n, l, L, y.data());
-        }
-        for (std::size_t s = 0; s < S; ++s) {
-            linear_row(row(key, n, s, S, kdim()), k_weight_.data(), bk, kdim(), E, y.data());
-            scatter_heads(kh, n, s, St, y.data());
-            linear_row(row(value, n, s, S, vdim()), v_weight_.data(), bv, vdim(), E, y.data());
-            scatter_heads(vh, n, s, St, y.data());
-        }
+        linear(L, row(query, n, 0, L, E), stride(E), q_weight_.data(), bq, E, E, y.data(), E);  // (L, E)
+        for (std::size_t l = 0; l < L; ++l) scatter_heads(qh, n, l, L, y.data() + l * E);
+        linear(S, row(key, n, 0, S, kdim()), stride(kdim()), k_weight_.data(), bk, kdim(), E, y.data(), E);  // (S, E)
+        for (std::size_t s = 0; s < S; ++s) scatter_heads(kh, n, s, St, y.data() + s * E);
+        linear(S, row(value, n, 0, S, vdim()), stride(vdim()), v_weight_.data(), bv, vdim(), E, y.data(), E);
+        for (std::size_t s = 0; s < S; ++s) scatter_heads(vh, n, s, St, y.data() + s * E);
         // add_bias_kv appends one learned key/value; add_zero_attn then one of zeros (already 0).
         if (config_.add_bias_kv) {
             scatter_heads(kh, n, S, St, bias_k_.data());
@@ -301,15 +313,15 @@ void MultiheadAttention::run_forward(const MhaPlan& plan, const float* query, co
     float* w = !plan.need_weights ? nullptr : plan.average_attn_weights ? head_weights.data() : weights;
     run_sdpa(sp, qh.data(), kh.data(), vh.data(), mask, attn.data(), w);
 
-    // 4. Merge heads and project out.   (N, H, L, hd) -> (N, L, E) -> output layout
-    std::vector<float> merged(E);
-    for (std::size_t n = 0; n < N; ++n)
-        for (std::size_t l = 0; l < L; ++l) {
+    // 4. Merge heads and project out.   (N, H, L, hd) -> (L, E) per batch element -> output layout
+    std::vector<float> merged(L * E);
+    for (std::size_t n = 0; n < N; ++n) {
+        for (std::size_t l = 0; l < L; ++l)
             for (std::size_t h = 0; h < H; ++h)
-                std::copy_n(attn.begin() + ((n * H + h) * L + l) * hd, hd, merged.begin() + h * hd);
-            linear_row(merged.data(), out_weight_.data(), config_.bias ? out_bias_.data() : nullptr, E, E,
-                       row(output, n, l, L, E));
-        }
+                std::copy_n(attn.begin() + ((n * H + h) * L + l) * hd, hd, merged.begin() + l * E + h * hd);
+        linear(L, merged.data(), E, out_weight_.data(), config_.bias ? out_bias_.data() : nullptr, E, E,
+               row(output, n, 0, L, E), stride(E));
+    }
 
     // 5. Weights averaged over heads.   (N, H, L, St) -> (N, L, St)
     if (plan.need_weights && plan.average_attn_weights)

@@ -41,13 +41,13 @@ Forward forward(const xt::xarray<double>& query, const xt::xarray<double>& key, 
                 const SdpaOptions& options, const SdpaPlan& plan) {
     Forward f;
     f.plan = plan;
-    const std::size_t N = plan.batch, L = plan.L, S = plan.S, E = plan.E, Ev = plan.Ev;
+    const std::size_t N = plan.problems, L = plan.L, S = plan.S, E = plan.E, Ev = plan.Ev;
 
     // Flatten the leading dims to N problems; under GQA each query head reads its kv head.
     f.Q = xt::reshape_view(query, {N, L, E});  // (N, L, E)
     f.K = xt::zeros<double>({N, S, E});         // (N, S, E)
     f.V = xt::zeros<double>({N, S, Ev});        // (N, S, Ev)
-    const std::size_t kv_problems = plan.batch / plan.q_heads * plan.kv_heads;
+    const std::size_t kv_problems = plan.kv_problems();
     auto K_all = xt::reshape_view(key, {kv_problems, S, E});     // (N / group, S, E)
     auto V_all = xt::reshape_view(value, {kv_problems, S, Ev});  // (N / group, S, Ev)
     for (std::size_t b = 0; b < N; ++b) {
@@ -139,7 +139,7 @@ GradientResult reference_sdpa_backward(const xt::xarray<float>& query, const xt:
         throw std::invalid_argument(st.error);
     const SdpaPlan plan = plan_or_throw(qs, ks, vs, options);
     const Forward f = forward(xt::cast<double>(query), xt::cast<double>(key), xt::cast<double>(value), options, plan);
-    const std::size_t N = plan.batch, L = plan.L, S = plan.S, Ev = plan.Ev;
+    const std::size_t N = plan.problems, L = plan.L, S = plan.S, Ev = plan.Ev;
     const xt::xtensor<double, 3> dO = xt::reshape_view(xt::cast<double>(grad_output), {N, L, Ev});  // (N, L, Ev)
 
     // dV = Pdᵀ dO                                     (N, S, L) x (N, L, Ev) -> (N, S, Ev)
@@ -156,7 +156,7 @@ GradientResult reference_sdpa_backward(const xt::xarray<float>& query, const xt:
     const xt::xtensor<double, 3> dK = scale * bmm(transpose12(dS), f.Q);  // (N, S, E) per query head
 
     // Under GQA each key/value head collects the gradients of the query heads that read it.
-    const std::size_t kv_problems = plan.batch / plan.q_heads * plan.kv_heads;
+    const std::size_t kv_problems = plan.kv_problems();
     xt::xtensor<double, 3> dK_kv = xt::zeros<double>({kv_problems, S, plan.E});
     xt::xtensor<double, 3> dV_kv = xt::zeros<double>({kv_problems, S, Ev});
     for (std::size_t b = 0; b < N; ++b) {

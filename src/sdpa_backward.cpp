@@ -49,9 +49,11 @@ void run_sdpa_backward(const SdpaPlan& plan, const float* query, const float* ke
     const float neg_inf = -std::numeric_limits<float>::infinity();
     const std::size_t mask_step = plan.mask_col_stride();
     const float keep_scale = plan.dropout_p > 0.0 ? static_cast<float>(1.0 / (1.0 - plan.dropout_p)) : 1.0f;
-    const std::size_t kv_problems = plan.q_heads ? plan.batch / plan.q_heads * plan.kv_heads : 0;
-    std::fill(grad_key, grad_key + kv_problems * S * E, 0.0f);
-    std::fill(grad_value, grad_value + kv_problems * S * Ev, 0.0f);
+    // An empty output means a zero loss: every gradient is 0, and plan.batch is 0 (nothing to loop over).
+    std::fill(grad_query, grad_query + plan.problems * L * E, 0.0f);
+    std::fill(grad_key, grad_key + plan.kv_problems() * S * E, 0.0f);
+    std::fill(grad_value, grad_value + plan.kv_problems() * S * Ev, 0.0f);
+    if (plan.batch == 0) return;  // and S may be huge when E = Ev = 0: allocate nothing
     std::vector<float> s(S), p(S), lse(L);
 
     // Scaled, masked scores of row i (steps 1 and 2), as the forward computes them.

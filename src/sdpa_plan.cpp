@@ -108,7 +108,9 @@ Status plan_sdpa(const Shape& q, const Shape& k, const Shape& v, MaskKind mask_k
     SdpaPlan p;
     p.output_shape = std::move(out_shape);
     p.weights_shape = std::move(weights_shape);
-    p.batch = numel(leading(q));
+    p.problems = numel(leading(q));
+    const bool has_work = numel(p.output_shape) > 0 || (s.need_weights && numel(p.weights_shape) > 0);
+    p.batch = has_work ? p.problems : 0;
     p.L = L, p.S = S, p.E = E, p.Ev = Ev;
     p.q_heads = q_heads, p.kv_heads = kv_heads;
     // E = 0 makes every score 0 whatever the scale; 1 avoids dividing by zero.

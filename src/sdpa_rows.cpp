@@ -1,26 +1,19 @@
 // The row-at-a-time attention kernel: one query row's scores, softmax and weighted sum at a time,
-// so without need_weights only S floats of scratch are used. Plain C++ the compiler can vectorise;
-// the SIMD kernels of a later stage are tested against the same reference as this one.
+// so without need_weights only S floats of scratch are used. Plain C++, kept as the readable
+// baseline: run_sdpa runs the tiled SIMD kernels (src/kernels/), which the tests check against both
+// this and the float64 reference.
 #include <cmath>
 #include <limits>
 #include <vector>
 
+#include "kernels/dropout_hash.hpp"
 #include "xattn/sdpa.hpp"
 
 namespace xattn {
 
 bool dropout_keeps(std::uint64_t seed, double p, std::uint64_t position) {
-    // splitmix64 of (seed, position): counter-based, so the decision does not depend on the
-    // order in which an implementation visits the weights.
-    auto mix = [](std::uint64_t z) {
-        z += 0x9e3779b97f4a7c15ull;
-        z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
-        z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
-        return z ^ (z >> 31);
-    };
-    const std::uint64_t h = mix(seed ^ mix(position));
-    const double u = static_cast<double>(h >> 11) * 0x1.0p-53;  // uniform in [0, 1)
-    return u >= p;
+    // splitmix64 of (seed, position), kept iff uniform (h >> 11)·2^-53 >= p: see kernels/dropout_hash.hpp.
+    return kernels::dropout_keep(seed, kernels::dropout_threshold(p), position);
 }
 
 namespace {
@@ -33,8 +26,9 @@ float dot(const float* a, const float* b, std::size_t n) {
 
 }  // namespace
 
-void run_sdpa(const SdpaPlan& plan, const float* query, const float* key, const float* value, const MaskRef& mask,
-              float* output, float* weights) {
+void run_sdpa_rows(const SdpaPlan& plan, const float* query, const float* key, const float* value, const MaskRef& mask,
+                   float* output, float* weights) {
+    if (plan.batch == 0) return;  // nothing to compute; S may be huge when it is (E = Ev = 0)
     const std::size_t L = plan.L, S = plan.S, E = plan.E, Ev = plan.Ev;
     const float neg_inf = -std::numeric_limits<float>::infinity();
     const std::size_t mask_step = plan.mask_col_stride();

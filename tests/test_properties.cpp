@@ -227,6 +227,33 @@ TEST_CASE("zero-size dims: empty results, and zeros when S = 0") {
     CHECK(r.weights.size() == 30);
 }
 
+TEST_CASE("a huge leading dim beside a zero-size dim returns at once (found by fuzzing: it used to loop)") {
+    const std::size_t huge = std::size_t{1} << 40;
+    auto zeros = [](const Shape& s) { return xt::xarray<float>(xt::zeros<float>(s)); };
+    auto ones = [](const Shape& s) { return xt::xarray<float>(xt::ones<float>(s)); };
+    xattn::SdpaOptions o;
+    o.enable_gqa = true;  // Hq = 2^40 query heads with no rows over one key/value head
+    auto r = xattn::scaled_dot_product_attention(zeros({1, huge, 0, 4}), ones({1, 1, 5, 4}),
+                                            ones({1, 1, 5, 4}), o);
+    CHECK(r.output.size() == 0);
+    const auto g = xattn::scaled_dot_product_attention_backward(zeros({1, huge, 0, 4}), ones({1, 1, 5, 4}),
+                                                                ones({1, 1, 5, 4}), zeros({1, huge, 0, 4}), o);
+    CHECK(xt::all(xt::equal(g.grad_key, 0.0f)));
+    // S = 2^40 keys of zero width and no output: nothing is allocated for the keys (found by fuzzing).
+    r = xattn::scaled_dot_product_attention(zeros({3, 4, 0}), zeros({3, huge, 0}), zeros({3, huge, 0}));
+    CHECK(r.output.shape() == xt::xarray<float>::shape_type{3, 4, 0});
+    xattn::SdpaPlan plan;
+    REQUIRE(xattn::plan_sdpa({3, 4, 0}, {3, huge, 0}, {3, huge, 0}, xattn::MaskKind::none, {}, {}, &plan).ok());
+    xattn::run_sdpa_rows(plan, nullptr, nullptr, nullptr, {}, nullptr, nullptr);
+    xattn::MhaConfig c;
+    c.embed_dim = 8;
+    c.num_heads = 2;
+    const xattn::MultiheadAttention mha(c);
+    const auto y = mha.forward(zeros({0, huge, 8}), zeros({0, huge, 8}), zeros({0, huge, 8}));
+    CHECK(y.output.size() == 0);
+    CHECK(y.weights.size() == 0);
+}
+
 TEST_CASE("MultiheadAttention: is_causal equals the explicit (L, S) mask, unbatched equals N = 1") {
     xattn::MhaConfig c;
     c.embed_dim = 8;

@@ -74,7 +74,10 @@ struct SdpaSettings {
 struct SdpaPlan {
     Shape output_shape;   // (…, L, Ev)
     Shape weights_shape;  // (…, L, S)
-    std::size_t batch = 0;       // number of (L, E) problems: product of query's leading dims
+    std::size_t problems = 0;    // number of (L, E) problems: product of query's leading dims
+    // Problems the kernels compute: `problems`, or 0 when there is nothing to compute (an empty output
+    // and no weights asked for), so that a huge leading dim beside a zero one never becomes a long loop.
+    std::size_t batch = 0;
     std::size_t L = 0, S = 0, E = 0, Ev = 0;
     std::size_t q_heads = 1;     // Hq: query dim -3 (1 for 2-D inputs)
     std::size_t kv_heads = 1;    // Hkv: key/value dim -3
@@ -87,6 +90,7 @@ struct SdpaPlan {
     MaskKind mask_kind = MaskKind::none;
     Shape mask_strides;          // one per weights dim, 0 where the mask broadcasts
 
+    std::size_t kv_problems() const { return problems / q_heads * kv_heads; }
     // Which key/value problem query problem b reads (GQA: query head h uses kv head h / (Hq/Hkv)).
     std::size_t kv_index(std::size_t b) const {
         const std::size_t outer = b / q_heads, h = b % q_heads;
@@ -109,8 +113,15 @@ Status plan_sdpa(const Shape& query, const Shape& key, const Shape& value, MaskK
 
 // Computes a validated plan. `output` holds numel(plan.output_shape) floats; `weights` holds
 // numel(plan.weights_shape) floats or is null. Never throws.
+// Runs the tiled SIMD kernels of src/kernels/ for this CPU (AVX2+FMA, SSE4.1 / wasm SIMD128, or
+// scalar); without weights it streams (online softmax) and never stores anything of size (L, S).
 void run_sdpa(const SdpaPlan& plan, const float* query, const float* key, const float* value,
               const MaskRef& mask, float* output, float* weights);
+
+// The same computation one query row at a time in plain C++: the readable baseline the kernels
+// are tested against. Same contract as run_sdpa.
+void run_sdpa_rows(const SdpaPlan& plan, const float* query, const float* key, const float* value,
+                   const MaskRef& mask, float* output, float* weights);
 
 // Dropout decision for weight (b, i, j): a pure function of the seed and the position,
 // so every implementation (reference, kernels, wasm) drops the same weights.

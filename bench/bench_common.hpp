@@ -1,0 +1,152 @@
+// Shared by the native and the wasm kernel benchmarks: the shapes the targets are stated for, inputs,
+// timing (median and best of several runs, single thread) and GFLOP/s with FLOPs = 4·B·H·L·S·E (the two products).
+#pragma once
+
+#include <algorithm>
+#include <chrono>
+#include <cstdint>
+#include <cstdio>
+#include <functional>
+#include <vector>
+
+#if defined(__EMSCRIPTEN__)
+#include <emscripten.h>
+#else
+#include <ctime>
+#endif
+
+#include "xattn/sdpa.hpp"
+
+namespace bench {
+
+struct Case {
+    std::size_t BH, L, S, E;  // (B·H, L, E) queries, S keys, Ev = E
+};
+
+// The peers' table in /work/shared/notes/peers.md uses these shapes (S = L).
+inline const std::vector<Case>& target_cases() {
+    static const std::vector<Case> cases{{1, 128, 128, 64},   {8, 256, 256, 64},    {12, 197, 197, 64},
+                                         {32, 512, 512, 64},  {8, 1024, 1024, 64},  {1, 2048, 2048, 64}};
+    return cases;
+}
+
+inline double flops(const Case& c) { return 4.0 * c.BH * c.L * c.S * c.E; }
+
+inline std::vector<float> random_floats(std::size_t n, std::uint64_t seed) {
+    std::vector<float> x(n);
+    for (float& v : x) {
+        seed = seed * 6364136223846793005ull + 1442695040888963407ull;
+        v = static_cast<float>(static_cast<std::int64_t>(seed >> 40) - (1 << 23)) / static_cast<float>(1 << 23);
+    }
+    return x;
+}
+
+// Seconds of CPU this process has used: unlike the wall clock, it does not count the time another
+// process holds the core (the machine is shared: 2 cores, often several jobs).
+#if defined(__EMSCRIPTEN__)
+EM_JS(double, process_cpu_seconds, (), {
+    const u = process.cpuUsage();
+    return (u.user + u.system) / 1e6;
+});
+#else
+inline double process_cpu_seconds() {
+    timespec ts;
+    clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &ts);
+    return ts.tv_sec + ts.tv_nsec * 1e-9;
+}
+#endif
+
+struct Timing {
+    double median, best;  // wall seconds
+    double cpu_median;    // CPU seconds
+};
+
+// Times `fn` after one warm-up run: at least `min_runs` runs and ~`min_seconds`. The wall-clock
+// median is what a user sees; the best run and the CPU-time median show what the code does when the
+// machine is busy with other work.
+inline Timing time_runs(const std::function<void()>& fn, int min_runs = 7, double min_seconds = 0.3) {
+    using clock = std::chrono::steady_clock;
+    fn();
+    std::vector<double> times, cpu;
+    const auto start = clock::now();
+    while (static_cast<int>(times.size()) < min_runs ||
+           (std::chrono::duration<double>(clock::now() - start).count() < min_seconds && times.size() < 200)) {
+        const double c0 = process_cpu_seconds();
+        const auto t0 = clock::now();
+        fn();
+        times.push_back(std::chrono::duration<double>(clock::now() - t0).count());
+        cpu.push_back(process_cpu_seconds() - c0);
+    }
+    std::sort(times.begin(), times.end());
+    std::sort(cpu.begin(), cpu.end());
+    return {times[times.size() / 2], times.front(), cpu[cpu.size() / 2]};
+}
+
+// Options beyond the plain call, to see what masks, causal rules and dropout cost.
+struct Variant {
+    const char* name = "plain";
+    bool causal = false;
+    xattn::MaskKind mask = xattn::MaskKind::none;
+    bool mask_per_query = true;  // mask (L, S); else (B·H, 1, S), one row for every query (key padding)
+    double dropout = 0.0;
+};
+
+// One attention problem with its buffers; run() calls `kernel` (run_sdpa or run_sdpa_rows).
+struct Problem {
+    xattn::SdpaPlan plan;
+    std::vector<float> q, k, v, out, weights, mask_values;
+    std::vector<std::uint8_t> mask_bools;
+    xattn::MaskRef mask;
+
+    Problem(const Case& c, bool need_weights, const Variant& x = {}) {
+        xattn::SdpaSettings s;
+        s.need_weights = need_weights;
+        s.is_causal = x.causal;
+        s.dropout_p = x.dropout;
+        s.seed = 7;
+        const xattn::Shape mask_shape = x.mask_per_query ? xattn::Shape{c.L, c.S} : xattn::Shape{c.BH, 1, c.S};
+        const std::size_t mask_size = x.mask_per_query ? c.L * c.S : c.BH * c.S;
+        if (x.mask == xattn::MaskKind::boolean) {
+            mask_bools.resize(mask_size);
+            for (std::size_t i = 0; i < mask_size; ++i) mask_bools[i] = (i * 2654435761u) % 10 < 8;  // 80% allowed
+            mask = xattn::MaskRef{xattn::MaskKind::boolean, mask_bools.data(), nullptr, mask_shape};
+        } else if (x.mask == xattn::MaskKind::additive) {
+            mask_values = random_floats(mask_size, 4);
+            mask = xattn::MaskRef{xattn::MaskKind::additive, nullptr, mask_values.data(), mask_shape};
+        }
+        const xattn::Status st = xattn::plan_sdpa({c.BH, c.L, c.E}, {c.BH, c.S, c.E}, {c.BH, c.S, c.E}, mask.kind,
+                                                  mask.shape, s, &plan);
+        if (!st.ok()) std::fprintf(stderr, "bench: %s\n", st.error.c_str());
+        q = random_floats(c.BH * c.L * c.E, 1);
+        k = random_floats(c.BH * c.S * c.E, 2);
+        v = random_floats(c.BH * c.S * c.E, 3);
+        out.resize(c.BH * c.L * c.E);
+        if (need_weights) weights.resize(c.BH * c.L * c.S);
+    }
+    template <class Kernel>
+    void run(Kernel kernel) {
+        kernel(plan, q.data(), k.data(), v.data(), mask, out.data(), weights.empty() ? nullptr : weights.data());
+    }
+};
+
+// The variants both benchmarks time on one shape.
+inline std::vector<Variant> variants() {
+    std::vector<Variant> v(7);
+    v[1].name = "causal (top-left; FLOPs counted as if dense)";
+    v[1].causal = true;
+    v[2].name = "bool mask (L, S)";
+    v[2].mask = xattn::MaskKind::boolean;
+    v[3].name = "float mask (L, S)";
+    v[3].mask = xattn::MaskKind::additive;
+    v[4].name = "bool key-padding mask (B*H, 1, S)";
+    v[4].mask = xattn::MaskKind::boolean;
+    v[4].mask_per_query = false;
+    v[5].name = "dropout 0.1";
+    v[5].dropout = 0.1;
+    v[6].name = "float mask (L, S) + dropout 0.1";
+    v[6].mask = xattn::MaskKind::additive;
+    v[6].dropout = 0.1;
+    return v;
+}
+
+}  // namespace bench

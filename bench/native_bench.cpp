@@ -1,0 +1,69 @@
+// The attention kernels natively: GFLOP/s (median and best run, single thread) for the target shapes,
+// for every kernel set this CPU runs (sse4.1 is the code the wasm SIMD build runs), streaming (no
+// weights) and materialising (weights), the AVX2 FMA peak measured before each shape, and the row
+// kernel for comparison.
+//   cmake --build build/native --target xattn_native_bench && build/native/xattn_native_bench [quick]
+#include <cstdio>
+#include <string>
+
+#include "bench_common.hpp"
+#include "kernels/kernels.hpp"
+#include "peak.hpp"
+
+int main(int argc, char** argv) {
+    const bool quick = argc > 1 && std::string(argv[1]) == "quick";
+    const auto sets = xattn::kernels::available_kernels();
+    std::printf("GFLOP/s: wall-clock median/best run/CPU-time median; str = streaming (no weights), wts = weights\n%-13s", "BHxLxE (S=L)");
+    for (const auto* set : sets) std::printf(" %13s str  %13s wts ", set->name, set->name);
+    std::printf(" %9s %6s\n", "rows str", "peak");
+    for (const bench::Case& c : bench::target_cases()) {
+        const double peak = bench::peak_gflops();
+        std::printf("%3zux%4zux%-5zu", c.BH, c.L, c.E);
+        for (const auto* set : sets) {
+            xattn::kernels::use_kernels(set);
+            for (bool weights : {false, true}) {
+                bench::Problem p(c, weights);
+                const bench::Timing t = bench::time_runs([&] { p.run(xattn::run_sdpa); }, quick ? 3 : 9);
+                std::printf(" %5.1f/%5.1f/%5.1f", bench::flops(c) / t.median * 1e-9, bench::flops(c) / t.best * 1e-9,
+                            bench::flops(c) / t.cpu_median * 1e-9);
+            }
+        }
+        xattn::kernels::use_kernels(nullptr);
+        bench::Problem p(c, false);
+        const bench::Timing t = bench::time_runs([&] { p.run(xattn::run_sdpa_rows); }, 3, 0.0);
+        std::printf(" %9.1f %6.1f\n", bench::flops(c) / t.median * 1e-9, peak);
+    }
+    const bench::Case vc{8, 1024, 1024, 64};
+    std::printf("\n8x1024x64 with options (%s, streaming / weights, GFLOP/s wall median/CPU median):\n",
+                xattn::kernels::best_kernels().name);
+    for (const bench::Variant& x : bench::variants()) {
+        std::printf("  %-46s", x.name);
+        for (bool weights : {false, true}) {
+            bench::Problem p(vc, weights, x);
+            const bench::Timing t = bench::time_runs([&] { p.run(xattn::run_sdpa); }, quick ? 3 : 7);
+            std::printf(" %6.1f/%-6.1f", bench::flops(vc) / t.median * 1e-9, bench::flops(vc) / t.cpu_median * 1e-9);
+        }
+        std::printf("\n");
+    }
+    // MultiheadAttention's projections: float64 sums (kernels/linear.hpp).
+    std::printf("\nlinear (512 rows, 512 in, 512 out), float64 sums, GFLOP/s wall median/CPU median:");
+    for (const auto* set : sets) {
+        const std::size_t n = 512;
+        const std::vector<float> x = bench::random_floats(n * n, 5), w = bench::random_floats(n * n, 6);
+        std::vector<float> y(n * n);
+        xattn::kernels::LinearProblem lp;
+        lp.rows = lp.in = lp.out = n;
+        lp.x = x.data(), lp.x_stride = n, lp.w = w.data(), lp.y = y.data(), lp.y_stride = n;
+        const bench::Timing t = bench::time_runs([&] { xattn::kernels::run_linear(*set, lp); }, quick ? 3 : 7);
+        std::printf("  %s %.1f/%.1f", set->name, 2.0 * n * n * n / t.median * 1e-9, 2.0 * n * n * n / t.cpu_median * 1e-9);
+    }
+    std::printf("\n");
+    if (!quick) {
+        const bench::Case big{1, 16384, 16384, 64};
+        bench::Problem p(big, false);
+        const bench::Timing t = bench::time_runs([&] { p.run(xattn::run_sdpa); }, 3, 0.0);
+        std::printf("1x16384x64 streaming (%s): %.1f GFLOP/s median\n", xattn::kernels::best_kernels().name,
+                    bench::flops(big) / t.median * 1e-9);
+    }
+    return 0;
+}

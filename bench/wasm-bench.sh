@@ -1,0 +1,23 @@
+#!/usr/bin/env bash
+# Builds bench/wasm_kernel_bench.cpp with Emscripten and runs it in Node.
+#   bash bench/wasm-bench.sh          SIMD128 build (xsimd sse4_1 lowered to f32x4), then the scalar one
+#   bash bench/wasm-bench.sh simd     only one flavour (also: scalar)
+#   bash bench/wasm-bench.sh simd big only the L = S = 16384 streaming run and its memory; quick: no such run
+# Prints the count of f32x4 ops in the SIMD binary as a check that the hot loops are vectorised.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+export NODE_PATH=/usr/share/nodejs   # emcc's JS optimiser needs Debian's acorn
+out=build/wasm-bench
+inc=$out/include                      # emcc must not see /usr/include: only the three header trees
+mkdir -p "$inc"
+for lib in xtensor xsimd xtl; do ln -sfn "/usr/include/$lib" "$inc/$lib"; done
+sources=(bench/wasm_kernel_bench.cpp src/dims.cpp src/sdpa_plan.cpp src/sdpa_rows.cpp src/kernels/*.cpp)
+for flavour in ${1:-simd scalar}; do
+  flags=()
+  [ "$flavour" = simd ] && flags=(-msimd128 -msse4.1)
+  em++ -std=c++17 -O3 -DNDEBUG "${flags[@]}" -I"$inc" -Isrc "${sources[@]}" \
+       -sALLOW_MEMORY_GROWTH -sENVIRONMENT=node -o "$out/bench-$flavour.cjs"
+  [ "$flavour" = simd ] && echo "f32x4 ops in the SIMD build: $(wasm-dis "$out/bench-simd.wasm" | grep -c f32x4)"
+  # .cjs: the package is "type": "module". Node 20's global fetch cannot load the .wasm from a file path (see shared notes); use fs instead.
+  node --no-experimental-fetch "$out/bench-$flavour.cjs" "${@:2}"
+done

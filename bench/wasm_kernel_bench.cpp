@@ -1,0 +1,69 @@
+// The attention kernels in WebAssembly: GFLOP/s (median and best run, single thread) for the target
+// shapes, streaming (no weights) and materialising (weights), beside the arithmetic peak measured just
+// before each shape; first one head of L = S = 16384, E = 64 streamed, with the linear memory it took.
+// Build and run: bash bench/wasm-bench.sh [simd|scalar] [quick|big]
+#include <cstdio>
+#include <string>
+
+#include "bench_common.hpp"
+#include "kernels/kernels.hpp"
+#include "peak.hpp"
+
+// One head of L = S = 16384, E = 64 streamed. Run first in a fresh module, so the linear memory it
+// reports (which only ever grows) is what this call needs: Q, K, V, O are 4 MiB each.
+void big_streaming_run() {
+    const bench::Case big{1, 16384, 16384, 64};
+    bench::Problem p(big, false);
+    const bench::Timing t = bench::time_runs([&] { p.run(xattn::run_sdpa); }, 3, 0.0);
+    const double mib = __builtin_wasm_memory_size(0) * 65536.0 / (1 << 20);
+    std::printf("1x16384x64 streaming: %.1f GFLOP/s median (%.2f s), linear memory %.1f MiB\n",
+                bench::flops(big) / t.median * 1e-9, t.median, mib);
+}
+
+int main(int argc, char** argv) {
+    const std::string mode = argc > 1 ? argv[1] : "";
+    std::printf("kernels: %s\n", xattn::kernels::best_kernels().name);
+    if (mode != "quick") big_streaming_run();
+    if (mode == "big") return 0;
+    {  // let V8 tier the kernels up before anything is timed
+        bench::Problem warm({4, 256, 256, 64}, false);
+        bench::time_runs([&] { warm.run(xattn::run_sdpa); }, 5, 1.0);
+    }
+    std::printf("GFLOP/s by wall clock median / best run / CPU-time median\n%-14s %26s %26s %6s\n", "BHxLxE (S=L)",
+                "streaming", "weights", "peak");
+    for (const bench::Case& c : bench::target_cases()) {
+        const double peak = bench::peak_gflops();
+        std::printf("%3zux%4zux%-5zu", c.BH, c.L, c.E);
+        for (bool weights : {false, true}) {
+            bench::Problem p(c, weights);
+            const bench::Timing t = bench::time_runs([&] { p.run(xattn::run_sdpa); }, mode == "quick" ? 3 : 9);
+            std::printf("   %7.1f %7.1f %7.1f", bench::flops(c) / t.median * 1e-9, bench::flops(c) / t.best * 1e-9,
+                        bench::flops(c) / t.cpu_median * 1e-9);
+        }
+        std::printf(" %6.1f\n", peak);
+    }
+    const bench::Case vc{8, 1024, 1024, 64};
+    std::printf("\n8x1024x64 with options (streaming / weights, GFLOP/s wall median/CPU median):\n");
+    for (const bench::Variant& x : bench::variants()) {
+        std::printf("  %-46s", x.name);
+        for (bool weights : {false, true}) {
+            bench::Problem p(vc, weights, x);
+            const bench::Timing t = bench::time_runs([&] { p.run(xattn::run_sdpa); }, mode == "quick" ? 3 : 7);
+            std::printf(" %6.1f/%-6.1f", bench::flops(vc) / t.median * 1e-9, bench::flops(vc) / t.cpu_median * 1e-9);
+        }
+        std::printf("\n");
+    }
+    {  // MultiheadAttention's projections: float64 sums (kernels/linear.hpp).
+        const std::size_t n = 512;
+        const std::vector<float> x = bench::random_floats(n * n, 5), w = bench::random_floats(n * n, 6);
+        std::vector<float> y(n * n);
+        xattn::kernels::LinearProblem lp;
+        lp.rows = lp.in = lp.out = n;
+        lp.x = x.data(), lp.x_stride = n, lp.w = w.data(), lp.y = y.data(), lp.y_stride = n;
+        const bench::Timing t =
+            bench::time_runs([&] { xattn::kernels::run_linear(xattn::kernels::best_kernels(), lp); }, mode == "quick" ? 3 : 7);
+        std::printf("\nlinear (512 rows, 512 in, 512 out), float64 sums: %.1f GFLOP/s wall median, %.1f CPU median\n",
+                    2.0 * n * n * n / t.median * 1e-9, 2.0 * n * n * n / t.cpu_median * 1e-9);
+    }
+    return 0;
+}

@@ -1,0 +1,31 @@
+// The kernels for SSE4.1: native x86 (CMake builds this file with -msse4.1) and WebAssembly
+// SIMD128 (em++ -msimd128 -msse4.1: Emscripten lowers the SSE4.1 intrinsics xsimd emits to f32x4 ops).
+#include "kernels/kernels.hpp"
+
+#if defined(__SSE4_1__)
+#include "kernels/simd_xsimd.hpp"
+#include "kernels/attention.hpp"
+#include "kernels/linear.hpp"
+
+namespace xattn::kernels {
+namespace {
+using Ops = XsimdOps<xsimd::sse4_1>;
+// 8 accumulators: scores 2 keys × 4 vectors (16 queries), outputs 2 rows × 4 vectors (16 columns),
+// projections 2 rows × 4 vectors of 2 doubles. Key tiles of up to 96. V8 keeps 8 live accumulators
+// in registers and reaches the wasm SIMD peak; at 12 it spills and falls to about half.
+using Attention = AttentionKernel<Ops, 2, 4, 2, 4, 96>;
+using Linear = LinearKernel<XsimdOpsF64<xsimd::sse4_1>, 2, 4>;
+#if defined(__wasm_simd128__)
+constexpr const char* kName = "wasm-simd128";
+#else
+constexpr const char* kName = "sse4.1";
+#endif
+const KernelSet kSet{kName, &Attention::workspace, &Attention::run, &Linear::workspace, &Linear::run};
+}  // namespace
+const KernelSet* sse41_kernels() { return &kSet; }
+}  // namespace xattn::kernels
+#else
+namespace xattn::kernels {
+const KernelSet* sse41_kernels() { return nullptr; }
+}  // namespace xattn::kernels
+#endif

@@ -1,0 +1,489 @@
+// Tiled attention on one ops type (simd_scalar.hpp / simd_xsimd.hpp): the fast path behind run_sdpa.
+//
+// Shapes per problem b (legend in xattn/dims.hpp):
+//   Q (L, E)   K (S, E)   V (S, Ev)   O (L, Ev)   weights (L, S) when asked for
+// Queries go in groups of GW (the vector lanes of a score tile), keys in tiles of Bc:
+//   Qᵀ panel (E, GW)                 packed once per group
+//   Sᵀ tile  (Bc, GW) = K_tile · Qᵀ  scores with keys in rows and queries in lanes, so the softmax
+//                                    statistics of a query (max, sum) are plain vertical vector ops
+//   O  rows  (GW, Ev) += P · V_tile  P read from the same tile, V rows read in place
+//
+// Two paths, same semantics as run_sdpa_rows (sdpa_rows.cpp) and the float64 reference:
+//   streaming      (no weights) online softmax over key tiles; extra memory O(tile), never (L, S).
+//                  // ref: Dao et al., "FlashAttention: Fast and Memory-Efficient Exact Attention
+//                  //      with IO-Awareness", 2022, https://arxiv.org/abs/2205.14135 (Algorithm 1)
+//   materialising  (weights asked for) scores into the weights rows, softmax there, then P · V.
+// Rules both keep:
+//   * a key forbidden by a boolean mask or the causal rule scores -inf whatever K holds (NaN too);
+//   * a row whose every key is forbidden gets weights 0 and output 0;
+//   * a zero weight contributes nothing to O, even when its value row holds inf or NaN
+//     (value tiles that are not all finite take the select-guarded product);
+//   * dropout keeps weight (b, i, j) by dropout_keep(seed, ·, (b·L + i)·S + j), kept weights × 1/(1-p);
+//   * causal tiles that no query of a group can see are skipped.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <limits>
+
+#include "kernels/dropout_hash.hpp"
+#include "kernels/exp.hpp"
+#include "kernels/kernels.hpp"
+#include "kernels/micro.hpp"
+#include "kernels/simd_scalar.hpp"
+
+namespace xattn::kernels {
+namespace {
+
+inline std::size_t min_size(std::size_t a, std::size_t b) { return a < b ? a : b; }
+inline std::size_t round_up(std::size_t n, std::size_t m) { return (n + m - 1) / m * m; }
+// Number of keys in [0, S) that query i may see under the causal rule: clamp(i + shift + 1, 0, S).
+inline std::size_t causal_count(std::int64_t i, std::int64_t shift, std::size_t S) {
+    const std::int64_t n = i + shift + 1;
+    return n <= 0 ? 0 : min_size(static_cast<std::size_t>(n), S);
+}
+
+// Scratch carved out of one allocation, each buffer 64-byte aligned.
+struct Carver {
+    unsigned char* base;
+    std::size_t used = 0;
+    template <class T>
+    T* take(std::size_t count) {
+        T* p = base ? reinterpret_cast<T*>(base + used) : nullptr;
+        used += round_up(count * sizeof(T), 64);
+        return p;
+    }
+};
+
+//   KeyRows × QueryVecs   score micro-kernel: KeyRows keys × QueryVecs vectors of queries
+//   PvRows × PvVecs       output micro-kernel: PvRows queries × PvVecs vectors of Ev
+//   KeyTile               most keys per tile (Bc), a multiple of KeyRows
+template <class O, std::size_t KeyRows, std::size_t QueryVecs, std::size_t PvRows, std::size_t PvVecs,
+          std::size_t KeyTile>
+struct AttentionKernel {
+    static_assert(KeyTile % KeyRows == 0, "tiles hold whole score micro-kernels");
+    using V = typename O::V;
+    static constexpr std::size_t W = O::width;
+    static constexpr std::size_t GW = QueryVecs * W;                 // queries per group
+    static constexpr std::size_t Bc = KeyTile;                       // keys per tile
+    static constexpr std::size_t Bq = GW >= 64 ? GW : 64 / GW * GW;  // queries sharing each K/V tile
+    static constexpr std::size_t kChunk = 16;                        // value rows per finiteness flag
+    static constexpr float kNegInf = -std::numeric_limits<float>::infinity();
+
+    struct Scratch {
+        float* qp;        // (Bq / GW) Qᵀ panels (E, GW)
+        float* st;        // (Bc, GW) scores, then probabilities
+        float* mask;      // (Bc, GW) mask tile: additive values, or 0 / -inf for a boolean mask
+        float* drop;      // (Bc, GW) dropout factors: 1/(1-p) kept, 0 dropped
+        float* vt;        // (Bc, Evp) value tile padded to whole vectors, when Ev is not
+        float* acc;       // (Bq, Evp) unnormalised output rows
+        float* m;         // (Bq) running max per query
+        float* l;         // (Bq) running sum per query
+        float* alpha;     // (Bq) rescale of this tile: exp(old max - new max)
+        // (Bq and Bc shrink to L and S rounded up to whole groups and micro-kernels when those are smaller.)
+        unsigned char* dirty;  // (S / kChunk) these kChunk value rows hold inf or NaN
+
+        static std::size_t layout(const AttentionProblem& p, unsigned char* base, Scratch* s) {
+            Carver c{base};
+            const std::size_t evp = round_up(p.Ev, W);
+            const std::size_t rows = min_size(Bq, round_up(p.L, GW));  // a block never holds more queries
+            const std::size_t keys = min_size(Bc, round_up(p.S, KeyRows));
+            Scratch x;
+            x.qp = c.take<float>(p.E * rows);
+            x.st = c.take<float>(keys * GW);
+            x.mask = c.take<float>(keys * GW);
+            x.drop = c.take<float>(keys * GW);
+            x.vt = c.take<float>(p.Ev % W ? keys * evp : 0);
+            x.acc = c.take<float>(rows * evp);
+            x.m = c.take<float>(rows);
+            x.l = c.take<float>(rows);
+            x.alpha = c.take<float>(rows);
+            x.dirty = c.take<unsigned char>(p.S / kChunk + 1);
+            if (s) *s = x;
+            return c.used;
+        }
+    };
+
+    // One problem b, with the per-b pointers resolved.
+    struct Head {
+        const AttentionProblem& p;
+        const Scratch& w;
+        std::size_t b;
+        const float* q;   // (L, E)
+        const float* k;   // (S, E)
+        const float* v;   // (S, Ev)
+        float* out;       // (L, Ev)
+        float* weights;   // (L, S) or null
+        std::size_t mask_base;
+        std::size_t evp;
+    };
+
+    static std::size_t workspace(const AttentionProblem& p) { return Scratch::layout(p, nullptr, nullptr); }
+
+    static void run(const AttentionProblem& p, void* workspace) {
+        Scratch w;
+        Scratch::layout(p, static_cast<unsigned char*>(workspace), &w);
+        for (std::size_t b = 0; b < p.batch; ++b) {
+            // SdpaPlan::kv_index, spelled out: no inline function of a shared header is compiled here.
+            const std::size_t kv = b / p.q_heads * p.kv_heads + b % p.q_heads / (p.q_heads / p.kv_heads);
+            Head h{p, w, b, p.query + b * p.L * p.E, p.key + kv * p.S * p.E, p.value + kv * p.S * p.Ev,
+                   p.output + b * p.L * p.Ev, p.weights ? p.weights + b * p.L * p.S : nullptr,
+                   p.mask_kind == MaskKind::none ? 0 : p.plan->mask_row_offset(b, 0), round_up(p.Ev, W)};
+            mark_dirty_value_rows(h);
+            if (h.weights) {
+                for (std::size_t i0 = 0; i0 < p.L; i0 += GW) materialise_group(h, i0);
+            } else {
+                for (std::size_t q0 = 0; q0 < p.L; q0 += Bq) stream_block(h, q0);
+            }
+        }
+    }
+
+    static bool all_finite(const float* x, std::size_t n) {
+        V acc = O::splat(0.0f);
+        std::size_t i = 0;
+        for (; i + W <= n; i += W) acc = O::fmadd(O::load(x + i), O::splat(0.0f), acc);  // inf·0 = NaN
+        float tail = O::hsum(acc);
+        for (; i < n; ++i) tail += x[i] * 0.0f;
+        return tail == 0.0f;
+    }
+
+    // Which value rows hold inf or NaN, kChunk rows to a flag: tiles with none take the plain product.
+    static void mark_dirty_value_rows(const Head& h) {
+        for (std::size_t k0 = 0, t = 0; k0 < h.p.S; k0 += kChunk, ++t)
+            h.w.dirty[t] = !all_finite(h.v + k0 * h.p.Ev, min_size(kChunk, h.p.S - k0) * h.p.Ev);
+    }
+
+    static bool dirty_values(const Head& h, std::size_t k0, std::size_t kn) {
+        bool any = false;
+        for (std::size_t t = k0 / kChunk; t * kChunk < k0 + kn; ++t) any |= h.w.dirty[t] != 0;
+        return any;
+    }
+
+    // Key tiles over [0, kend): as even as whole micro-kernels allow, so no tile is a small remainder
+    // that pays a whole tile's overhead (S = 197 gives 54, 54, 54, 35 rather than 64, 64, 64, 5).
+    static std::size_t tile_size(std::size_t kend) {
+        const std::size_t tiles = (kend + Bc - 1) / Bc;
+        return tiles == 0 ? Bc : round_up((kend + tiles - 1) / tiles, KeyRows);
+    }
+
+    // Qᵀ panel (E, GW) of queries i0 … i0+gn-1; lanes past gn are 0.
+    static void pack_queries(const Head& h, std::size_t i0, std::size_t gn, float* panel) {
+        const std::size_t E = h.p.E;
+        for (std::size_t lane = 0; lane < GW; ++lane) {
+            const float* row = lane < gn ? h.q + (i0 + lane) * E : nullptr;
+            for (std::size_t e = 0; e < E; ++e) panel[e * GW + lane] = row ? row[e] : 0.0f;
+        }
+    }
+
+    // Keys of the tile [k0, k0 + kn) that at least one query of the group may see.
+    static std::size_t visible_keys(const Head& h, std::size_t i0, std::size_t gn, std::size_t k0, std::size_t kn) {
+        if (!h.p.causal) return kn;
+        const std::size_t n = causal_count(static_cast<std::int64_t>(i0 + gn - 1), h.p.causal_shift, h.p.S);
+        return n <= k0 ? 0 : min_size(kn, n - k0);
+    }
+
+    // The value rows [k0, k0 + kn) as whole vectors: in place, or copied into vt when Ev is not a
+    // multiple of W (so the last vector never reads past V).
+    static const float* value_tile(const Head& h, std::size_t k0, std::size_t kn, std::size_t* ld) {
+        const std::size_t Ev = h.p.Ev;
+        if (Ev % W == 0) {
+            *ld = Ev;
+            return h.v + k0 * Ev;
+        }
+        for (std::size_t j = 0; j < kn; ++j)
+            for (std::size_t c = 0; c < h.evp; ++c) h.w.vt[j * h.evp + c] = c < Ev ? h.v[(k0 + j) * Ev + c] : 0.0f;
+        *ld = h.evp;
+        return h.w.vt;
+    }
+
+    // Mask tile (kg, GW) for queries i0 … i0+gn-1 and keys k0 … k0+kg-1: the additive values, or
+    // 0 / -inf for a boolean mask. Lanes past gn get 0.
+    static void fill_mask_tile(const Head& h, std::size_t i0, std::size_t gn, std::size_t k0, std::size_t kg) {
+        const AttentionProblem& p = h.p;
+        float* t = h.w.mask;
+        const bool boolean = p.mask_kind == MaskKind::boolean;
+        const std::size_t ks = p.mask_key_stride;
+        auto value = [&](std::size_t at) {
+            return boolean ? (p.mask_bools[at] ? 0.0f : kNegInf) : p.mask_values[at];
+        };
+        if (p.mask_query_stride == 0) {
+            // One mask row for every query (e.g. key padding (B, 1, 1, S)): each key's value across the lanes.
+            const std::size_t row = h.mask_base + k0 * ks;
+            for (std::size_t j = 0; j < kg; ++j) {
+                const V x = O::splat(value(row + j * ks));
+                for (std::size_t v = 0; v < GW; v += W) O::store(t + j * GW + v, x);
+            }
+            return;
+        }
+        // A row per query: the tile is their transpose. Lanes past gn repeat query i0's row: finite or
+        // -inf like any score there, and never read back.
+        std::size_t rows[GW];
+        for (std::size_t lane = 0; lane < GW; ++lane)
+            rows[lane] = h.mask_base + (i0 + (lane < gn ? lane : 0)) * p.mask_query_stride + k0 * ks;
+        std::size_t j = 0;
+        if constexpr (O::has_transpose4) {
+            if (ks == 1 && GW % 4 == 0)
+                for (; j + 4 <= kg; j += 4)
+                    for (std::size_t lane = 0; lane < GW; lane += 4) {
+                        if (boolean) {
+                            const std::uint8_t* r[4];
+                            for (std::size_t x = 0; x < 4; ++x) r[x] = p.mask_bools + rows[lane + x] + j;
+                            O::transpose4(r, t + j * GW + lane, GW);
+                        } else {
+                            const float* r[4];
+                            for (std::size_t x = 0; x < 4; ++x) r[x] = p.mask_values + rows[lane + x] + j;
+                            O::transpose4(r, t + j * GW + lane, GW);
+                        }
+                    }
+        }
+        alignas(64) float line[GW];
+        for (; j < kg; ++j) {
+            if (boolean) {
+                const float forbid_or_allow[2] = {kNegInf, 0.0f};  // a table, not a branch on random bits
+                for (std::size_t lane = 0; lane < GW; ++lane)
+                    line[lane] = forbid_or_allow[p.mask_bools[rows[lane] + j * ks] != 0];
+            } else {
+                for (std::size_t lane = 0; lane < GW; ++lane) line[lane] = p.mask_values[rows[lane] + j * ks];
+            }
+            for (std::size_t v = 0; v < GW; v += W) O::store(t + j * GW + v, O::load(line + v));
+        }
+    }
+
+    static void fill_dropout_tile(const Head& h, std::size_t i0, std::size_t gn, std::size_t k0, std::size_t kg) {
+        const AttentionProblem& p = h.p;
+        for (std::size_t lane = 0; lane < GW; ++lane) {
+            const std::uint64_t row = (static_cast<std::uint64_t>(h.b) * p.L + i0 + lane) * p.S + k0;
+            for (std::size_t j = 0; j < kg; ++j)
+                h.w.drop[j * GW + lane] =
+                    lane < gn && dropout_keep(p.seed, p.dropout_threshold, row + j) ? p.keep_scale : 0.0f;
+        }
+    }
+
+    // Scores of keys k0 … k0+kg-1 for the group's queries into st (kg, GW): scaled, masked, and
+    // -inf where the causal rule forbids. tmax[v] takes the max over these keys per query lane.
+    static void scores(const Head& h, const float* panel, std::size_t i0, std::size_t gn, std::size_t k0,
+                       std::size_t kg, V* tmax) {
+        const AttentionProblem& p = h.p;
+        const std::size_t nqv = (gn + W - 1) / W;
+        const bool masked = p.mask_kind != MaskKind::none;
+        if (masked) fill_mask_tile(h, i0, gn, k0, kg);
+        // Causal: key j is visible to lane `lane` iff lane >= j - i0 - shift.
+        const std::int64_t first_blocked = static_cast<std::int64_t>(k0) - static_cast<std::int64_t>(i0) - p.causal_shift;
+        const bool causal_partial = p.causal && first_blocked + static_cast<std::int64_t>(kg) - 1 > 0;
+        const V lanes = O::lane_index();
+        for (std::size_t j0 = 0; j0 < kg; j0 += KeyRows) {
+            with_count<KeyRows>(kg - j0, [&](auto nk_) {
+                with_count<QueryVecs>(nqv, [&](auto nq_) {
+                    constexpr std::size_t NK = decltype(nk_)::value, NQ = decltype(nq_)::value;
+                    Block<O, NK, NQ> acc;
+                    acc.fill(O::splat(0.0f));
+                    accumulate(acc, p.E, h.k + (k0 + j0) * p.E, p.E, 1, panel, GW);  // (NK, E) x (E, NQ·W)
+                    for (std::size_t r = 0; r < NK; ++r) {
+                        const std::size_t j = j0 + r;
+                        for (std::size_t v = 0; v < NQ; ++v) {
+                            V s = acc.c[r][v] * O::splat(p.scale);
+                            if (masked) {
+                                const V m = O::load(h.w.mask + j * GW + v * W);
+                                s = p.mask_kind == MaskKind::boolean ? O::select(m == O::splat(kNegInf), m, s) : s + m;
+                            }
+                            if (causal_partial) {
+                                const float blocked_below = static_cast<float>(first_blocked + static_cast<std::int64_t>(j) -
+                                                                               static_cast<std::int64_t>(v * W));
+                                s = O::select(lanes < O::splat(blocked_below), O::splat(kNegInf), s);
+                            }
+                            O::store(h.w.st + j * GW + v * W, s);
+                            tmax[v] = O::max(tmax[v], s);
+                        }
+                    }
+                });
+            });
+        }
+    }
+
+    // acc rows (nr, evp) of queries r0 … += P rows · V tile, P read from st (kg, GW) or weights rows.
+    static void weighted_values(const Head& h, float* acc_rows, const float* P, std::size_t p_row, std::size_t p_key,
+                                std::size_t nrows, std::size_t kg, const float* vt, std::size_t ldv, bool dirty,
+                                const float* rescale) {
+        const std::size_t nvec = h.evp / W;
+        for (std::size_t r0 = 0; r0 < nrows; r0 += PvRows) {
+            for (std::size_t c0 = 0; c0 < nvec; c0 += PvVecs) {
+                with_count<PvRows>(nrows - r0, [&](auto nr_) {
+                    with_count<PvVecs>(nvec - c0, [&](auto nv_) {
+                        constexpr std::size_t NR = decltype(nr_)::value, NV = decltype(nv_)::value;
+                        Block<O, NR, NV> acc;
+                        float* dst = acc_rows + r0 * h.evp + c0 * W;
+                        acc.load(dst, h.evp);
+                        if (rescale)
+                            for (std::size_t r = 0; r < NR; ++r) {
+                                // alpha = 0 (no visible key yet, or the max moved past exp's range): drop
+                                // the old sum outright rather than multiply, so an inf in it cannot become NaN.
+                                const float a = rescale[r0 + r];
+                                for (std::size_t v = 0; v < NV; ++v)
+                                    acc.c[r][v] = a == 0.0f ? O::splat(0.0f) : acc.c[r][v] * O::splat(a);
+                            }
+                        const float* a = P + r0 * p_row;
+                        if (dirty) accumulate_skipping_zeros(acc, kg, a, p_row, p_key, vt + c0 * W, ldv);
+                        else accumulate(acc, kg, a, p_row, p_key, vt + c0 * W, ldv);  // (NR, kg) x (kg, NV·W)
+                        acc.store(dst, h.evp);
+                    });
+                });
+            }
+        }
+    }
+
+    // Streaming: queries q0 … q0+Bq-1 against every key tile, online softmax, O(tile) memory.
+    static void stream_block(const Head& h, std::size_t q0) {
+        const AttentionProblem& p = h.p;
+        const Scratch& w = h.w;
+        const std::size_t nq = min_size(Bq, p.L - q0), groups = (nq + GW - 1) / GW;
+        for (std::size_t g = 0; g < groups; ++g)
+            pack_queries(h, q0 + g * GW, min_size(GW, nq - g * GW), w.qp + g * p.E * GW);
+        for (std::size_t i = 0; i < groups * GW; ++i) w.m[i] = kNegInf, w.l[i] = 0.0f;
+        for (std::size_t x = 0; x < nq * h.evp; ++x) w.acc[x] = 0.0f;
+
+        const std::size_t kend = p.causal ? causal_count(static_cast<std::int64_t>(q0 + nq - 1), p.causal_shift, p.S) : p.S;
+        const std::size_t bc = tile_size(kend);
+        for (std::size_t k0 = 0; k0 < kend; k0 += bc) {
+            const std::size_t kn = min_size(bc, kend - k0);
+            std::size_t ldv;
+            const float* vt = value_tile(h, k0, kn, &ldv);
+            const bool dirty = dirty_values(h, k0, kn);
+            for (std::size_t g = 0; g < groups; ++g) {
+                const std::size_t i0 = q0 + g * GW, gn = min_size(GW, nq - g * GW);
+                const std::size_t kg = visible_keys(h, i0, gn, k0, kn);
+                if (kg == 0) continue;
+                const std::size_t nqv = (gn + W - 1) / W;
+                V tmax[QueryVecs];
+                for (auto& t : tmax) t = O::splat(kNegInf);
+                scores(h, w.qp + g * p.E * GW, i0, gn, k0, kg, tmax);
+                if (p.dropout) fill_dropout_tile(h, i0, gn, k0, kg);
+
+                // Online softmax per query lane (m: running max, l: running sum of exp(s - m)):
+                // when the max moves, the old sum and output rows are rescaled by alpha = exp(m_old - m_new).
+                // A max still at -inf means no visible key yet: its exps are taken against 0, so they are 0.
+                // A NaN score makes its exp, so l, so the whole output row NaN, whichever operand max() keeps.
+                float* m = w.m + g * GW;
+                float* l = w.l + g * GW;
+                float* alpha = w.alpha + g * GW;
+                for (std::size_t v = 0; v < nqv; ++v) {
+                    const V m_old = O::load(m + v * W);
+                    const V m_new = O::max(m_old, tmax[v]);
+                    const V inf = O::splat(kNegInf), zero = O::splat(0.0f);
+                    const V a = O::select(m_old == inf, zero, exp_nonpositive<O>(m_old - m_new));
+                    const V shift = O::select(m_new == inf, zero, m_new);
+                    V sum = zero;
+                    float* sv = w.st + v * W;
+                    if (!p.dropout) {
+                        for (std::size_t j = 0; j < kg; ++j) {
+                            const V e = exp_nonpositive<O>(O::load(sv + j * GW) - shift);
+                            sum = sum + e;
+                            O::store(sv + j * GW, e);
+                        }
+                    } else {
+                        for (std::size_t j = 0; j < kg; ++j) {
+                            const V e = exp_nonpositive<O>(O::load(sv + j * GW) - shift);
+                            sum = sum + e;  // l sums the weights before dropout
+                            O::store(sv + j * GW, e * O::load(w.drop + j * GW + v * W));
+                        }
+                    }
+                    O::store(m + v * W, m_new);
+                    O::store(l + v * W, O::fmadd(O::load(l + v * W), a, sum));
+                    O::store(alpha + v * W, a);
+                }
+                // O rows of the group = alpha · O rows + P (gn, kg) · V tile (kg, Ev); P[i][j] = st[j][i].
+                weighted_values(h, w.acc + g * GW * h.evp, w.st, 1, GW, gn, kg, vt, ldv, dirty, alpha);
+            }
+        }
+
+        // O = acc / l; l = 0 means every key was forbidden: output 0.
+        for (std::size_t i = 0; i < nq; ++i) {
+            const float l = w.l[i];
+            const float inv = 1.0f / l;
+            float* o = h.out + (q0 + i) * p.Ev;
+            const float* a = w.acc + i * h.evp;
+            for (std::size_t c = 0; c < p.Ev; ++c) o[c] = l == 0.0f ? 0.0f : a[c] * inv;
+        }
+    }
+
+    // Materialising: the group's weights rows (GW, S) are an output anyway, so the softmax runs on them.
+    static void materialise_group(const Head& h, std::size_t i0) {
+        const AttentionProblem& p = h.p;
+        const Scratch& w = h.w;
+        const std::size_t gn = min_size(GW, p.L - i0), nqv = (gn + W - 1) / W;
+        pack_queries(h, i0, gn, w.qp);
+        const std::size_t kend = visible_keys(h, i0, gn, 0, p.S);
+
+        // Pass 1: scores into the weights rows, and each query's max.
+        V rmax[QueryVecs];
+        for (auto& t : rmax) t = O::splat(kNegInf);
+        const std::size_t bc = tile_size(kend);
+        for (std::size_t k0 = 0; k0 < kend; k0 += bc) {
+            const std::size_t kg = visible_keys(h, i0, gn, k0, min_size(bc, kend - k0));
+            scores(h, w.qp, i0, gn, k0, kg, rmax);
+            // weights rows (gn, kg) = the tile (kg, GW) transposed, 4 × 4 at a time where the ops can.
+            std::size_t lane = 0;
+            if constexpr (O::has_transpose4)
+                for (; lane + 4 <= gn; lane += 4) {
+                    std::size_t j = 0;
+                    for (; j + 4 <= kg; j += 4) {
+                        const float* r[4] = {w.st + j * GW + lane, w.st + (j + 1) * GW + lane,
+                                             w.st + (j + 2) * GW + lane, w.st + (j + 3) * GW + lane};
+                        O::transpose4(r, h.weights + (i0 + lane) * p.S + k0 + j, p.S);
+                    }
+                    for (std::size_t x = 0; x < 4; ++x)
+                        for (std::size_t jj = j; jj < kg; ++jj) h.weights[(i0 + lane + x) * p.S + k0 + jj] = w.st[jj * GW + lane + x];
+                }
+            for (; lane < gn; ++lane) {
+                float* row = h.weights + (i0 + lane) * p.S + k0;
+                for (std::size_t j = 0; j < kg; ++j) row[j] = w.st[j * GW + lane];
+            }
+        }
+        for (std::size_t v = 0; v < nqv; ++v) O::store(w.m + v * W, rmax[v]);
+
+        // Pass 2: each row becomes exp(s - max) / sum, then dropout; keys no query of the row may
+        // see (causal) are 0. A row with nothing visible (max -inf) has sum 0 and stays all 0.
+        for (std::size_t lane = 0; lane < gn; ++lane) {
+            const std::size_t i = i0 + lane;
+            float* row = h.weights + i * p.S;
+            const std::size_t n = p.causal ? causal_count(static_cast<std::int64_t>(i), p.causal_shift, p.S) : p.S;
+            const float mx = w.m[lane];
+            const V shift = O::splat(mx == kNegInf ? 0.0f : mx);
+            V vsum = O::splat(0.0f);
+            std::size_t j = 0;
+            for (; j + W <= n; j += W) {
+                const V e = exp_nonpositive<O>(O::load(row + j) - shift);
+                vsum = vsum + e;
+                O::store(row + j, e);
+            }
+            float sum = O::hsum(vsum);
+            for (; j < n; ++j) {
+                row[j] = exp_nonpositive<ScalarOps>(row[j] - (mx == kNegInf ? 0.0f : mx));
+                sum += row[j];
+            }
+            const float inv = sum == 0.0f ? 0.0f : 1.0f / sum;
+            j = 0;
+            for (; j + W <= n; j += W) O::store(row + j, O::load(row + j) * O::splat(inv));
+            for (; j < n; ++j) row[j] *= inv;
+            if (p.dropout) {
+                const std::uint64_t pos = (static_cast<std::uint64_t>(h.b) * p.L + i) * p.S;
+                for (j = 0; j < n; ++j)
+                    row[j] = dropout_keep(p.seed, p.dropout_threshold, pos + j) ? row[j] * p.keep_scale : 0.0f;
+            }
+            for (j = n; j < p.S; ++j) row[j] = 0.0f;
+        }
+
+        // Pass 3: O rows (gn, Ev) = weights rows (gn, kend) · V (kend, Ev).
+        for (std::size_t x = 0; x < gn * h.evp; ++x) w.acc[x] = 0.0f;
+        for (std::size_t k0 = 0; k0 < kend; k0 += bc) {
+            const std::size_t kn = min_size(bc, kend - k0);
+            std::size_t ldv;
+            const float* vt = value_tile(h, k0, kn, &ldv);
+            weighted_values(h, w.acc, h.weights + i0 * p.S + k0, p.S, 1, gn, kn, vt, ldv, dirty_values(h, k0, kn), nullptr);
+        }
+        for (std::size_t lane = 0; lane < gn; ++lane)
+            for (std::size_t c = 0; c < p.Ev; ++c) h.out[(i0 + lane) * p.Ev + c] = w.acc[lane * h.evp + c];
+    }
+};
+
+}  // namespace
+}  // namespace xattn::kernels

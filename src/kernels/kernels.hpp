@@ -1,0 +1,87 @@
+// The fast kernels behind run_sdpa and MultiheadAttention, one set per instruction set:
+//   avx2+fma   native x86-64 with AVX2 and FMA (kernels/arch_avx2.cpp, built with -mavx2 -mfma)
+//   sse4.1     native x86 with SSE4.1, and WebAssembly SIMD128 (Emscripten lowers SSE4.1 to it)
+//   scalar     everything else, e.g. the wasm build without -msimd128
+// All three run the same tiled algorithm (kernels/attention.hpp, kernels/linear.hpp); the tests
+// check every set this machine can run against the float64 reference.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <vector>
+
+#include "xattn/sdpa.hpp"
+
+namespace xattn::kernels {
+
+// One attention call in plain numbers and pointers, so the per-arch files need no library
+// containers (see dropout_hash.hpp for why).
+struct AttentionProblem {
+    std::size_t batch = 0, L = 0, S = 0, E = 0, Ev = 0;
+    std::size_t q_heads = 1, kv_heads = 1;  // GQA: query problem b reads kv problem kv_of(b)
+    float scale = 1.0f;
+    bool causal = false;
+    std::int64_t causal_shift = 0;          // key j visible to query i iff j <= i + causal_shift
+    MaskKind mask_kind = MaskKind::none;
+    const std::uint8_t* mask_bools = nullptr;
+    const float* mask_values = nullptr;
+    const SdpaPlan* plan = nullptr;         // for plan->mask_row_offset(b, 0)
+    std::size_t mask_query_stride = 0;      // mask offset step from query i to i + 1
+    std::size_t mask_key_stride = 0;        // … and from key j to j + 1 (0 or 1)
+    bool dropout = false;
+    std::uint64_t seed = 0, dropout_threshold = 0;
+    float keep_scale = 1.0f;                // 1 / (1 - p)
+    const float* query = nullptr;           // (batch, L, E)
+    const float* key = nullptr;             // (kv problems, S, E)
+    const float* value = nullptr;           // (kv problems, S, Ev)
+    float* output = nullptr;                // (batch, L, Ev)
+    float* weights = nullptr;               // (batch, L, S) or null: then nothing (L, S) is stored
+
+};
+
+// Y (rows, out) = X (rows, in) · Wᵀ + bias, W stored (out, in) as PyTorch stores Linear weights.
+struct LinearProblem {
+    std::size_t rows = 0, in = 0, out = 0;
+    const float* x = nullptr;
+    std::size_t x_stride = 0;  // floats from one row of X to the next
+    const float* w = nullptr;  // (out, in)
+    const float* bias = nullptr;  // (out) or null
+    float* y = nullptr;
+    std::size_t y_stride = 0;
+};
+
+struct KernelSet {
+    const char* name;
+    // Scratch each call needs, in bytes: O(tiles), never O(L·S).
+    std::size_t (*attention_workspace)(const AttentionProblem&);
+    void (*attention)(const AttentionProblem&, void* workspace);
+    std::size_t (*linear_workspace)(const LinearProblem&);
+    void (*linear)(const LinearProblem&, void* workspace);
+};
+
+// Defined in the per-arch files; null when this build has no such kernels.
+const KernelSet* avx2_kernels();
+const KernelSet* sse41_kernels();
+const KernelSet& scalar_kernels();
+
+// The fastest set this build and CPU can run (decided once).
+const KernelSet& best_kernels();
+// Every set this build and CPU can run, fastest first.
+std::vector<const KernelSet*> available_kernels();
+// The set run_sdpa and MultiheadAttention use: best_kernels() unless use_kernels chose another.
+const KernelSet& active_kernels();
+// For tests and benchmarks: run every later call with `set`, one of available_kernels()
+// (null: back to best_kernels()). Process-wide.
+void use_kernels(const KernelSet* set);
+
+AttentionProblem attention_problem(const SdpaPlan& plan, const float* query, const float* key, const float* value,
+                                   const MaskRef& mask, float* output, float* weights);
+// Allocates the workspace and runs one validated attention plan with `set`. Heads so wide (E or Ev in
+// the hundreds of thousands) that a tile's scratch would pass 64 MiB, or a failed allocation, run on
+// run_sdpa_rows instead. Never throws.
+void run_attention(const KernelSet& set, const SdpaPlan& plan, const float* query, const float* key,
+                   const float* value, const MaskRef& mask, float* output, float* weights);
+// Allocates the workspace (O(blocks)) and runs one linear product with `set`.
+void run_linear(const KernelSet& set, const LinearProblem& problem);
+
+}  // namespace xattn::kernels

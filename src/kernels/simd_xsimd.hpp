@@ -1,0 +1,91 @@
+// The vector operations the kernels are written in, on xsimd batches of one architecture:
+// fma3<avx2> natively, sse4_1 natively and in WebAssembly (Emscripten lowers the SSE intrinsics
+// to SIMD128). Include only from a file compiled for that architecture.
+#pragma once
+
+#include <cstdint>
+#include <cstring>
+#include <limits>
+
+#include <xsimd/xsimd.hpp>
+#if defined(__wasm_simd128__)
+#include <wasm_simd128.h>
+#endif
+
+namespace xattn::kernels {
+namespace {
+
+template <class Arch>
+struct XsimdOps {
+    using V = xsimd::batch<float, Arch>;
+    using M = xsimd::batch_bool<float, Arch>;
+    using I = xsimd::batch<std::int32_t, Arch>;
+    static constexpr std::size_t width = V::size;
+
+    static V load(const float* p) { return V::load_unaligned(p); }
+    static void store(float* p, const V& v) { v.store_unaligned(p); }
+    static V splat(float x) { return V(x); }
+    // a·b + c: one fused instruction on fma3, a multiply and an add elsewhere (wasm has no FMA in Node 20).
+    static V fmadd(const V& a, const V& b, const V& c) { return xsimd::fma(a, b, c); }
+    static V max(const V& a, const V& b) { return xsimd::max(a, b); }
+    static V select(const M& m, const V& a, const V& b) {
+#if defined(__wasm_simd128__)
+        // Comparison results are whole-lane masks, so one bitselect does; SSE4.1's blendv
+        // would be emulated by a shift and a bitselect.
+        return V(static_cast<__m128>(wasm_v128_bitselect(static_cast<v128_t>(static_cast<__m128>(a)),
+                                                         static_cast<v128_t>(static_cast<__m128>(b)),
+                                                         static_cast<v128_t>(static_cast<__m128>(m)))));
+#else
+        return xsimd::select(m, a, b);
+#endif
+    }
+    // 2^n for t = n + 1.5·2^23: the low bits of t hold n, so shifting them into the exponent field
+    // needs only integer shift and add (a float-to-int conversion is a scalar loop in Emscripten's SSE).
+    static V pow2_of_rounded(const V& t) {
+        I bits = xsimd::bitwise_cast<I>(t);
+        bits = (bits << 23) + I(127 << 23);
+        return xsimd::bitwise_cast<V>(bits);
+    }
+    static float hsum(const V& v) { return xsimd::hadd(v); }
+    // Tiles are transposes (mask rows into a score tile, a score tile into weights rows; attention.hpp):
+    // 4 × 4 at a time with SSE shuffles (plain SSE in the AVX2 build, i8x16.shuffle in wasm).
+    static constexpr bool has_transpose4 = true;
+    // dst[j·ld + l] = rows[l][j] for l, j < 4.
+    static void transpose4(const float* const rows[4], float* dst, std::size_t ld) {
+        __m128 a = _mm_loadu_ps(rows[0]), b = _mm_loadu_ps(rows[1]), c = _mm_loadu_ps(rows[2]), d = _mm_loadu_ps(rows[3]);
+        _MM_TRANSPOSE4_PS(a, b, c, d);
+        _mm_storeu_ps(dst, a), _mm_storeu_ps(dst + ld, b), _mm_storeu_ps(dst + 2 * ld, c), _mm_storeu_ps(dst + 3 * ld, d);
+    }
+    // The same for boolean mask bytes: 0 where allowed (non-zero), -inf where forbidden.
+    static void transpose4(const std::uint8_t* const rows[4], float* dst, std::size_t ld) {
+        auto expand = [](const std::uint8_t* p) {
+            std::int32_t four;
+            std::memcpy(&four, p, 4);
+            const __m128i bytes = _mm_cvtepu8_epi32(_mm_cvtsi32_si128(four));
+            const __m128i forbidden = _mm_cmpeq_epi32(bytes, _mm_setzero_si128());
+            return _mm_and_ps(_mm_castsi128_ps(forbidden), _mm_set1_ps(-std::numeric_limits<float>::infinity()));
+        };
+        __m128 a = expand(rows[0]), b = expand(rows[1]), c = expand(rows[2]), d = expand(rows[3]);
+        _MM_TRANSPOSE4_PS(a, b, c, d);
+        _mm_storeu_ps(dst, a), _mm_storeu_ps(dst + ld, b), _mm_storeu_ps(dst + 2 * ld, c), _mm_storeu_ps(dst + 3 * ld, d);
+    }
+    static V lane_index() {
+        alignas(64) float lanes[width];
+        for (std::size_t i = 0; i < width; ++i) lanes[i] = static_cast<float>(i);
+        return V::load_aligned(lanes);
+    }
+};
+
+// Double lanes, for the projections' float64 sums (linear.hpp): f64x2 in wasm, 4 doubles on AVX2.
+template <class Arch>
+struct XsimdOpsF64 {
+    using V = xsimd::batch<double, Arch>;
+    static constexpr std::size_t width = V::size;
+    static V load(const double* p) { return V::load_unaligned(p); }
+    static void store(double* p, const V& v) { v.store_unaligned(p); }
+    static V splat(double x) { return V(x); }
+    static V fmadd(const V& a, const V& b, const V& c) { return xsimd::fma(a, b, c); }
+};
+
+}  // namespace
+}  // namespace xattn::kernels

@@ -1,0 +1,406 @@
+// The tiled kernels (src/kernels/) of every instruction set this machine runs (avx2+fma, sse4.1 — the
+// code the wasm SIMD build runs —, scalar) against the float64 reference and the row kernel: awkward
+// sizes around SIMD widths and tile edges, masks, causal rules, GQA, dropout, non-finite values, both
+// the streaming path (no weights) and the materialising one, and the projections of MultiheadAttention.
+#include <doctest/doctest.h>
+
+#include <algorithm>
+#include <array>
+#include <cmath>
+#include <cstring>
+#include <limits>
+#include <string>
+
+#include <xtensor/xbuilder.hpp>
+#include <xtensor/xrandom.hpp>
+#include <xtensor/xview.hpp>
+
+#include "golden.hpp"
+#include "kernels/kernels.hpp"
+#include "kernels/exp.hpp"
+#include "kernels/simd_scalar.hpp"
+
+namespace {
+
+using xattn::Shape;
+using xattn::kernels::KernelSet;
+constexpr float kNaN = std::numeric_limits<float>::quiet_NaN();
+constexpr float kInf = std::numeric_limits<float>::infinity();
+
+xt::xarray<float> randn(const Shape& s, unsigned seed) {
+    xt::random::seed(seed);
+    return xt::random::randn<float>(s);
+}
+
+xt::xarray<bool> rand_bool(const Shape& s, double p_true, unsigned seed) {
+    xt::random::seed(seed);
+    return xt::random::rand<double>(s) < p_true;
+}
+
+// Runs one call through a kernel set, or through the row kernel when `set` is null.
+xattn::AttentionResult run(const KernelSet* set, const xt::xarray<float>& q, const xt::xarray<float>& k,
+                           const xt::xarray<float>& v, const xattn::SdpaOptions& o) {
+    auto shape = [](const xt::xarray<float>& a) { return Shape(a.shape().begin(), a.shape().end()); };
+    const xattn::MaskRef mask = o.attn_mask.ref();
+    xattn::SdpaPlan plan;
+    const xattn::Status st =
+        xattn::plan_sdpa(shape(q), shape(k), shape(v), mask.kind, mask.shape, xattn::settings_of(o), &plan);
+    REQUIRE_MESSAGE(st.ok(), st.error);
+    xattn::AttentionResult r;
+    r.output = xt::xarray<float>::from_shape(plan.output_shape);
+    r.weights = xt::xarray<float>::from_shape(plan.need_weights ? plan.weights_shape : Shape{0});
+    // Poison the outputs so a position the kernel forgets to write cannot pass by luck.
+    r.output.fill(12345.0f);
+    r.weights.fill(12345.0f);
+    float* w = plan.need_weights ? r.weights.data() : nullptr;
+    if (set) xattn::kernels::run_attention(*set, plan, q.data(), k.data(), v.data(), mask, r.output.data(), w);
+    else xattn::run_sdpa_rows(plan, q.data(), k.data(), v.data(), mask, r.output.data(), w);
+    return r;
+}
+
+// Every kernel set, streaming and materialising, against the reference and the row kernel.
+void check_all_sets(const xt::xarray<float>& q, const xt::xarray<float>& k, const xt::xarray<float>& v,
+                    xattn::SdpaOptions o, const std::string& label) {
+    o.need_weights = true;
+    const auto want = xattn::reference_sdpa(q, k, v, o);
+    const auto rows = run(nullptr, q, k, v, o);
+    for (const KernelSet* set : xattn::kernels::available_kernels()) {
+        const std::string name = label + " [" + set->name + "]";
+        o.need_weights = true;
+        const auto got = run(set, q, k, v, o);
+        CHECK_CLOSE(got.output, want.output, name + " materialising output vs reference");
+        CHECK_CLOSE(got.weights, want.weights, name + " weights vs reference");
+        CHECK_CLOSE(got.output, rows.output, name + " materialising output vs row kernel");
+        o.need_weights = false;
+        const auto streamed = run(set, q, k, v, o);
+        CHECK_CLOSE(streamed.output, want.output, name + " streaming output vs reference");
+        CHECK_CLOSE(streamed.output, rows.output, name + " streaming output vs row kernel");
+        CHECK(streamed.weights.size() == 0);
+    }
+}
+
+std::string dims(std::size_t L, std::size_t S, std::size_t E, std::size_t Ev) {
+    return "L=" + std::to_string(L) + " S=" + std::to_string(S) + " E=" + std::to_string(E) + " Ev=" + std::to_string(Ev);
+}
+
+// Which set is active for the API; restored on scope exit.
+struct UseKernels {
+    explicit UseKernels(const KernelSet* set) { xattn::kernels::use_kernels(set); }
+    ~UseKernels() { xattn::kernels::use_kernels(nullptr); }
+};
+
+}  // namespace
+
+TEST_CASE("kernels: this machine runs the best instruction set it has, and always the scalar one") {
+    const auto sets = xattn::kernels::available_kernels();
+    REQUIRE(!sets.empty());
+    CHECK(std::string(sets.back()->name) == "scalar");
+    CHECK(&xattn::kernels::best_kernels() == sets.front());
+#if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))
+    if (__builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma"))
+        CHECK(std::string(xattn::kernels::best_kernels().name) == "avx2+fma");
+    if (__builtin_cpu_supports("sse4.1")) {
+        bool has_sse41 = false;
+        for (const KernelSet* s : sets) has_sse41 |= std::string(s->name) == "sse4.1";
+        CHECK(has_sse41);
+    }
+#endif
+}
+
+TEST_CASE("kernels: the API runs the best kernel set, bit for bit, with and without weights") {
+    const auto q = randn({3, 2, 37, 16}, 11), k = randn({3, 2, 70, 16}, 12), v = randn({3, 2, 70, 9}, 13);
+    xattn::SdpaOptions o;
+    o.attn_mask = xattn::Mask::boolean(rand_bool({37, 70}, 0.7, 14));
+    for (bool weights : {false, true}) {
+        o.need_weights = weights;
+        const auto api = xattn::scaled_dot_product_attention(q, k, v, o);
+        const auto best = run(&xattn::kernels::best_kernels(), q, k, v, o);
+        CHECK(api.output == best.output);
+        CHECK(api.weights == best.weights);
+    }
+}
+
+TEST_CASE("kernels: exp is within 2 ULP of std::exp down to e^-87, 0 below, 0 at -inf, NaN at NaN") {
+    using Ops = xattn::kernels::ScalarOps;
+    auto ulps = [](float a, float b) {
+        std::int32_t ia, ib;
+        std::memcpy(&ia, &a, 4);
+        std::memcpy(&ib, &b, 4);
+        return std::abs(static_cast<std::int64_t>(ia) - ib);
+    };
+    std::int64_t worst = 0;
+    for (float x = 0.0f; x >= -87.0f; x = std::nextafter(x, -100.0f) - 1e-4f * (1.0f - x / 100.0f)) {
+        const float want = static_cast<float>(std::exp(static_cast<double>(x)));
+        worst = std::max(worst, ulps(xattn::kernels::exp_nonpositive<Ops>(x), want));
+    }
+    CHECK(worst <= 2);
+    CHECK(xattn::kernels::exp_nonpositive<Ops>(0.0f) == 1.0f);
+    CHECK(xattn::kernels::exp_nonpositive<Ops>(-87.0f) > 0.0f);
+    CHECK(xattn::kernels::exp_nonpositive<Ops>(-87.5f) == 0.0f);
+    CHECK(xattn::kernels::exp_nonpositive<Ops>(-kInf) == 0.0f);
+    CHECK(std::isnan(xattn::kernels::exp_nonpositive<Ops>(kNaN)));
+}
+
+TEST_CASE("kernels: every set agrees with the reference and the row kernel around SIMD widths and tile edges") {
+    unsigned seed = 100;
+    // 1, SIMD widths ±1 (4 and 8), the 16-query group, the 64-key tile and 64-query block, and past them.
+    for (std::size_t L : {1, 3, 4, 5, 7, 8, 9, 15, 16, 17, 33, 65})
+        for (std::size_t S : {1, 3, 5, 8, 9, 16, 17, 63, 64, 65, 130})
+            for (std::size_t E : {1, 4, 7, 9, 17}) {
+                const std::size_t Ev = (L + S + E) % 11 + 1;  // 1 … 11, so Ev ≠ E and odd widths too
+                const auto q = randn({2, L, E}, seed++), k = randn({2, S, E}, seed++), v = randn({2, S, Ev}, seed++);
+                check_all_sets(q, k, v, {}, dims(L, S, E, Ev));
+            }
+}
+
+TEST_CASE("kernels: head sizes 64 and 128, several key tiles, L != S") {
+    unsigned seed = 200;
+    for (auto [L, S, E, Ev] : {std::array<std::size_t, 4>{128, 128, 64, 64}, {70, 200, 64, 64}, {197, 197, 64, 64},
+                               {33, 65, 128, 128}, {100, 40, 64, 32}, {20, 150, 32, 80}}) {
+        const auto q = randn({2, L, E}, seed++), k = randn({2, S, E}, seed++), v = randn({2, S, Ev}, seed++);
+        check_all_sets(q, k, v, {}, dims(L, S, E, Ev));
+    }
+}
+
+TEST_CASE("kernels: boolean and float masks broadcast from every shape") {
+    const std::size_t B = 2, H = 3, L = 19, S = 70, E = 9, Ev = 5;
+    const auto q = randn({B, H, L, E}, 301), k = randn({B, H, S, E}, 302), v = randn({B, H, S, Ev}, 303);
+    unsigned seed = 310;
+    for (const Shape& ms : {Shape{L, S}, Shape{1, S}, Shape{S}, Shape{L, 1}, Shape{B, 1, 1, S}, Shape{H, 1, S},
+                            Shape{B, H, L, S}, Shape{1, H, L, 1}}) {
+        xattn::SdpaOptions o;
+        o.attn_mask = xattn::Mask::boolean(rand_bool(ms, 0.7, seed++));
+        check_all_sets(q, k, v, o, "bool mask " + xattn::shape_to_string(ms));
+        o.attn_mask = xattn::Mask::additive(randn(ms, seed++));
+        check_all_sets(q, k, v, o, "float mask " + xattn::shape_to_string(ms));
+    }
+    // -inf in a float mask forbids like a false in a boolean one.
+    xt::xarray<float> bias = randn({L, S}, seed++);
+    xt::view(bias, xt::range(0, L, 3), xt::range(0, S, 2)) = -kInf;
+    xattn::SdpaOptions o;
+    o.attn_mask = xattn::Mask::additive(bias);
+    check_all_sets(q, k, v, o, "float mask with -inf");
+}
+
+TEST_CASE("kernels: causal, both alignments, L < S, L = S and L > S (bottom-right rows with no key give 0)") {
+    unsigned seed = 400;
+    for (auto [L, S] : {std::array<std::size_t, 2>{1, 1}, {5, 5}, {17, 17}, {130, 130}, {7, 100}, {70, 200},
+                        {100, 7}, {200, 70}, {65, 64}, {64, 65}}) {
+        const auto q = randn({2, L, 8}, seed++), k = randn({2, S, 8}, seed++), v = randn({2, S, 6}, seed++);
+        for (auto alignment : {xattn::CausalAlignment::top_left, xattn::CausalAlignment::bottom_right}) {
+            xattn::SdpaOptions o;
+            o.is_causal = true;
+            o.causal_alignment = alignment;
+            check_all_sets(q, k, v, o,
+                           "causal " + std::string(alignment == xattn::CausalAlignment::top_left ? "top-left " : "bottom-right ") +
+                               dims(L, S, 8, 6));
+        }
+    }
+}
+
+TEST_CASE("kernels: causal rows that see no key give weights 0 and output 0 in every set and path") {
+    const auto q = randn({1, 90, 4}, 451), k = randn({1, 20, 4}, 452), v = randn({1, 20, 3}, 453);
+    xattn::SdpaOptions o;
+    o.is_causal = true;
+    o.causal_alignment = xattn::CausalAlignment::bottom_right;  // queries 0 … 69 see nothing
+    for (const KernelSet* set : xattn::kernels::available_kernels())
+        for (bool weights : {false, true}) {
+            INFO(set->name << (weights ? " materialising" : " streaming"));
+            o.need_weights = weights;
+            const auto r = run(set, q, k, v, o);
+            CHECK(xt::all(xt::equal(xt::view(r.output, 0, xt::range(0, 70)), 0.0f)));
+            CHECK(xt::all(xt::isfinite(r.output)));
+            if (weights) CHECK(xt::all(xt::equal(xt::view(r.weights, 0, xt::range(0, 70)), 0.0f)));
+        }
+}
+
+TEST_CASE("kernels: grouped-query attention, with causal and masks") {
+    const auto q = randn({2, 6, 21, 8}, 501), k = randn({2, 2, 67, 8}, 502), v = randn({2, 2, 67, 5}, 503);
+    xattn::SdpaOptions o;
+    o.enable_gqa = true;
+    check_all_sets(q, k, v, o, "gqa 6 over 2");
+    o.is_causal = true;
+    o.causal_alignment = xattn::CausalAlignment::bottom_right;
+    check_all_sets(q, k, v, o, "gqa 6 over 2 causal");
+    const auto q4 = randn({4, 9, 16}, 504), k1 = randn({1, 33, 16}, 505), v1 = randn({1, 33, 16}, 506);
+    xattn::SdpaOptions m;
+    m.enable_gqa = true;
+    m.attn_mask = xattn::Mask::boolean(rand_bool({4, 9, 33}, 0.5, 507));
+    check_all_sets(q4, k1, v1, m, "gqa 4 over 1 with a per-head mask");
+}
+
+TEST_CASE("kernels: dropout drops the same weights as the reference and scales the kept ones") {
+    unsigned seed = 600;
+    for (auto [L, S] : {std::array<std::size_t, 2>{1, 1}, {9, 17}, {70, 130}}) {
+        const auto q = randn({3, L, 8}, seed++), k = randn({3, S, 8}, seed++), v = randn({3, S, 7}, seed++);
+        xattn::SdpaOptions o;
+        o.dropout_p = 0.3;
+        o.seed = 77 + L;
+        check_all_sets(q, k, v, o, "dropout " + dims(L, S, 8, 7));
+        o.is_causal = true;
+        check_all_sets(q, k, v, o, "dropout causal " + dims(L, S, 8, 7));
+    }
+}
+
+TEST_CASE("kernels: a NaN key or an inf value that a query may not see never reaches it") {
+    const std::size_t L = 40, S = 100;
+    const auto q = randn({1, L, 8}, 701);
+    auto k = randn({1, S, 8}, 702), v = randn({1, S, 5}, 703);
+    k(0, 80, 3) = kNaN;  // causal: only queries 80 - (S - L) = 20 … 39 see key 80 (bottom-right)
+    v(0, 90, 1) = kInf;  // only queries 30 … 39 see value row 90
+    v(0, 95, 2) = kNaN;  // only queries 35 … 39 see value row 95
+    xattn::SdpaOptions o;
+    o.is_causal = true;
+    o.causal_alignment = xattn::CausalAlignment::bottom_right;
+    for (const KernelSet* set : xattn::kernels::available_kernels())
+        for (bool weights : {false, true}) {
+            INFO(set->name << (weights ? " materialising" : " streaming"));
+            o.need_weights = weights;
+            const auto out = run(set, q, k, v, o).output;
+            for (std::size_t i = 0; i < L; ++i) {
+                INFO("query " << i);
+                CHECK(xt::all(xt::isfinite(xt::view(out, 0, i))) == (i < 20));
+            }
+        }
+}
+
+TEST_CASE("kernels: masked-out keys with huge K, inf or NaN V equal the keys removed") {
+    const auto q = randn({2, 12, 6}, 711);
+    auto k = randn({2, 75, 6}, 712), v = randn({2, 75, 4}, 713);
+    xt::xarray<bool> allowed = xt::ones<bool>({75});
+    for (std::size_t j : {3, 40, 70}) {
+        allowed(j) = false;
+        xt::view(k, xt::all(), j) = 1e30f;
+        v(0, j, 1) = kInf;
+        v(1, j, 2) = kNaN;
+    }
+    xt::view(k, xt::all(), 41, 0) = kNaN;
+    allowed(41) = false;
+    xt::xarray<float> k_kept = xt::zeros<float>({2, 71, 6}), v_kept = xt::zeros<float>({2, 71, 4});
+    for (std::size_t j = 0, t = 0; j < 75; ++j)
+        if (allowed(j)) {
+            xt::view(k_kept, xt::all(), t) = xt::view(k, xt::all(), j);
+            xt::view(v_kept, xt::all(), t++) = xt::view(v, xt::all(), j);
+        }
+    xattn::SdpaOptions o;
+    o.attn_mask = xattn::Mask::boolean(allowed);
+    const auto want = xattn::reference_sdpa(q, k_kept, v_kept).output;
+    for (const KernelSet* set : xattn::kernels::available_kernels())
+        for (bool weights : {false, true}) {
+            o.need_weights = weights;
+            CHECK_CLOSE(run(set, q, k, v, o).output, want,
+                        std::string(set->name) + (weights ? " materialising" : " streaming"));
+        }
+}
+
+TEST_CASE("kernels: NaN in query row i reaches only output row i; subnormal and ±1e4 logits compute exactly") {
+    auto q = randn({1, 20, 8}, 721);
+    const auto k = randn({1, 70, 8}, 722), v = randn({1, 70, 3}, 723);
+    q(0, 13, 2) = kNaN;
+    for (const KernelSet* set : xattn::kernels::available_kernels())
+        for (bool weights : {false, true}) {
+            INFO(set->name << (weights ? " materialising" : " streaming"));
+            xattn::SdpaOptions o;
+            o.need_weights = weights;
+            const auto r = run(set, q, k, v, o);
+            for (std::size_t i = 0; i < 20; ++i) CHECK(xt::any(xt::isnan(xt::view(r.output, 0, i))) == (i == 13));
+            if (weights) CHECK(xt::all(xt::isnan(xt::view(r.weights, 0, 13))));
+        }
+    const float tiny = std::numeric_limits<float>::denorm_min() * 64;
+    const xt::xarray<float> qs = xt::full_like(randn({1, 9, 5}, 724), tiny);
+    check_all_sets(qs, randn({1, 66, 5}, 725), randn({1, 66, 4}, 726), {}, "subnormal queries");
+    const xt::xarray<float> big = randn({2, 17, 4}, 727) * 100.0f;
+    xattn::SdpaOptions unit;
+    unit.scale = 1.0;
+    check_all_sets(big, randn({2, 70, 4}, 728) * 25.0f, randn({2, 70, 4}, 729), unit, "logits of ~1e4");
+}
+
+TEST_CASE("kernels: the streaming path's scratch does not depend on L and grows by a byte per 16 keys of S") {
+    for (const KernelSet* set : xattn::kernels::available_kernels()) {
+        INFO(set->name);
+        auto bytes = [&](std::size_t L, std::size_t S) {
+            xattn::kernels::AttentionProblem p;
+            p.batch = 1, p.L = L, p.S = S, p.E = 64, p.Ev = 64;
+            return set->attention_workspace(p);
+        };
+        CHECK(bytes(128, 1024) == bytes(16384, 1024));
+        CHECK(bytes(16384, 16384) - bytes(16384, 1024) <= (16384 - 1024) / 16 + 64);  // + alignment
+        CHECK(bytes(16384, 16384) < 256 * 1024);  // (L, S) floats would be 1 GiB
+    }
+}
+
+TEST_CASE("kernels: heads too wide for a tile's scratch (E = 2^20) run on the row kernel, same results") {
+    const std::size_t E = std::size_t{1} << 20;
+    const auto q = randn({1, 2, E}, 761), k = randn({1, 3, E}, 762), v = randn({1, 3, 2}, 763);
+    xattn::SdpaOptions o;
+    o.scale = 1e-3;
+    for (bool weights : {false, true}) {
+        o.need_weights = weights;
+        const auto api = xattn::scaled_dot_product_attention(q, k, v, o);
+        const auto rows = run(nullptr, q, k, v, o);
+        CHECK(api.output == rows.output);
+        CHECK(api.weights == rows.weights);
+    }
+}
+
+TEST_CASE("kernels: every sdpa and mha fixture matches PyTorch through the API with each kernel set") {
+    for (const KernelSet* set : xattn::kernels::available_kernels()) {
+        const UseKernels use(set);
+        for (const golden::Case& c : golden::cases("sdpa.txt")) {
+            INFO(set->name << " fixture " << c.name);
+            const auto q = c.at("query").f32(), k = c.at("key").f32(), v = c.at("value").f32();
+            xattn::SdpaOptions o = golden::sdpa_options(c);
+            const auto r = xattn::scaled_dot_product_attention(q, k, v, o);
+            CHECK_CLOSE(r.output, c.at("output"), c.name + " output [" + set->name + "]");
+            if (c.has("weights")) CHECK_CLOSE(r.weights, c.at("weights"), c.name + " weights [" + set->name + "]");
+            o.need_weights = !o.need_weights;  // the other path too
+            CHECK_CLOSE(xattn::scaled_dot_product_attention(q, k, v, o).output, c.at("output"),
+                        c.name + " output, other path [" + set->name + "]");
+        }
+        for (const golden::Case& c : golden::cases("mha.txt")) {
+            INFO(set->name << " fixture " << c.name);
+            const auto mha = golden::make_mha(c);
+            const auto r = mha.forward(c.at("query").f32(), c.at("key").f32(), c.at("value").f32(), golden::mha_options(c));
+            CHECK_CLOSE(r.output, c.at("output"), c.name + " output [" + set->name + "]");
+            if (c.has("weights")) CHECK_CLOSE(r.weights, c.at("weights"), c.name + " weights [" + set->name + "]");
+        }
+    }
+}
+
+TEST_CASE("kernels: linear products agree with float64 over odd sizes, strides and without bias") {
+    unsigned seed = 800;
+    // Past 64 rows and 256 inputs the kernel works in blocks and slices: 70 and 300 cross them.
+    for (std::size_t rows : {1, 2, 3, 5, 9, 17, 70})
+        for (std::size_t in : {1, 3, 8, 16, 17, 64, 100, 300})
+            for (std::size_t out : {1, 4, 7, 9, 24, 25, 33}) {
+                const std::size_t x_stride = in + rows % 3, y_stride = out + 2;
+                const xt::xarray<float> x = randn({rows, x_stride}, seed++), w = randn({out, in}, seed++),
+                                        bias = randn({out}, seed++);
+                for (bool with_bias : {true, false})
+                    for (const KernelSet* set : xattn::kernels::available_kernels()) {
+                        xt::xarray<float> y = xt::xarray<float>::from_shape({rows, y_stride});
+                        y.fill(777.0f);
+                        xattn::kernels::LinearProblem p;
+                        p.rows = rows, p.in = in, p.out = out;
+                        p.x = x.data(), p.x_stride = x_stride, p.w = w.data(), p.bias = with_bias ? bias.data() : nullptr;
+                        p.y = y.data(), p.y_stride = y_stride;
+                        xattn::kernels::run_linear(*set, p);
+                        // A float sum of `in` products can be off by a few eps times the sum of their
+                        // magnitudes (not of the result, which may cancel): allow 1e-6 of that.
+                        double worst = 0.0;
+                        for (std::size_t r = 0; r < rows; ++r)
+                            for (std::size_t o = 0; o < out; ++o) {
+                                double acc = with_bias ? bias(o) : 0.0, magnitude = std::fabs(acc);
+                                for (std::size_t c = 0; c < in; ++c) {
+                                    acc += static_cast<double>(x(r, c)) * w(o, c);
+                                    magnitude += std::fabs(static_cast<double>(x(r, c)) * w(o, c));
+                                }
+                                worst = std::max(worst, std::fabs(y(r, o) - acc) / (1e-6 * magnitude + 1e-30));
+                            }
+                        INFO(set->name << " rows=" << rows << " in=" << in << " out=" << out);
+                        CHECK(worst <= 1.0);
+                        // The padding columns of Y are not written.
+                        CHECK(xt::all(xt::equal(xt::view(y, xt::all(), xt::range(out, y_stride)), 777.0f)));
+                    }
+            }
+}
