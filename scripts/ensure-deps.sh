@@ -3,6 +3,7 @@
 #   scripts/ensure-deps.sh native    g++, CMake, xtensor, xsimd, xtl, doctest
 #   scripts/ensure-deps.sh wasm      + Emscripten and binaryen
 #   scripts/ensure-deps.sh browser   + Chromium (browser tests)
+#   scripts/ensure-deps.sh fuzz      + clang 14 and its runtimes (libFuzzer, sanitizers)
 #   scripts/ensure-deps.sh node      + the npm devDependencies (npm ci when node_modules is missing or stale)
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -15,6 +16,7 @@ for group in "$@"; do
     native) ;;
     wasm) packages+=(emscripten binaryen) ;;
     browser) packages+=(chromium) ;;
+    fuzz) packages+=(clang-14 libclang-rt-14-dev) ;;
     node) need_npm=1 ;;
     *) echo "ensure-deps: unknown group '$group' (native, wasm, browser)" >&2; exit 2 ;;
   esac

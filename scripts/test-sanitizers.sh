@@ -1,0 +1,11 @@
+#!/usr/bin/env bash
+# The native doctest suite built with AddressSanitizer + UndefinedBehaviorSanitizer, leak detection on.
+# Any report fails the run (-fno-sanitize-recover, halt_on_error).
+set -euo pipefail
+cd "$(dirname "$0")/.."
+cmake -S . -B build/sanitize -DCMAKE_BUILD_TYPE=RelWithDebInfo -DXATTN_SANITIZE=ON >/dev/null
+cmake --build build/sanitize -j"$(nproc)" --target xattn_tests
+export ASAN_OPTIONS=detect_leaks=1:abort_on_error=1:strict_string_checks=1:detect_stack_use_after_return=1
+export UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1
+# One process for the whole suite: the sanitizers' start-up cost is paid once.
+./build/sanitize/xattn_tests
