@@ -23,7 +23,7 @@ struct Case {
     std::size_t BH, L, S, E;  // (B·H, L, E) queries, S keys, Ev = E
 };
 
-// The peers' table in /work/shared/notes/peers.md uses these shapes (S = L).
+// The shared notes on peers (peers.md) measure these shapes (S = L).
 inline const std::vector<Case>& target_cases() {
     static const std::vector<Case> cases{{1, 128, 128, 64},   {8, 256, 256, 64},    {12, 197, 197, 64},
                                          {32, 512, 512, 64},  {8, 1024, 1024, 64},  {1, 2048, 2048, 64}};

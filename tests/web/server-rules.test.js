@@ -25,5 +25,5 @@ test('escapes are undone until nothing changes, separators split, empty and . se
 
 test('/@id/ by package name and the config are not the page; virtual modules and page files are', () => {
   for (const url of ['/@id/uplot', '/@i%64/uplot', '//@id/vite', '/vite.config.js', '/%76ite.config.js?import']) assert.equal(notThePage(url), true, url);
-  for (const url of ['/@id/__x00__virtual', '/', '/src/main.js', '/src/vite.config.js', '/@fs/work/x.js', '/@vite/client']) assert.equal(notThePage(url), false, url);
+  for (const url of ['/@id/__x00__virtual', '/', '/src/main.js', '/src/vite.config.js', '/@fs/srv/x.js', '/@vite/client']) assert.equal(notThePage(url), false, url);
 });
