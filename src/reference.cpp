@@ -25,6 +25,14 @@ xt::xtensor<double, 3> bmm(const xt::xtensor<double, 3>& x, const xt::xtensor<do
     return xt::sum(xt::view(x, all(), all(), all(), newaxis()) * xt::view(y, all(), newaxis(), all(), all()), {2});
 }
 
+// The same, where a zero factor in x contributes nothing even against a NaN or inf in y: the rule
+// that keeps masked keys (weight 0) from reaching anything.
+xt::xtensor<double, 3> bmm_skip_zero(const xt::xtensor<double, 3>& x, const xt::xtensor<double, 3>& y) {
+    auto X = xt::view(x, all(), all(), all(), newaxis());
+    auto Y = xt::view(y, all(), newaxis(), all(), all());
+    return xt::sum(xt::where(xt::equal(X, 0.0), 0.0, X * Y), {2});
+}
+
 xt::xtensor<double, 3> transpose12(const xt::xtensor<double, 3>& x) { return xt::transpose(x, {0, 2, 1}); }
 
 // Every intermediate of the forward pass, flattened to N = product of the leading dims problems.
@@ -143,7 +151,7 @@ GradientResult reference_sdpa_backward(const xt::xarray<float>& query, const xt:
     const xt::xtensor<double, 3> dO = xt::reshape_view(xt::cast<double>(grad_output), {N, L, Ev});  // (N, L, Ev)
 
     // dV = Pdᵀ dO                                     (N, S, L) x (N, L, Ev) -> (N, S, Ev)
-    const xt::xtensor<double, 3> dV = bmm(transpose12(f.Pd), dO);
+    const xt::xtensor<double, 3> dV = bmm_skip_zero(transpose12(f.Pd), dO);
     // dP = (dO Vᵀ) ⊙ dropout; 0 where the weight after dropout is 0 (as the forward skips those values)
     const xt::xtensor<double, 3> dPd = bmm(dO, transpose12(f.V));                       // (N, L, S)
     const xt::xtensor<double, 3> dP = xt::where(xt::equal(f.Pd, 0.0), 0.0, dPd * f.drop);  // (N, L, S)
@@ -152,8 +160,9 @@ GradientResult reference_sdpa_backward(const xt::xarray<float>& query, const xt:
     const xt::xtensor<double, 3> dS = xt::where(xt::equal(f.P, 0.0), 0.0, f.P * (dP - D));
     // Through the scaled product: dQ = scale · dS K, dK = scale · dSᵀ Q
     const double scale = plan.scale;
-    const xt::xtensor<double, 3> dQ = scale * bmm(dS, f.K);               // (N, L, E)
-    const xt::xtensor<double, 3> dK = scale * bmm(transpose12(dS), f.Q);  // (N, S, E) per query head
+    // (a zero dS, e.g. a masked key, passes nothing, as in the forward)
+    const xt::xtensor<double, 3> dQ = scale * bmm_skip_zero(dS, f.K);               // (N, L, E)
+    const xt::xtensor<double, 3> dK = scale * bmm_skip_zero(transpose12(dS), f.Q);  // (N, S, E) per query head
 
     // Under GQA each key/value head collects the gradients of the query heads that read it.
     const std::size_t kv_problems = plan.kv_problems();

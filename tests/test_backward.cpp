@@ -171,6 +171,23 @@ TEST_CASE("the backward kernel agrees with the reference over awkward sizes, mas
             }
 }
 
+TEST_CASE("with a NaN input the backward keeps the forward's rule: it reaches only the rows that see it") {
+    // Non-finite inputs take the row-at-a-time path; finite ones the blocked path. Both agree with the reference.
+    const auto q = randn({1, 4, 3}, 301), v = randn({1, 4, 2}, 303), dO = randn({1, 4, 2}, 304);
+    auto k = randn({1, 4, 3}, 302);
+    k(0, 3, 1) = std::numeric_limits<float>::quiet_NaN();  // key 3: seen by query 3 only under causal
+    xattn::SdpaOptions o;
+    o.is_causal = true;
+    const auto got = xattn::scaled_dot_product_attention_backward(q, k, v, dO, o);
+    const auto want = xattn::reference_sdpa_backward(q, k, v, dO, o);
+    for (std::size_t i = 0; i < 4; ++i) {
+        CHECK(xt::any(xt::isnan(xt::view(got.grad_query, 0, i))) == (i == 3));
+        CHECK(xt::any(xt::isnan(xt::view(want.grad_query, 0, i))) == (i == 3));
+    }
+    const auto finite = xattn::scaled_dot_product_attention_backward(q, randn({1, 4, 3}, 302), v, dO, o);
+    CHECK_GRAD(finite.grad_key, xattn::reference_sdpa_backward(q, randn({1, 4, 3}, 302), v, dO, o).grad_key, "finite");
+}
+
 TEST_CASE("refused: a grad_output not shaped like the output, and every forward refusal") {
     const xt::xarray<float> q = xt::zeros<float>({2, 5, 8}), k = xt::zeros<float>({2, 7, 8}), v = xt::zeros<float>({2, 7, 4});
     check_refused([&] { xattn::scaled_dot_product_attention_backward(q, k, v, xt::zeros<float>({2, 5, 8})); },
