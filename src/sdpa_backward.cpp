@@ -68,11 +68,8 @@ void backward_rows(const SdpaPlan& plan, const float* query, const float* key, c
         const std::size_t mask_row = plan.mask_kind == MaskKind::none ? 0 : plan.mask_row_offset(b, i);
         for (std::size_t j = 0; j < S; ++j) {
             float x = neg_inf;
-            if (plan.causal_visible(i, j)) {
-                x = dot(Qb + i * E, Kb + j * E, E) * plan.scale;
-                if (plan.mask_kind == MaskKind::boolean && !mask.bools[mask_row + j * mask_step]) x = neg_inf;
-                if (plan.mask_kind == MaskKind::additive) x += mask.values[mask_row + j * mask_step];
-            }
+            if (plan.causal_visible(i, j))
+                x = plan.apply_mask(dot(Qb + i * E, Kb + j * E, E) * plan.scale, mask, mask_row + j * mask_step);
             s[j] = x;
         }
     };
@@ -208,11 +205,7 @@ void backward_blocked(const SdpaPlan& plan, const float* query, const float* key
                 bool any_nan = false;
                 for (std::size_t j = 0; j < S; ++j) {
                     float x = neg_inf;
-                    if (plan.causal_visible(i, j)) {
-                        x = p[j] * plan.scale;
-                        if (plan.mask_kind == MaskKind::boolean && !mask.bools[mask_row + j * mask_step]) x = neg_inf;
-                        if (plan.mask_kind == MaskKind::additive) x += mask.values[mask_row + j * mask_step];
-                    }
+                    if (plan.causal_visible(i, j)) x = plan.apply_mask(p[j] * plan.scale, mask, mask_row + j * mask_step);
                     p[j] = x;
                     if (x > m) m = x;
                     any_nan |= x != x;

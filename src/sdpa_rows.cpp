@@ -51,11 +51,8 @@ void run_sdpa_rows(const SdpaPlan& plan, const float* query, const float* key, c
             bool any_nan = false;
             for (std::size_t j = 0; j < S; ++j) {
                 float s = neg_inf;
-                if (plan.causal_visible(i, j)) {
-                    s = dot(Qb + i * E, Kb + j * E, E) * plan.scale;
-                    if (plan.mask_kind == MaskKind::boolean && !mask.bools[mask_row + j * mask_step]) s = neg_inf;
-                    if (plan.mask_kind == MaskKind::additive) s += mask.values[mask_row + j * mask_step];
-                }
+                if (plan.causal_visible(i, j))
+                    s = plan.apply_mask(dot(Qb + i * E, Kb + j * E, E) * plan.scale, mask, mask_row + j * mask_step);
                 p[j] = s;
                 if (s > row_max) row_max = s;
                 any_nan |= s != s;

@@ -14,6 +14,7 @@
 #include <map>
 #include <memory>
 #include <string>
+#include <vector>
 
 #include "xattn/xattn.hpp"
 
@@ -65,15 +66,22 @@ xattn::SdpaSettings sdpa_settings(bool is_causal, int alignment, bool has_scale,
     return s;
 }
 
-// dims holds query, key, value and mask shapes (mask rank 0 when there is none).
-// On success, dims is overwritten with the output shape then the weights shape.
+// Reads the query, key, value and mask shapes from dims (mask rank 0 when there is none) and plans.
+xattn::Status plan_sdpa_call(std::uintptr_t dims, int mask_kind, const xattn::SdpaSettings& settings,
+                             xattn::SdpaPlan* plan, std::vector<Shape>* shapes) {
+    *shapes = read_shapes(dims, 4);
+    const auto& s = *shapes;
+    return xattn::plan_sdpa(s[0], s[1], s[2], static_cast<MaskKind>(mask_kind), s[3], settings, plan);
+}
+
+// Validates; on success dims is overwritten with the output shape then the weights shape.
 std::string sdpa_plan(std::uintptr_t dims, int mask_kind, bool is_causal, int alignment, bool has_scale, double scale,
                       double dropout_p, double seed, bool enable_gqa, bool need_weights) {
-    const auto shapes = read_shapes(dims, 4);
     xattn::SdpaPlan plan;
-    const xattn::Status st = xattn::plan_sdpa(
-        shapes[0], shapes[1], shapes[2], static_cast<MaskKind>(mask_kind), shapes[3],
-        sdpa_settings(is_causal, alignment, has_scale, scale, dropout_p, seed, enable_gqa, need_weights), &plan);
+    std::vector<Shape> shapes;
+    const xattn::Status st = plan_sdpa_call(
+        dims, mask_kind, sdpa_settings(is_causal, alignment, has_scale, scale, dropout_p, seed, enable_gqa, need_weights),
+        &plan, &shapes);
     if (st.ok()) write_shapes(dims, {plan.output_shape, plan.weights_shape});
     return st.error;
 }
@@ -83,11 +91,11 @@ std::string sdpa_run(std::uintptr_t dims, int mask_kind, bool is_causal, int ali
                      double dropout_p, double seed, bool enable_gqa, bool need_weights, std::uintptr_t query,
                      std::uintptr_t key, std::uintptr_t value, std::uintptr_t mask, std::uintptr_t output,
                      std::uintptr_t weights) {
-    const auto shapes = read_shapes(dims, 4);
     xattn::SdpaPlan plan;
-    const xattn::Status st = xattn::plan_sdpa(
-        shapes[0], shapes[1], shapes[2], static_cast<MaskKind>(mask_kind), shapes[3],
-        sdpa_settings(is_causal, alignment, has_scale, scale, dropout_p, seed, enable_gqa, need_weights), &plan);
+    std::vector<Shape> shapes;
+    const xattn::Status st = plan_sdpa_call(
+        dims, mask_kind, sdpa_settings(is_causal, alignment, has_scale, scale, dropout_p, seed, enable_gqa, need_weights),
+        &plan, &shapes);
     if (!st.ok()) return st.error;
     xattn::run_sdpa(plan, reinterpret_cast<const float*>(query), reinterpret_cast<const float*>(key),
                     reinterpret_cast<const float*>(value), mask_ref(mask_kind, mask, shapes[3]),
@@ -167,17 +175,24 @@ std::string mha_parameter_shapes(int handle) {
     return out;
 }
 
-// dims holds query, key, value, key_padding_mask and attn_mask shapes; on success it is overwritten
-// with the output shape then the weights shape.
+// Reads the query, key, value, key_padding_mask and attn_mask shapes from dims and plans.
+xattn::Status plan_mha_call(const xattn::MultiheadAttention& m, std::uintptr_t dims, int kpm_kind, int attn_kind,
+                            bool need_weights, bool average, bool is_causal, xattn::MhaPlan* plan,
+                            std::vector<Shape>* shapes) {
+    *shapes = read_shapes(dims, 5);
+    const auto& s = *shapes;
+    return m.plan_forward(s[0], s[1], s[2], static_cast<MaskKind>(kpm_kind), s[3], static_cast<MaskKind>(attn_kind),
+                          s[4], need_weights, average, is_causal, plan);
+}
+
+// Validates; on success dims is overwritten with the output shape then the weights shape.
 std::string mha_plan(int handle, std::uintptr_t dims, int kpm_kind, int attn_kind, bool need_weights, bool average,
                      bool is_causal) {
     auto* m = find_module(handle);
     if (!m) return "MultiheadAttention: this module was disposed";
-    const auto s = read_shapes(dims, 5);
     xattn::MhaPlan plan;
-    const xattn::Status st = m->plan_forward(s[0], s[1], s[2], static_cast<MaskKind>(kpm_kind), s[3],
-                                             static_cast<MaskKind>(attn_kind), s[4], need_weights, average, is_causal,
-                                             &plan);
+    std::vector<Shape> shapes;
+    const xattn::Status st = plan_mha_call(*m, dims, kpm_kind, attn_kind, need_weights, average, is_causal, &plan, &shapes);
     if (st.ok()) write_shapes(dims, {plan.output_shape, plan.weights_shape});
     return st.error;
 }
@@ -187,13 +202,11 @@ std::string mha_run(int handle, std::uintptr_t dims, int kpm_kind, int attn_kind
                     std::uintptr_t attn_mask, std::uintptr_t output, std::uintptr_t weights) {
     auto* m = find_module(handle);
     if (!m) return "MultiheadAttention: this module was disposed";
-    const auto s = read_shapes(dims, 5);
     xattn::MhaPlan plan;
-    const xattn::Status st = m->plan_forward(s[0], s[1], s[2], static_cast<MaskKind>(kpm_kind), s[3],
-                                             static_cast<MaskKind>(attn_kind), s[4], need_weights, average, is_causal,
-                                             &plan);
+    std::vector<Shape> shapes;
+    const xattn::Status st = plan_mha_call(*m, dims, kpm_kind, attn_kind, need_weights, average, is_causal, &plan, &shapes);
     if (!st.ok()) return st.error;
-    const xattn::MhaMasks masks{mask_ref(kpm_kind, kpm, s[3]), mask_ref(attn_kind, attn_mask, s[4])};
+    const xattn::MhaMasks masks{mask_ref(kpm_kind, kpm, shapes[3]), mask_ref(attn_kind, attn_mask, shapes[4])};
     m->run_forward(plan, reinterpret_cast<const float*>(query), reinterpret_cast<const float*>(key),
                    reinterpret_cast<const float*>(value), masks, reinterpret_cast<float*>(output),
                    need_weights ? reinterpret_cast<float*>(weights) : nullptr);

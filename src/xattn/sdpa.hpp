@@ -10,6 +10,7 @@
 #pragma once
 
 #include <cstdint>
+#include <limits>
 #include <optional>
 
 #include <xtensor/xarray.hpp>
@@ -99,6 +100,13 @@ struct SdpaPlan {
     // Offset of mask element (b, i, 0) and the step from key j to j + 1.
     std::size_t mask_row_offset(std::size_t b, std::size_t i) const;
     std::size_t mask_col_stride() const { return mask_strides.empty() ? 0 : mask_strides.back(); }
+    // A visible key's scaled score with the mask applied: a false boolean forbids (-inf), a float is
+    // added. `at` is mask_row_offset(b, i) + j * mask_col_stride().
+    float apply_mask(float scaled, const MaskRef& mask, std::size_t at) const {
+        if (mask_kind == MaskKind::boolean && !mask.bools[at]) return -std::numeric_limits<float>::infinity();
+        if (mask_kind == MaskKind::additive) return scaled + mask.values[at];
+        return scaled;
+    }
     // Whether key j is visible to query i under the causal option.
     bool causal_visible(std::size_t i, std::size_t j) const {
         if (!is_causal) return true;
