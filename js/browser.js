@@ -1,8 +1,6 @@
 // Entry for browsers, Web Workers and bundlers: fetches the .wasm next to this package's dist/.
-// The URLs and imports are literal so bundlers can see and copy them.
-import { chooseBuild, instantiate } from './instantiate.js';
-
-const compiled = new Map();  // flavour -> Promise<WebAssembly.Module>, so later instances skip compiling
+// The URLs are literal so bundlers can see and copy them.
+import { entry } from './instantiate.js';
 
 async function compile(url) {
   const response = await fetch(url);
@@ -15,24 +13,8 @@ async function compile(url) {
   }
 }
 
-function wasmModule(simd) {
-  const key = simd ? 'simd' : 'scalar';
-  if (!compiled.has(key)) {
-    const url = simd ? new URL('../dist/xattn-simd.wasm', import.meta.url) : new URL('../dist/xattn-scalar.wasm', import.meta.url);
-    const promise = compile(url);
-    promise.catch(() => compiled.delete(key));
-    compiled.set(key, promise);
-  }
-  return compiled.get(key);
-}
-
-export async function createXattn(options) {
-  const simd = chooseBuild(options);
-  const [factory, module] = await Promise.all([
-    simd ? import('../dist/xattn-simd.mjs') : import('../dist/xattn-scalar.mjs'),
-    wasmModule(simd),
-  ]);
-  return instantiate(factory.default, module, simd);
-}
+export const createXattn = entry((simd) => compile(simd
+  ? new URL('../dist/xattn-simd.wasm', import.meta.url)
+  : new URL('../dist/xattn-scalar.wasm', import.meta.url)));
 
 export default createXattn;

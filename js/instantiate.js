@@ -1,5 +1,5 @@
 // Shared by the Node and browser entries: turn a compiled WebAssembly.Module and the Emscripten
-// factory into the xattn API. The entries differ only in how they obtain those two.
+// factory into the xattn API. The entries differ only in how they compile the .wasm.
 import { makeXattn } from './api.js';
 import { simdSupported } from './detect.js';
 
@@ -31,4 +31,28 @@ export async function instantiate(factory, wasmModule, simd) {
     printErr() {},
   });
   return Object.freeze(makeXattn(mod, simd));
+}
+
+// The createXattn of an entry, given how that entry compiles a build's .wasm (compileWasm(simd) ->
+// Promise<WebAssembly.Module>). Compiled modules are kept per build, so later instances skip compiling;
+// a failed compile is forgotten so that a later call can try again. The glue imports stay literal
+// for bundlers.
+export function entry(compileWasm) {
+  const compiled = new Map();  // simd -> Promise<WebAssembly.Module>
+  function wasmModule(simd) {
+    if (!compiled.has(simd)) {
+      const promise = compileWasm(simd);
+      promise.catch(() => compiled.delete(simd));
+      compiled.set(simd, promise);
+    }
+    return compiled.get(simd);
+  }
+  return async function createXattn(options) {
+    const simd = chooseBuild(options);
+    const [factory, module] = await Promise.all([
+      simd ? import('../dist/xattn-simd.mjs') : import('../dist/xattn-scalar.mjs'),
+      wasmModule(simd),
+    ]);
+    return instantiate(factory.default, module, simd);
+  };
 }
