@@ -11,6 +11,7 @@
 #include <cstdio>
 #include <cstdlib>
 
+#include "xattn/reference.hpp"
 #include "xattn/xattn.hpp"
 
 #define FUZZ_CHECK(cond, ...)                                   \

@@ -1,3 +1,4 @@
+/// <reference lib="esnext.disposable" />
 // Type declarations for xattn (ESM). Dimension legend: B batch, H heads, L query length,
 // S key length, E query/key dim, Ev value dim; "…" any leading dims.
 
@@ -18,8 +19,9 @@ export interface SdpaOptions {
   attnMask?: Mask;
   /** Query i sees key j when j <= i (top-left) or j <= i + S - L (bottom-right). Not with attnMask. */
   isCausal?: boolean;
+  /** Only with isCausal: true. Default 'top-left'. */
   causalAlignment?: 'top-left' | 'bottom-right';
-  /** Default 1/sqrt(E); finite and non-zero. */
+  /** Default 1/sqrt(E); its float32 value must be finite and non-zero. */
   scale?: number;
   /** In [0, 1); applied to the weights, kept weights scaled by 1/(1 - p). */
   dropoutP?: number;
@@ -102,8 +104,15 @@ export interface MultiheadAttentionForwardOptions {
 export interface MultiheadAttention {
   setParameters(p: MultiheadAttentionParameters): void;
   forward(query: Tensor, key: Tensor, value: Tensor, options?: MultiheadAttentionForwardOptions): AttentionResult;
-  /** Frees its wasm memory; later calls throw. */
+  /** The configuration it was created with, every default filled in. */
+  readonly config: Required<MultiheadAttentionConfig>;
+  /**
+   * Frees its wasm memory now; later calls throw. Idempotent. A module that is never disposed is freed
+   * when garbage-collected.
+   */
   dispose(): void;
+  /** The same as dispose(), for `using mha = xa.createMultiheadAttention(…)`. */
+  [Symbol.dispose](): void;
 }
 
 export interface Xattn {

@@ -20,17 +20,27 @@ export function chooseBuild(options) {
   return forced ?? simdSupported();
 }
 
+// Instantiates `wasmModule` through the Emscripten `factory`. Rejects, never hangs, when instantiating
+// or starting the module fails: the factory's own promise would wait for ever on a failed instantiateWasm.
 export async function instantiate(factory, wasmModule, simd) {
-  const mod = await factory({
+  let fail;
+  const failed = new Promise((_, reject) => { fail = reject; });
+  const started = factory({
     // Hand Emscripten the already compiled module: its own loader would fetch a file path in Node.
     instantiateWasm(imports, receive) {
-      WebAssembly.instantiate(wasmModule, imports).then((instance) => receive(instance, wasmModule));
+      WebAssembly.instantiate(wasmModule, imports).then((instance) => receive(instance, wasmModule)).catch(fail);
       return {};
     },
+    onAbort: (what) => fail(new Error(`the module aborted while starting: ${what}`)),
     print() {},
     printErr() {},
   });
-  return Object.freeze(makeXattn(mod, simd));
+  try {
+    const mod = await Promise.race([started, failed]);
+    return Object.freeze(makeXattn(mod, simd));
+  } catch (e) {
+    throw new Error(`createXattn: could not start the ${simd ? 'SIMD' : 'scalar'} WebAssembly build: ${e?.message ?? e}`, { cause: e });
+  }
 }
 
 // The createXattn of an entry, given how that entry compiles a build's .wasm (compileWasm(simd) ->
@@ -51,7 +61,9 @@ export function entry(compileWasm) {
     const simd = chooseBuild(options);
     const [factory, module] = await Promise.all([
       simd ? import('../dist/xattn-simd.mjs') : import('../dist/xattn-scalar.mjs'),
-      wasmModule(simd),
+      wasmModule(simd).catch((e) => {
+        throw new Error(`createXattn: could not compile the ${simd ? 'SIMD' : 'scalar'} WebAssembly build: ${e?.message ?? e}`, { cause: e });
+      }),
     ]);
     return instantiate(factory.default, module, simd);
   };

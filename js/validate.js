@@ -1,17 +1,31 @@
 // Checks of JS values before anything reaches the wasm bindings. Release Embind coerces silently
 // ("abc" and 2**40 become 0 for an int), so every number is checked here: integer, range, type.
 
-// The largest rank a shape may have; the dims area in the heap is sized for it.
+// The largest rank a shape may have: what the bindings' shape record holds (src/bindings/embind.cpp).
 export const MAX_RANK = 16;
 
+// "(2, 5, 8)", and "(5,)" for one dim: the spelling of the C++ side and of PyTorch.
 export function shapeString(shape) {
-  return shape.length === 1 ? `(${shape[0]},)` : `(${shape.join(', ')})`;
+  return shape.length === 1 ? `(${shape[0]},)` : `(${Array.from(shape, String).join(', ')})`;
 }
 
-function typeName(x) {
+// The class name of a typed array from any realm (an iframe, node:vm), or undefined for anything else,
+// a Proxy included: TypedArray.prototype[Symbol.toStringTag] reads the internal slot, not the prototype.
+const typedArrayTag = Object.getOwnPropertyDescriptor(Object.getPrototypeOf(Uint8Array.prototype), Symbol.toStringTag).get;
+export function typedArrayName(x) {
+  return ArrayBuffer.isView(x) ? typedArrayTag.call(x) : undefined;
+}
+
+export function typeName(x) {
   if (x === null) return 'null';
   if (Array.isArray(x)) return 'Array';
-  if (typeof x === 'object') return x.constructor?.name ?? 'object';
+  const tag = typedArrayName(x);
+  if (tag) return tag;
+  if (typeof x === 'object') {
+    const name = x.constructor?.name ?? 'object';
+    // Not a typed array by its internal slots, yet named like one: a Proxy or a look-alike.
+    return /^(Big)?(Int|Uint|Float)(8|16|32|64)(Clamped)?Array$/.test(name) ? `${name} look-alike (not a typed array)` : name;
+  }
   return typeof x;
 }
 
@@ -49,45 +63,62 @@ export function checkInteger(fn, name, value, min, max) {
   return value;
 }
 
-function checkShape(fn, name, shape) {
-  if (!Array.isArray(shape)) throw new TypeError(`${fn}: ${name}.shape must be an Array of dims, got ${typeName(shape)}`);
-  if (shape.length > MAX_RANK) throw new RangeError(`${fn}: ${name} has ${shape.length} dims, more than ${MAX_RANK}`);
+// Returns a copy of the dims (read once) after checking them.
+function checkShape(fn, name, given) {
+  if (!Array.isArray(given)) throw new TypeError(`${fn}: ${name}.shape must be an Array of dims, got ${typeName(given)}`);
+  if (given.length > MAX_RANK) throw new RangeError(`${fn}: ${name} has ${given.length} dims, more than ${MAX_RANK}`);
+  for (let i = 0; i < given.length; i++) {
+    // A hole ([2, , 4]) is not a dim; forEach would skip it and the product would ignore it.
+    if (!(i in given)) throw new TypeError(`${fn}: ${name}.shape[${i}] is missing (a sparse array): every dim must be given`);
+  }
+  const shape = Array.from(given);
   shape.forEach((d, i) => {
     if (typeof d !== 'number' || !Number.isInteger(d) || d < 0 || d > 0x7fffffff) {
-      throw new RangeError(`${fn}: ${name}.shape[${i}] must be an integer in [0, 2^31), got ${typeof d === 'number' ? d : typeName(d)} (shape ${String(shape)})`);
+      const shown = shape.map((x) => (typeof x === 'number' ? String(x) : typeName(x))).join(', ');
+      throw new RangeError(`${fn}: ${name}.shape[${i}] must be an integer in [0, 2^31), got ${typeof d === 'number' ? d : typeName(d)} (shape (${shown}))`);
     }
   });
-  // Exact product; a product past 2^53 cannot match any array anyway.
-  return shape.reduce((n, d) => n * d, 1);
+  return shape;
 }
 
-// A tensor: { data: Float32Array, shape: number[] } with data.length = product of shape.
+// The intrinsic length of a typed array: an own `length` property defined on the instance cannot fake it.
+export const typedArrayLength = (view) => intrinsicLength.call(view);
+const intrinsicLength = Object.getOwnPropertyDescriptor(Object.getPrototypeOf(Uint8Array.prototype), 'length').get;
+
+// A tensor: { data: Float32Array, shape: number[] } with data.length = product of shape. Returns a
+// snapshot { data, shape } read once: a getter must not hand the copy-in step something the checks never saw.
 export function checkTensor(fn, name, t) {
   if (t === null || typeof t !== 'object') throw new TypeError(`${fn}: ${name} must be a tensor { data: Float32Array, shape }, got ${typeName(t)}`);
-  if (!(t.data instanceof Float32Array)) {
-    throw new TypeError(`${fn}: ${name}.data must be a Float32Array, got ${typeName(t.data)}`);
+  const data = t.data;
+  if (typedArrayName(data) !== 'Float32Array') {
+    throw new TypeError(`${fn}: ${name}.data must be a Float32Array, got ${typeName(data)}`);
   }
-  return checkData(fn, name, t);
+  return checkData(fn, name, data, t.shape);
 }
 
-// A mask: { data: Uint8Array (boolean, non-zero = true) | Float32Array (added), shape }.
+// A mask: { data: Uint8Array (boolean, non-zero = true) | Float32Array (added), shape }, or null when
+// absent. The snapshot carries its kind: 1 boolean, 2 additive (the bindings' numbering).
 export function checkMask(fn, name, m) {
   if (m === undefined) return null;
   if (m === null || typeof m !== 'object') throw new TypeError(`${fn}: ${name} must be a mask { data: Uint8Array | Float32Array, shape }, got ${typeName(m)}`);
-  if (!(m.data instanceof Uint8Array) && !(m.data instanceof Float32Array)) {
-    throw new TypeError(`${fn}: ${name}.data must be a Uint8Array (boolean) or a Float32Array (added), got ${typeName(m.data)}`);
+  const data = m.data;
+  const tag = typedArrayName(data);
+  if (tag !== 'Uint8Array' && tag !== 'Float32Array') {
+    throw new TypeError(`${fn}: ${name}.data must be a Uint8Array (boolean) or a Float32Array (added), got ${typeName(data)}`);
   }
-  checkData(fn, name, m);
-  return { ...m, kind: m.data instanceof Uint8Array ? 1 : 2 };
+  return { ...checkData(fn, name, data, m.shape), kind: tag === 'Uint8Array' ? 1 : 2 };
 }
 
-function checkData(fn, name, t) {
-  const count = checkShape(fn, name, t.shape);
-  if (isDetached(t.data)) throw new TypeError(`${fn}: ${name}.data is backed by a detached ArrayBuffer`);
-  if (t.data.length !== count) {
-    throw new RangeError(`${fn}: ${name} has ${t.data.length} values but its shape ${shapeString(t.shape)} needs ${count}`);
+function checkData(fn, name, data, shapeGiven) {
+  const shape = checkShape(fn, name, shapeGiven);
+  // Exact product; a product past 2^53 cannot match any array anyway.
+  const count = shape.reduce((n, d) => n * d, 1);
+  if (isDetached(data)) throw new TypeError(`${fn}: ${name}.data is backed by a detached ArrayBuffer`);
+  const length = typedArrayLength(data);
+  if (length !== count) {
+    throw new RangeError(`${fn}: ${name} has ${length} values but its shape ${shapeString(shape)} needs ${count}`);
   }
-  return t;
+  return { data, shape };
 }
 
 function isDetached(view) {

@@ -13,11 +13,14 @@ inc=build/wasm/include
 mkdir -p "$inc" dist
 for lib in xtensor xsimd xtl; do ln -sfn "/usr/include/$lib" "$inc/$lib"; done
 
-sources=(src/dims.cpp src/sdpa_plan.cpp src/sdpa_rows.cpp src/sdpa_api.cpp src/sdpa_backward.cpp src/mha.cpp src/bindings/embind.cpp)
-for extra in src/kernels/*.cpp; do [ -e "$extra" ] && sources+=("$extra"); done
+# The library's sources, from the list CMakeLists.txt reads too, and the bindings.
+mapfile -t sources < <(grep -v '^#' src/sources.txt | grep .)
+sources+=(src/bindings/embind.cpp)
+version=$(node -p "require('./package.json').version")
 
-newest_header=$(find src -name '*.hpp' -printf '%T@\n' | sort -n | tail -1)
-common=(-std=c++17 -O3 -DNDEBUG -I"$inc" -Isrc -Wall)
+# A changed header or source list rebuilds every object; package.json (the version) rebuilds version.cpp.
+newest_header=$(find src \( -name '*.hpp' -o -name 'sources.txt' \) -printf '%T@\n' | sort -n | tail -1)
+common=(-std=c++17 -O3 -DNDEBUG -I"$inc" -Isrc -Wall "-DXATTN_VERSION=\"$version\"")
 link=(--bind -O3 -sMODULARIZE=1 -sEXPORT_ES6=1 -sENVIRONMENT=web,worker -sALLOW_MEMORY_GROWTH=1
       -sMAXIMUM_MEMORY=2147483648 -sEXPORTED_FUNCTIONS=_malloc,_free -sEXPORTED_RUNTIME_METHODS=HEAPU8,HEAPF32
       -sDYNAMIC_EXECUTION=0 -sFILESYSTEM=0 -sTEXTDECODER=1)
@@ -30,7 +33,7 @@ build_flavour() {
   for src in "${sources[@]}"; do
     local obj=$dir/$(echo "${src#src/}" | tr / _).o
     objs+=("$obj")
-    if [ ! -f "$obj" ] || [ "$src" -nt "$obj" ] || \
+    if [ ! -f "$obj" ] || [ "$src" -nt "$obj" ] || { [ "$src" = src/version.cpp ] && [ package.json -nt "$obj" ]; } || \
        awk -v a="$newest_header" -v b="$(stat -c %Y "$obj")" 'BEGIN { exit !(a > b) }'; then
       stale+=("$src:$obj")
     fi
@@ -49,3 +52,5 @@ build_flavour() {
 
 build_flavour simd -msimd128 -msse4.1
 build_flavour scalar
+# The declarations for require('xattn'), generated from js/index.d.ts.
+node scripts/build-types.mjs

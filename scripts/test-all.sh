@@ -12,7 +12,7 @@ bash scripts/fuzz.sh "${XATTN_FUZZ_SECONDS:-30}"
 echo "== WebAssembly builds"
 bash scripts/build-wasm.sh
 echo "== JS suite (both builds)"
-node --test --test-reporter=spec tests/js/
+node --expose-gc --test --test-reporter=spec tests/js/
 echo "== packaging"
 bash scripts/test-package.sh
 echo "== web demo"

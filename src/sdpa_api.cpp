@@ -33,18 +33,6 @@ MaskRef Mask::ref() const {
     return r;
 }
 
-SdpaSettings settings_of(const SdpaOptions& o) {
-    SdpaSettings s;
-    s.is_causal = o.is_causal;
-    s.causal_alignment = o.causal_alignment;
-    s.scale = o.scale;
-    s.dropout_p = o.dropout_p;
-    s.seed = o.seed;
-    s.enable_gqa = o.enable_gqa;
-    s.need_weights = o.need_weights;
-    return s;
-}
-
 AttentionResult scaled_dot_product_attention(const xt::xarray<float>& query, const xt::xarray<float>& key,
                                              const xt::xarray<float>& value, const SdpaOptions& options) {
     const Shape q(query.shape().begin(), query.shape().end());

@@ -1,15 +1,20 @@
-// Attention backward, one query row at a time (the layout of the row forward kernel):
-//   pass 1 (forward): scores, row max, row sum → output row and the row's log-sum-exp
-//   pass 2 (backward): recompute P_ij = exp(s_ij − lse_i), then dV, dP, D_i, dS, dQ, dK.
-// Inner loops run over E or Ev with several independent accumulators so the compiler vectorises them.
+// Attention backward, two ways over the same formulas (xattn/sdpa_backward.hpp):
+//   backward_blocked  blocks of 64 query rows, every product on the SIMD linear kernel: the fast path;
+//   backward_rows     one query row at a time, the readable baseline and the path for non-finite inputs:
+//                     pass 1 (forward) scores, row max, row sum → output row and the row's log-sum-exp;
+//                     pass 2 (backward) recompute P_ij = exp(s_ij − lse_i), then dV, dP, D_i, dS, dQ, dK.
+// Both take their scratch from the caller's workspace; the planner sizes it for the larger of the two,
+// since which one runs depends on the data (finite or not).
 #include "xattn/sdpa_backward.hpp"
 
 #include <cmath>
 #include <limits>
 #include <stdexcept>
 #include <algorithm>
+#include <array>
 #include <vector>
 
+#include "kernels/carver.hpp"
 #include "kernels/kernels.hpp"
 
 namespace xattn {
@@ -30,6 +35,59 @@ void axpy(float a, const float* x, float* y, std::size_t n) {
     for (std::size_t e = 0; e < n; ++e) y[e] += a * x[e];
 }
 
+// Scratch of backward_rows: a row of scores, a row of weights, each query's log-sum-exp.
+struct RowScratch {
+    float* s;    // (S)
+    float* p;    // (S)
+    float* lse;  // (L)
+    static std::uint64_t layout(const SdpaPlan& plan, void* block, RowScratch* out) {
+        Carver c(block);
+        RowScratch x;
+        const bool any = plan.batch > 0;  // nothing is computed otherwise, and S may be huge (E = Ev = 0)
+        x.s = c.take<float>(any ? plan.S : 0);
+        x.p = c.take<float>(any ? plan.S : 0);
+        x.lse = c.take<float>(any ? plan.L : 0);
+        if (out) *out = x;
+        return c.bytes();
+    }
+};
+
+// Whether backward_blocked can run a problem of these dims (it also needs finite inputs).
+bool blocked_dims(const SdpaPlan& plan) { return plan.batch > 0 && plan.L && plan.S && plan.E && plan.Ev; }
+
+// Scratch of backward_blocked: O(block · S + S · (E + Ev)), never (L, S) for the whole problem.
+struct BlockScratch {
+    static constexpr std::size_t kRows = 64;  // query rows per block
+    float *Kt, *Vt;            // (E, S), (Ev, S)
+    float *P, *Pd, *dP;        // (Lb, S) each
+    float *Pdt, *dSt;          // (S, Lb) each
+    float *Qt, *dOt;           // (E, Lb), (Ev, Lb)
+    float *partK, *partV;      // (S, E), (S, Ev): one block's dK, dV
+    void* linear;              // the linear kernel's scratch, for the largest of the products below
+    static std::uint64_t layout(const SdpaPlan& plan, const kernels::KernelSet& set, void* block, BlockScratch* out) {
+        if (!blocked_dims(plan)) return 0;
+        // 64-bit counts: Lb · S can pass 4 G where size_t is 32-bit.
+        const std::uint64_t S = plan.S, E = plan.E, Ev = plan.Ev, Lb = std::min(plan.L, kRows);
+        Carver c(block);
+        BlockScratch x;
+        x.Kt = c.take<float>(E * S), x.Vt = c.take<float>(Ev * S);
+        x.P = c.take<float>(Lb * S), x.Pd = c.take<float>(Lb * S), x.dP = c.take<float>(Lb * S);
+        x.Pdt = c.take<float>(S * Lb), x.dSt = c.take<float>(S * Lb);
+        x.Qt = c.take<float>(E * Lb), x.dOt = c.take<float>(Ev * Lb);
+        x.partK = c.take<float>(S * E), x.partV = c.take<float>(S * Ev);
+        std::uint64_t linear = 0;
+        for (const auto& [rows, in, outs] : {std::array<std::uint64_t, 3>{Lb, E, S}, {Lb, S, Ev}, {Lb, Ev, S}, {Lb, S, E},
+                                             {S, Lb, E}, {S, Lb, Ev}}) {
+            kernels::LinearProblem p;
+            p.rows = static_cast<std::size_t>(rows), p.in = static_cast<std::size_t>(in), p.out = static_cast<std::size_t>(outs);
+            linear = std::max(linear, kernels::linear_workspace_bytes(set, p));
+        }
+        x.linear = c.take<unsigned char>(linear);
+        if (out) *out = x;
+        return c.bytes();
+    }
+};
+
 }  // namespace
 
 Status plan_sdpa_backward(const Shape& q, const Shape& k, const Shape& v, const Shape& grad_output,
@@ -41,6 +99,8 @@ Status plan_sdpa_backward(const Shape& q, const Shape& k, const Shape& v, const 
     if (grad_output != p.output_shape)
         return Status::fail("scaled_dot_product_attention_backward: grad_output shape " + shape_to_string(grad_output) +
                             " != output shape " + shape_to_string(p.output_shape) + " (…, L, Ev)");
+    p.workspace_bytes = std::max(RowScratch::layout(p, nullptr, nullptr),
+                                 BlockScratch::layout(p, *p.kernel_set, nullptr, nullptr));
     *plan = std::move(p);
     return {};
 }
@@ -51,7 +111,7 @@ namespace {
 // inf rules it states exactly) and for zero-width problems.
 void backward_rows(const SdpaPlan& plan, const float* query, const float* key, const float* value,
                    const MaskRef& mask, const float* grad_output, float* output, float* grad_query,
-                   float* grad_key, float* grad_value) {
+                   float* grad_key, float* grad_value, void* workspace) {
     const std::size_t L = plan.L, S = plan.S, E = plan.E, Ev = plan.Ev;
     const float neg_inf = -std::numeric_limits<float>::infinity();
     const std::size_t mask_step = plan.mask_col_stride();
@@ -60,8 +120,12 @@ void backward_rows(const SdpaPlan& plan, const float* query, const float* key, c
     std::fill(grad_query, grad_query + plan.problems * L * E, 0.0f);
     std::fill(grad_key, grad_key + plan.kv_problems() * S * E, 0.0f);
     std::fill(grad_value, grad_value + plan.kv_problems() * S * Ev, 0.0f);
-    if (plan.batch == 0) return;  // and S may be huge when E = Ev = 0: allocate nothing
-    std::vector<float> s(S), p(S), lse(L);
+    if (plan.batch == 0) return;  // and S may be huge when E = Ev = 0
+    RowScratch scratch{};
+    RowScratch::layout(plan, workspace, &scratch);
+    float* s = scratch.s;      // (S) this row's scores, then its dP
+    float* p = scratch.p;      // (S) this row's weights
+    float* lse = scratch.lse;  // (L) each row's log-sum-exp
 
     // Scaled, masked scores of row i (steps 1 and 2), as the forward computes them.
     auto scores = [&](std::size_t b, std::size_t i, const float* Qb, const float* Kb) {
@@ -156,28 +220,25 @@ void transpose(const float* x, std::size_t rows, std::size_t cols, float* y) {
 
 // Blocks of query rows, with every product on the SIMD linear kernel (float64 sums):
 //   scores = Q Kᵀ, O = Pd V, dPd = dO Vᵀ, dQ = dS K, dK += dSᵀ Q, dV += Pdᵀ dO.
-// Extra memory is O(block · S + S · (E + Ev)), never (L, S) for the whole problem.
 void backward_blocked(const SdpaPlan& plan, const float* query, const float* key, const float* value,
                       const MaskRef& mask, const float* grad_output, float* output, float* grad_query,
-                      float* grad_key, float* grad_value) {
+                      float* grad_key, float* grad_value, void* workspace) {
     const std::size_t L = plan.L, S = plan.S, E = plan.E, Ev = plan.Ev;
-    const std::size_t Lb = std::min<std::size_t>(L, 64);  // query rows per block
+    const std::size_t Lb = std::min(L, BlockScratch::kRows);  // query rows per block
     const float neg_inf = -std::numeric_limits<float>::infinity();
     const std::size_t mask_step = plan.mask_col_stride();
     const float keep_scale = plan.dropout_p > 0.0 ? static_cast<float>(1.0 / (1.0 - plan.dropout_p)) : 1.0f;
     std::fill(grad_key, grad_key + plan.kv_problems() * S * E, 0.0f);
     std::fill(grad_value, grad_value + plan.kv_problems() * S * Ev, 0.0f);
-    std::vector<float> Kt(E * S), Vt(Ev * S);                          // (E, S), (Ev, S)
-    std::vector<float> P(Lb * S), Pd(Lb * S), dP(Lb * S);               // (Lb, S) each
-    std::vector<float> Pdt(S * Lb), dSt(S * Lb), Qt(E * Lb), dOt(Ev * Lb);
-    std::vector<float> partK(S * E), partV(S * Ev);                     // one block's dK, dV
-    const kernels::KernelSet& set = kernels::active_kernels();
-    // y (rows, out) = x (rows, in) · wᵀ with w stored (out, in)
-    auto linear = [&](std::size_t rows, std::size_t in, std::size_t out, const float* x, const float* w, float* y) {
+    const kernels::KernelSet& set = *plan.kernel_set;
+    BlockScratch w{};
+    BlockScratch::layout(plan, set, workspace, &w);
+    // y (rows, out) = x (rows, in) · Wᵀ with W stored (out, in)
+    auto linear = [&](std::size_t rows, std::size_t in, std::size_t out, const float* x, const float* W, float* y) {
         kernels::LinearProblem p;
         p.rows = rows, p.in = in, p.out = out;
-        p.x = x, p.x_stride = in, p.w = w, p.y = y, p.y_stride = out;
-        kernels::run_linear(set, p);
+        p.x = x, p.x_stride = in, p.w = W, p.y = y, p.y_stride = out;
+        kernels::run_linear(set, p, w.linear);
     };
 
     for (std::size_t b = 0; b < plan.batch; ++b) {
@@ -190,16 +251,16 @@ void backward_blocked(const SdpaPlan& plan, const float* query, const float* key
         float* dQb = grad_query + b * L * E;          // (L, E)
         float* dKb = grad_key + kv * S * E;           // (S, E), shared by a GQA group
         float* dVb = grad_value + kv * S * Ev;        // (S, Ev)
-        transpose(Kb, S, E, Kt.data());
-        transpose(Vb, S, Ev, Vt.data());
+        transpose(Kb, S, E, w.Kt);
+        transpose(Vb, S, Ev, w.Vt);
         for (std::size_t i0 = 0; i0 < L; i0 += Lb) {
             const std::size_t nb = std::min(Lb, L - i0);
             // Steps 1-2: scores of the block.   (nb, E) x (E, S) -> (nb, S)
-            linear(nb, E, S, Qb + i0 * E, Kb, P.data());
+            linear(nb, E, S, Qb + i0 * E, Kb, w.P);
             // Step 3 with the saved statistic: P = exp(s - lse), lse = max + log(sum); fully masked rows stay 0.
             for (std::size_t r = 0; r < nb; ++r) {
                 const std::size_t i = i0 + r;
-                float* p = P.data() + r * S;
+                float* p = w.P + r * S;
                 const std::size_t mask_row = plan.mask_kind == MaskKind::none ? 0 : plan.mask_row_offset(b, i);
                 float m = neg_inf;
                 bool any_nan = false;
@@ -210,7 +271,7 @@ void backward_blocked(const SdpaPlan& plan, const float* query, const float* key
                     if (x > m) m = x;
                     any_nan |= x != x;
                 }
-                float* pd = Pd.data() + r * S;
+                float* pd = w.Pd + r * S;
                 if (m == neg_inf && !any_nan) {
                     std::fill(p, p + S, 0.0f);
                     std::fill(pd, pd + S, 0.0f);
@@ -226,14 +287,14 @@ void backward_blocked(const SdpaPlan& plan, const float* query, const float* key
                 }
             }
             // Step 4: O = Pd V.   (nb, S) x (S, Ev) -> (nb, Ev)
-            linear(nb, S, Ev, Pd.data(), Vt.data(), Ob + i0 * Ev);
+            linear(nb, S, Ev, w.Pd, w.Vt, Ob + i0 * Ev);
             // dPd = dO Vᵀ.   (nb, Ev) x (Ev, S) -> (nb, S)
-            linear(nb, Ev, S, dOb + i0 * Ev, Vb, dP.data());
+            linear(nb, Ev, S, dOb + i0 * Ev, Vb, w.dP);
             // dP = dPd ⊙ dropout (0 where Pd is 0); D_i = Σ_j P_ij dP_ij; dS = scale · P ⊙ (dP − D), kept in dP.
             for (std::size_t r = 0; r < nb; ++r) {
-                const float* p = P.data() + r * S;
-                const float* pd = Pd.data() + r * S;
-                float* dp = dP.data() + r * S;
+                const float* p = w.P + r * S;
+                const float* pd = w.Pd + r * S;
+                float* dp = w.dP + r * S;
                 float D = 0.0f;
                 for (std::size_t j = 0; j < S; ++j) {
                     dp[j] = pd[j] == 0.0f ? 0.0f : dp[j] * (pd[j] / p[j]);
@@ -242,16 +303,16 @@ void backward_blocked(const SdpaPlan& plan, const float* query, const float* key
                 for (std::size_t j = 0; j < S; ++j) dp[j] = p[j] == 0.0f ? 0.0f : p[j] * (dp[j] - D) * plan.scale;
             }
             // dQ = dS K.   (nb, S) x (S, E) -> (nb, E)
-            linear(nb, S, E, dP.data(), Kt.data(), dQb + i0 * E);
+            linear(nb, S, E, w.dP, w.Kt, dQb + i0 * E);
             // dK += dSᵀ Q and dV += Pdᵀ dO.   (S, nb) x (nb, E) and (S, nb) x (nb, Ev)
-            transpose(dP.data(), nb, S, dSt.data());
-            transpose(Qb + i0 * E, nb, E, Qt.data());
-            linear(S, nb, E, dSt.data(), Qt.data(), partK.data());
-            transpose(Pd.data(), nb, S, Pdt.data());
-            transpose(dOb + i0 * Ev, nb, Ev, dOt.data());
-            linear(S, nb, Ev, Pdt.data(), dOt.data(), partV.data());
-            for (std::size_t e = 0; e < S * E; ++e) dKb[e] += partK[e];
-            for (std::size_t e = 0; e < S * Ev; ++e) dVb[e] += partV[e];
+            transpose(w.dP, nb, S, w.dSt);
+            transpose(Qb + i0 * E, nb, E, w.Qt);
+            linear(S, nb, E, w.dSt, w.Qt, w.partK);
+            transpose(w.Pd, nb, S, w.Pdt);
+            transpose(dOb + i0 * Ev, nb, Ev, w.dOt);
+            linear(S, nb, Ev, w.Pdt, w.dOt, w.partV);
+            for (std::size_t e = 0; e < S * E; ++e) dKb[e] += w.partK[e];
+            for (std::size_t e = 0; e < S * Ev; ++e) dVb[e] += w.partV[e];
         }
     }
 }
@@ -260,15 +321,24 @@ void backward_blocked(const SdpaPlan& plan, const float* query, const float* key
 
 void run_sdpa_backward(const SdpaPlan& plan, const float* query, const float* key, const float* value,
                        const MaskRef& mask, const float* grad_output, float* output, float* grad_query,
-                       float* grad_key, float* grad_value) {
+                       float* grad_key, float* grad_value, void* workspace) {
     const std::size_t n_q = plan.problems * plan.L * plan.E, n_k = plan.kv_problems() * plan.S * plan.E;
     const std::size_t n_v = plan.kv_problems() * plan.S * plan.Ev, n_o = plan.problems * plan.L * plan.Ev;
-    const bool blocked = plan.batch > 0 && plan.L && plan.S && plan.E && plan.Ev && all_finite(query, n_q) &&
-                         all_finite(key, n_k) && all_finite(value, n_v) && all_finite(grad_output, n_o);
+    const bool blocked = blocked_dims(plan) && all_finite(query, n_q) && all_finite(key, n_k) &&
+                         all_finite(value, n_v) && all_finite(grad_output, n_o);
     if (blocked)
-        backward_blocked(plan, query, key, value, mask, grad_output, output, grad_query, grad_key, grad_value);
+        backward_blocked(plan, query, key, value, mask, grad_output, output, grad_query, grad_key, grad_value,
+                         workspace);
     else
-        backward_rows(plan, query, key, value, mask, grad_output, output, grad_query, grad_key, grad_value);
+        backward_rows(plan, query, key, value, mask, grad_output, output, grad_query, grad_key, grad_value, workspace);
+}
+
+void run_sdpa_backward(const SdpaPlan& plan, const float* query, const float* key, const float* value,
+                       const MaskRef& mask, const float* grad_output, float* output, float* grad_query,
+                       float* grad_key, float* grad_value) {
+    std::vector<unsigned char> workspace = kernels::allocate_workspace(plan.workspace_bytes);
+    run_sdpa_backward(plan, query, key, value, mask, grad_output, output, grad_query, grad_key, grad_value,
+                      workspace.data());
 }
 
 GradientResult scaled_dot_product_attention_backward(const xt::xarray<float>& query, const xt::xarray<float>& key,

@@ -2,6 +2,7 @@
 // before anything is allocated, with a message naming the argument and the shapes.
 #include <cmath>
 
+#include "kernels/kernels.hpp"
 #include "xattn/sdpa.hpp"
 
 namespace xattn {
@@ -70,10 +71,12 @@ Status plan_sdpa(const Shape& q, const Shape& k, const Shape& v, MaskKind mask_k
         }
     }
 
-    if (s.scale && (!std::isfinite(*s.scale) || *s.scale == 0.0))
-        return Status::fail(fn + "scale must be finite and non-zero, got " + std::to_string(*s.scale));
+    // The kernels multiply by the float32 scale: 3.5e38 would become inf and 1e-50 zero.
+    if (s.scale && (!std::isfinite(static_cast<float>(*s.scale)) || static_cast<float>(*s.scale) == 0.0f))
+        return Status::fail(fn + "scale must be finite and non-zero as a float32, got " + number_to_string(*s.scale) +
+                            " (float32 " + number_to_string(static_cast<float>(*s.scale)) + ")");
     if (!(s.dropout_p >= 0.0 && s.dropout_p < 1.0))
-        return Status::fail(fn + "dropout_p must be in [0, 1), got " + std::to_string(s.dropout_p));
+        return Status::fail(fn + "dropout_p must be in [0, 1), got " + number_to_string(s.dropout_p));
 
     Shape out_shape = leading(q), weights_shape = leading(q);
     out_shape.insert(out_shape.end(), {L, Ev});
@@ -122,6 +125,8 @@ Status plan_sdpa(const Shape& q, const Shape& k, const Shape& v, MaskKind mask_k
     p.need_weights = s.need_weights;
     p.mask_kind = mask_kind;
     p.mask_strides = std::move(mask_strides);
+    p.kernel_set = &kernels::active_kernels();
+    p.workspace_bytes = kernels::attention_workspace_bytes(*p.kernel_set, p);
     *plan = std::move(p);
     return {};
 }

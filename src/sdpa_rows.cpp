@@ -26,14 +26,24 @@ float dot(const float* a, const float* b, std::size_t n) {
 
 }  // namespace
 
+std::uint64_t sdpa_rows_workspace_bytes(const SdpaPlan& plan) {
+    return plan.batch == 0 || plan.need_weights ? 0 : std::uint64_t{plan.S} * sizeof(float);
+}
+
 void run_sdpa_rows(const SdpaPlan& plan, const float* query, const float* key, const float* value, const MaskRef& mask,
                    float* output, float* weights) {
+    std::vector<float> scratch(sdpa_rows_workspace_bytes(plan) / sizeof(float));
+    run_sdpa_rows(plan, query, key, value, mask, output, weights, scratch.data());
+}
+
+void run_sdpa_rows(const SdpaPlan& plan, const float* query, const float* key, const float* value, const MaskRef& mask,
+                   float* output, float* weights, void* workspace) {
     if (plan.batch == 0) return;  // nothing to compute; S may be huge when it is (E = Ev = 0)
     const std::size_t L = plan.L, S = plan.S, E = plan.E, Ev = plan.Ev;
     const float neg_inf = -std::numeric_limits<float>::infinity();
     const std::size_t mask_step = plan.mask_col_stride();
     const float keep_scale = plan.dropout_p > 0.0 ? static_cast<float>(1.0 / (1.0 - plan.dropout_p)) : 1.0f;
-    std::vector<float> scratch(weights ? 0 : S);
+    float* scratch = static_cast<float*>(workspace);  // (S,) a query's scores when no weights row holds them
 
     for (std::size_t b = 0; b < plan.batch; ++b) {
         const std::size_t kv = plan.kv_index(b);
@@ -42,7 +52,7 @@ void run_sdpa_rows(const SdpaPlan& plan, const float* query, const float* key, c
         const float* Vb = value + kv * S * Ev;  // (S, Ev)
         float* Ob = output + b * L * Ev;        // (L, Ev)
         for (std::size_t i = 0; i < L; ++i) {
-            float* p = weights ? weights + (b * L + i) * S : scratch.data();  // (S,) this query's row
+            float* p = weights ? weights + (b * L + i) * S : scratch;  // (S,) this query's row
             float* o = Ob + i * Ev;                                           // (Ev,)
             const std::size_t mask_row = plan.mask_kind == MaskKind::none ? 0 : plan.mask_row_offset(b, i);
 

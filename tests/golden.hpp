@@ -12,6 +12,7 @@
 #include <xtensor/xreducer.hpp>
 #include <xtensor/xview.hpp>
 
+#include "xattn/reference.hpp"
 #include "xattn/xattn.hpp"
 
 namespace golden {

@@ -1,128 +1,177 @@
-// The WebAssembly surface of xattn: thin, mechanical Embind functions over the no-throw layer.
+// The WebAssembly surface of xattn: one typed call per operation, planned once.
 //
-// No C++ exception may cross into JavaScript (see the toolchain notes: a throw leaks memory and
-// shadow stack), so every function validates first through plan_* and returns the error as a
-// string ("" = success). The JS package (js/api.js) owns all ergonomics: it checks JS types and
-// numbers, copies inputs into the heap, calls these, copies results out and frees.
-//
-// Shapes travel through a small "dims" area the JS side writes into: a Uint32 array of ranks and
-// dims in heap memory. Outputs' shapes come back through the same area.
+// Every operation crosses in two steps (js/boundary.js drives them):
+//   1. plan:  JS passes one request object (an Embind value_object: shapes and settings by name). The core
+//             validates it without allocating anything large and keeps the plan under a token. The reply
+//             names every buffer of the call by its byte offset in one block, the output shapes, and the
+//             block's total size: inputs, outputs and the run's scratch, nothing guessed.
+//   2. run:   JS allocates that block (or refuses the call with a RangeError when it cannot), copies the
+//             inputs in, and runs the token on the block. A run allocates nothing, so it cannot fail for
+//             memory; it takes and returns plain numbers, so crossing the boundary allocates nothing either.
+// No C++ exception may cross into JavaScript (see the toolchain notes): errors come back as text from plan,
+// and as a code from run.
 #include <emscripten/bind.h>
 #include <malloc.h>
 
+#include <array>
 #include <cstdint>
+#include <cstdlib>
 #include <map>
 #include <memory>
 #include <string>
-#include <vector>
+#include <utility>
 
+#include "kernels/carver.hpp"
 #include "xattn/xattn.hpp"
 
 namespace {
 
+using xattn::Carver;
 using xattn::MaskKind;
 using xattn::Shape;
 
-// Reads `count` shapes laid out as [rank, d0, d1, …, rank, d0, …] starting at dims.
-std::vector<Shape> read_shapes(std::uintptr_t dims, int count) {
-    const auto* p = reinterpret_cast<const std::uint32_t*>(dims);
-    std::vector<Shape> shapes(static_cast<std::size_t>(count));
-    for (Shape& s : shapes) {
-        const std::uint32_t rank = *p++;
-        s.assign(p, p + rank);
-        p += rank;
-    }
-    return shapes;
-}
+// Shapes cross as a rank and up to kMaxRank dims (js/validate.js refuses more before any call).
+constexpr std::size_t kMaxRank = 16;
+struct WireShape {
+    int rank = 0;
+    std::array<double, kMaxRank> dims{};
+};
 
-// Writes shapes back in the same layout.
-void write_shapes(std::uintptr_t dims, const std::vector<Shape>& shapes) {
-    auto* p = reinterpret_cast<std::uint32_t*>(dims);
-    for (const Shape& s : shapes) {
-        *p++ = static_cast<std::uint32_t>(s.size());
-        for (std::size_t d : s) *p++ = static_cast<std::uint32_t>(d);
-    }
-}
-
-xattn::MaskRef mask_ref(int kind, std::uintptr_t data, const Shape& shape) {
-    xattn::MaskRef m;
-    m.kind = static_cast<MaskKind>(kind);
-    if (m.kind == MaskKind::boolean) m.bools = reinterpret_cast<const std::uint8_t*>(data);
-    if (m.kind == MaskKind::additive) m.values = reinterpret_cast<const float*>(data);
-    m.shape = shape;
-    return m;
-}
-
-xattn::SdpaSettings sdpa_settings(bool is_causal, int alignment, bool has_scale, double scale, double dropout_p,
-                                  double seed, bool enable_gqa, bool need_weights) {
-    xattn::SdpaSettings s;
-    s.is_causal = is_causal;
-    s.causal_alignment = alignment ? xattn::CausalAlignment::bottom_right : xattn::CausalAlignment::top_left;
-    if (has_scale) s.scale = scale;
-    s.dropout_p = dropout_p;
-    s.seed = static_cast<std::uint64_t>(seed);  // JS checked: an integer in [0, 2^53)
-    s.enable_gqa = enable_gqa;
-    s.need_weights = need_weights;
+Shape shape_of(const WireShape& w) {
+    Shape s;
+    for (int d = 0; d < w.rank && d < static_cast<int>(kMaxRank); ++d) s.push_back(static_cast<std::size_t>(w.dims[d]));
     return s;
 }
 
-// Reads the query, key, value and mask shapes from dims (mask rank 0 when there is none) and plans.
-xattn::Status plan_sdpa_call(std::uintptr_t dims, int mask_kind, const xattn::SdpaSettings& settings,
-                             xattn::SdpaPlan* plan, std::vector<Shape>* shapes) {
-    *shapes = read_shapes(dims, 4);
-    const auto& s = *shapes;
-    return xattn::plan_sdpa(s[0], s[1], s[2], static_cast<MaskKind>(mask_kind), s[3], settings, plan);
+WireShape wire_of(const Shape& s) {
+    WireShape w;
+    w.rank = static_cast<int>(s.size());
+    for (std::size_t d = 0; d < s.size() && d < kMaxRank; ++d) w.dims[d] = static_cast<double>(s[d]);
+    return w;
 }
 
-// Validates; on success dims is overwritten with the output shape then the weights shape.
-std::string sdpa_plan(std::uintptr_t dims, int mask_kind, bool is_causal, int alignment, bool has_scale, double scale,
-                      double dropout_p, double seed, bool enable_gqa, bool need_weights) {
-    xattn::SdpaPlan plan;
-    std::vector<Shape> shapes;
-    const xattn::Status st = plan_sdpa_call(
-        dims, mask_kind, sdpa_settings(is_causal, alignment, has_scale, scale, dropout_p, seed, enable_gqa, need_weights),
-        &plan, &shapes);
-    if (st.ok()) write_shapes(dims, {plan.output_shape, plan.weights_shape});
-    return st.error;
+// scaledDotProductAttention and its gradient. Absent tensors have rank 0 (and kind 0 for the mask).
+struct SdpaCall {
+    WireShape query, key, value, attn_mask, grad_output;
+    int mask_kind = 0;  // 0 none, 1 boolean (non-zero byte = may attend), 2 additive float
+    bool is_causal = false, bottom_right = false, has_scale = false, enable_gqa = false, need_weights = false;
+    double scale = 0, dropout_p = 0, seed = 0;  // seed: JS checked an integer in [0, 2^53)
+};
+
+// MultiheadAttention.forward.
+struct MhaCall {
+    int module = 0;
+    WireShape query, key, value, key_padding_mask, attn_mask;
+    int kpm_kind = 0, attn_kind = 0;
+    bool need_weights = true, average_attn_weights = true, is_causal = false;
+};
+
+// The reply to every plan: where each buffer sits in the call's block (bytes from its 64-byte aligned
+// start; -1 for a buffer this call does not have), and how big the block must be.
+struct Layout {
+    std::string error;  // empty when the call may run
+    int token = 0;
+    double bytes = 0;   // the block, including up to 63 bytes to align its start
+    double query = -1, key = -1, value = -1, attn_mask = -1, key_padding_mask = -1, grad_output = -1;
+    double output = -1, weights = -1, grad_query = -1, grad_key = -1, grad_value = -1;
+    WireShape output_shape, weights_shape;
+};
+
+xattn::SdpaSettings settings_of(const SdpaCall& c) {
+    xattn::SdpaSettings s;
+    s.is_causal = c.is_causal;
+    s.causal_alignment = c.bottom_right ? xattn::CausalAlignment::bottom_right : xattn::CausalAlignment::top_left;
+    if (c.has_scale) s.scale = c.scale;
+    s.dropout_p = c.dropout_p;
+    s.seed = static_cast<std::uint64_t>(c.seed);
+    s.enable_gqa = c.enable_gqa;
+    s.need_weights = c.need_weights;
+    return s;
 }
 
-// Same arguments as sdpa_plan (dims re-written by the caller) plus the buffers.
-std::string sdpa_run(std::uintptr_t dims, int mask_kind, bool is_causal, int alignment, bool has_scale, double scale,
-                     double dropout_p, double seed, bool enable_gqa, bool need_weights, std::uintptr_t query,
-                     std::uintptr_t key, std::uintptr_t value, std::uintptr_t mask, std::uintptr_t output,
-                     std::uintptr_t weights) {
-    xattn::SdpaPlan plan;
-    std::vector<Shape> shapes;
-    const xattn::Status st = plan_sdpa_call(
-        dims, mask_kind, sdpa_settings(is_causal, alignment, has_scale, scale, dropout_p, seed, enable_gqa, need_weights),
-        &plan, &shapes);
-    if (!st.ok()) return st.error;
-    xattn::run_sdpa(plan, reinterpret_cast<const float*>(query), reinterpret_cast<const float*>(key),
-                    reinterpret_cast<const float*>(value), mask_ref(mask_kind, mask, shapes[3]),
-                    reinterpret_cast<float*>(output), need_weights ? reinterpret_cast<float*>(weights) : nullptr);
-    return {};
+std::size_t mask_bytes(MaskKind kind) { return kind == MaskKind::boolean ? 1 : 4; }
+
+// A planned call waiting for its block: what to run and where each buffer is.
+struct Pending {
+    enum class Op { sdpa, sdpa_backward, mha } op = Op::sdpa;
+    xattn::SdpaPlan sdpa;
+    xattn::MhaPlan mha;
+    int module = 0;
+    MaskKind mask_kind = MaskKind::none, kpm_kind = MaskKind::none;
+    std::uint64_t bytes = 0;  // the block's planned size
+    // Offsets in the block, as in Layout, and the workspace's.
+    std::size_t query = 0, key = 0, value = 0, attn_mask = 0, key_padding_mask = 0, grad_output = 0;
+    std::size_t output = 0, weights = 0, grad_query = 0, grad_key = 0, grad_value = 0, workspace = 0;
+};
+
+std::map<int, Pending>& pending() {
+    static std::map<int, Pending> table;
+    return table;
+}
+int next_token = 1;
+
+// Carves one buffer in counting mode and records its offset in the pending call and the reply.
+// Sizes are 64-bit (a plan's total may pass 4 GiB); a block that large is refused before any run.
+struct BlockPlanner {
+    Carver carver{nullptr};
+    void take(std::uint64_t bytes, std::size_t* pending_at, double* layout_at) {
+        const std::uint64_t at = carver.bytes() - Carver::kSlack;
+        carver.take<unsigned char>(bytes);
+        *pending_at = static_cast<std::size_t>(at);
+        if (layout_at) *layout_at = static_cast<double>(at);
+    }
+};
+
+// The largest block a call may use: all of a 32-bit WebAssembly memory.
+constexpr std::uint64_t kMaxBlock = std::uint64_t{1} << 31;
+
+Layout keep(Pending p, Layout layout, BlockPlanner& block) {
+    p.bytes = block.carver.bytes();
+    layout.bytes = static_cast<double>(p.bytes);
+    layout.token = next_token++;
+    pending().emplace(layout.token, std::move(p));
+    return layout;
 }
 
-// dims holds query, key, value, mask and grad_output shapes. Validates, then computes the output
-// and the three gradients into buffers shaped like the output, query, key and value.
-std::string sdpa_grad_run(std::uintptr_t dims, int mask_kind, bool is_causal, int alignment, bool has_scale,
-                          double scale, double dropout_p, double seed, bool enable_gqa, bool run, std::uintptr_t query,
-                          std::uintptr_t key, std::uintptr_t value, std::uintptr_t mask, std::uintptr_t grad_output,
-                          std::uintptr_t output, std::uintptr_t grad_query, std::uintptr_t grad_key,
-                          std::uintptr_t grad_value) {
-    const auto shapes = read_shapes(dims, 5);
-    xattn::SdpaPlan plan;
-    const xattn::Status st = xattn::plan_sdpa_backward(
-        shapes[0], shapes[1], shapes[2], shapes[4], static_cast<MaskKind>(mask_kind), shapes[3],
-        sdpa_settings(is_causal, alignment, has_scale, scale, dropout_p, seed, enable_gqa, false), &plan);
-    if (!st.ok() || !run) return st.error;
-    xattn::run_sdpa_backward(plan, reinterpret_cast<const float*>(query), reinterpret_cast<const float*>(key),
-                             reinterpret_cast<const float*>(value), mask_ref(mask_kind, mask, shapes[3]),
-                             reinterpret_cast<const float*>(grad_output), reinterpret_cast<float*>(output),
-                             reinterpret_cast<float*>(grad_query), reinterpret_cast<float*>(grad_key),
-                             reinterpret_cast<float*>(grad_value));
-    return {};
+Layout refusal(std::string error) {
+    Layout l;
+    l.error = std::move(error);
+    return l;
 }
+
+// Plans scaledDotProductAttention (backward = false) or its gradient (backward = true).
+Layout plan_sdpa_call(const SdpaCall& c, bool backward) {
+    const Shape q = shape_of(c.query), k = shape_of(c.key), v = shape_of(c.value), m = shape_of(c.attn_mask);
+    Pending p;
+    p.mask_kind = static_cast<MaskKind>(c.mask_kind);
+    p.op = backward ? Pending::Op::sdpa_backward : Pending::Op::sdpa;
+    const xattn::Status st =
+        backward ? xattn::plan_sdpa_backward(q, k, v, shape_of(c.grad_output), p.mask_kind, m, settings_of(c), &p.sdpa)
+                 : xattn::plan_sdpa(q, k, v, p.mask_kind, m, settings_of(c), &p.sdpa);
+    if (!st.ok()) return refusal(st.error);
+    const xattn::SdpaPlan& plan = p.sdpa;
+    Layout l;
+    BlockPlanner b;
+    b.take(4 * xattn::numel(q), &p.query, &l.query);
+    b.take(4 * xattn::numel(k), &p.key, &l.key);
+    b.take(4 * xattn::numel(v), &p.value, &l.value);
+    if (p.mask_kind != MaskKind::none) b.take(mask_bytes(p.mask_kind) * xattn::numel(m), &p.attn_mask, &l.attn_mask);
+    if (backward) b.take(4 * xattn::numel(plan.output_shape), &p.grad_output, &l.grad_output);
+    b.take(4 * xattn::numel(plan.output_shape), &p.output, &l.output);
+    if (plan.need_weights) b.take(4 * xattn::numel(plan.weights_shape), &p.weights, &l.weights);
+    if (backward) {
+        b.take(4 * xattn::numel(q), &p.grad_query, &l.grad_query);
+        b.take(4 * xattn::numel(k), &p.grad_key, &l.grad_key);
+        b.take(4 * xattn::numel(v), &p.grad_value, &l.grad_value);
+    }
+    b.take(plan.workspace_bytes, &p.workspace, nullptr);
+    l.output_shape = wire_of(plan.output_shape);
+    l.weights_shape = wire_of(plan.weights_shape);
+    return keep(std::move(p), std::move(l), b);
+}
+
+Layout sdpa_plan(const SdpaCall& c) { return plan_sdpa_call(c, false); }
+Layout sdpa_backward_plan(const SdpaCall& c) { return plan_sdpa_call(c, true); }
 
 // MultiheadAttention objects live in a handle table; JS holds the integer handle.
 std::map<int, std::unique_ptr<xattn::MultiheadAttention>>& modules() {
@@ -131,31 +180,50 @@ std::map<int, std::unique_ptr<xattn::MultiheadAttention>>& modules() {
 }
 int next_handle = 1;
 
-// Returns "" and writes the new handle into *handle_out (an int32 in the heap), or an error.
-std::string mha_create(double embed_dim, double num_heads, double kdim, double vdim, bool bias, bool batch_first,
-                       bool add_bias_kv, bool add_zero_attn, std::uintptr_t handle_out) {
-    xattn::MhaConfig c;
-    c.embed_dim = static_cast<std::size_t>(embed_dim);
-    c.num_heads = static_cast<std::size_t>(num_heads);
-    c.kdim = static_cast<std::size_t>(kdim);
-    c.vdim = static_cast<std::size_t>(vdim);
-    c.bias = bias;
-    c.batch_first = batch_first;
-    c.add_bias_kv = add_bias_kv;
-    c.add_zero_attn = add_zero_attn;
-    if (xattn::Status st = xattn::MultiheadAttention::check_config(c); !st.ok()) return st.error;
-    const int handle = next_handle++;
-    modules()[handle] = std::make_unique<xattn::MultiheadAttention>(c);
-    *reinterpret_cast<std::int32_t*>(handle_out) = handle;
-    return {};
-}
-
-bool mha_destroy(int handle) { return modules().erase(handle) != 0; }
-
 xattn::MultiheadAttention* find_module(int handle) {
     const auto it = modules().find(handle);
     return it == modules().end() ? nullptr : it->second.get();
 }
+
+struct MhaConfigCall {
+    double embed_dim = 0, num_heads = 0, kdim = 0, vdim = 0;  // JS checked integers in range; 0 = embed_dim
+    bool bias = true, batch_first = false, add_bias_kv = false, add_zero_attn = false;
+};
+
+struct Created {
+    std::string error;
+    int handle = 0;
+};
+
+// Room left after a module is built, so that the small allocations of later plans always fit.
+constexpr std::size_t kHeadroom = std::size_t{1} << 20;
+
+Created mha_create(const MhaConfigCall& w) {
+    xattn::MhaConfig c;
+    c.embed_dim = static_cast<std::size_t>(w.embed_dim);
+    c.num_heads = static_cast<std::size_t>(w.num_heads);
+    c.kdim = static_cast<std::size_t>(w.kdim);
+    c.vdim = static_cast<std::size_t>(w.vdim);
+    c.bias = w.bias;
+    c.batch_first = w.batch_first;
+    c.add_bias_kv = w.add_bias_kv;
+    c.add_zero_attn = w.add_zero_attn;
+    // The parameters are one allocation that may fail: a module that cannot fit is an error, not an abort. Then
+    // the table's node, a few dozen bytes, which the headroom probe makes sure of.
+    std::unique_ptr<xattn::MultiheadAttention> m;
+    if (xattn::Status st = xattn::MultiheadAttention::create(c, &m); !st.ok()) return {st.error, 0};
+    void* probe = std::malloc(kHeadroom);
+    if (!probe)
+        return {"MultiheadAttention: after the parameters' " + std::to_string(xattn::MultiheadAttention::parameter_bytes(c)) +
+                    " bytes, less than " + std::to_string(kHeadroom) + " bytes of WebAssembly memory would be left",
+                0};
+    std::free(probe);
+    const int handle = next_handle++;
+    modules()[handle] = std::move(m);
+    return {"", handle};
+}
+
+bool mha_destroy(int handle) { return modules().erase(handle) != 0; }
 
 std::string mha_set_parameter(int handle, const std::string& name, std::uintptr_t data, double count) {
     auto* m = find_module(handle);
@@ -175,67 +243,181 @@ std::string mha_parameter_shapes(int handle) {
     return out;
 }
 
-// Reads the query, key, value, key_padding_mask and attn_mask shapes from dims and plans.
-xattn::Status plan_mha_call(const xattn::MultiheadAttention& m, std::uintptr_t dims, int kpm_kind, int attn_kind,
-                            bool need_weights, bool average, bool is_causal, xattn::MhaPlan* plan,
-                            std::vector<Shape>* shapes) {
-    *shapes = read_shapes(dims, 5);
-    const auto& s = *shapes;
-    return m.plan_forward(s[0], s[1], s[2], static_cast<MaskKind>(kpm_kind), s[3], static_cast<MaskKind>(attn_kind),
-                          s[4], need_weights, average, is_causal, plan);
+Layout mha_plan(const MhaCall& c) {
+    auto* m = find_module(c.module);
+    if (!m) return refusal("MultiheadAttention: this module was disposed");
+    const Shape q = shape_of(c.query), k = shape_of(c.key), v = shape_of(c.value);
+    const Shape kpm = shape_of(c.key_padding_mask), am = shape_of(c.attn_mask);
+    Pending p;
+    p.op = Pending::Op::mha;
+    p.module = c.module;
+    p.kpm_kind = static_cast<MaskKind>(c.kpm_kind);
+    p.mask_kind = static_cast<MaskKind>(c.attn_kind);
+    const xattn::Status st = m->plan_forward(q, k, v, p.kpm_kind, kpm, p.mask_kind, am, c.need_weights,
+                                             c.average_attn_weights, c.is_causal, &p.mha);
+    if (!st.ok()) return refusal(st.error);
+    Layout l;
+    BlockPlanner b;
+    b.take(4 * xattn::numel(q), &p.query, &l.query);
+    b.take(4 * xattn::numel(k), &p.key, &l.key);
+    b.take(4 * xattn::numel(v), &p.value, &l.value);
+    if (p.kpm_kind != MaskKind::none)
+        b.take(mask_bytes(p.kpm_kind) * xattn::numel(kpm), &p.key_padding_mask, &l.key_padding_mask);
+    if (p.mask_kind != MaskKind::none) b.take(mask_bytes(p.mask_kind) * xattn::numel(am), &p.attn_mask, &l.attn_mask);
+    b.take(4 * xattn::numel(p.mha.output_shape), &p.output, &l.output);
+    if (p.mha.need_weights) b.take(4 * xattn::numel(p.mha.weights_shape), &p.weights, &l.weights);
+    b.take(p.mha.workspace_bytes, &p.workspace, nullptr);
+    l.output_shape = wire_of(p.mha.output_shape);
+    l.weights_shape = wire_of(p.mha.weights_shape);
+    return keep(std::move(p), std::move(l), b);
 }
 
-// Validates; on success dims is overwritten with the output shape then the weights shape.
-std::string mha_plan(int handle, std::uintptr_t dims, int kpm_kind, int attn_kind, bool need_weights, bool average,
-                     bool is_causal) {
-    auto* m = find_module(handle);
-    if (!m) return "MultiheadAttention: this module was disposed";
-    xattn::MhaPlan plan;
-    std::vector<Shape> shapes;
-    const xattn::Status st = plan_mha_call(*m, dims, kpm_kind, attn_kind, need_weights, average, is_causal, &plan, &shapes);
-    if (st.ok()) write_shapes(dims, {plan.output_shape, plan.weights_shape});
-    return st.error;
+// A mask for the run: its shape was checked by the plan, so the run needs none (and copies none).
+xattn::MaskRef mask_at(MaskKind kind, unsigned char* at) {
+    xattn::MaskRef m;
+    m.kind = kind;
+    if (kind == MaskKind::boolean) m.bools = at;
+    if (kind == MaskKind::additive) m.values = reinterpret_cast<const float*>(at);
+    return m;
 }
 
-std::string mha_run(int handle, std::uintptr_t dims, int kpm_kind, int attn_kind, bool need_weights, bool average,
-                    bool is_causal, std::uintptr_t query, std::uintptr_t key, std::uintptr_t value, std::uintptr_t kpm,
-                    std::uintptr_t attn_mask, std::uintptr_t output, std::uintptr_t weights) {
-    auto* m = find_module(handle);
-    if (!m) return "MultiheadAttention: this module was disposed";
-    xattn::MhaPlan plan;
-    std::vector<Shape> shapes;
-    const xattn::Status st = plan_mha_call(*m, dims, kpm_kind, attn_kind, need_weights, average, is_causal, &plan, &shapes);
-    if (!st.ok()) return st.error;
-    const xattn::MhaMasks masks{mask_ref(kpm_kind, kpm, shapes[3]), mask_ref(attn_kind, attn_mask, shapes[4])};
-    m->run_forward(plan, reinterpret_cast<const float*>(query), reinterpret_cast<const float*>(key),
-                   reinterpret_cast<const float*>(value), masks, reinterpret_cast<float*>(output),
-                   need_weights ? reinterpret_cast<float*>(weights) : nullptr);
-    return {};
+// Codes run returns; js/boundary.js turns them into messages.
+enum RunResult { kRan = 0, kUnknownToken = 1, kModuleGone = 2, kTooLarge = 3 };
+
+// Runs a planned call on its block (64-byte aligned, of the planned size) and forgets the plan.
+int run(int token, std::uintptr_t block) {
+    const auto it = pending().find(token);
+    if (it == pending().end()) return kUnknownToken;
+    const Pending& p = it->second;
+    if (p.bytes > kMaxBlock) {  // JS refuses these before allocating; never run one whose offsets wrapped
+        pending().erase(it);
+        return kTooLarge;
+    }
+    unsigned char* base = reinterpret_cast<unsigned char*>(block);
+    auto in = [&](std::size_t at) { return reinterpret_cast<const float*>(base + at); };
+    auto out = [&](std::size_t at) { return reinterpret_cast<float*>(base + at); };
+    int result = kRan;
+    switch (p.op) {
+    case Pending::Op::sdpa:
+        xattn::run_sdpa(p.sdpa, in(p.query), in(p.key), in(p.value), mask_at(p.mask_kind, base + p.attn_mask),
+                        out(p.output), p.sdpa.need_weights ? out(p.weights) : nullptr, base + p.workspace);
+        break;
+    case Pending::Op::sdpa_backward:
+        xattn::run_sdpa_backward(p.sdpa, in(p.query), in(p.key), in(p.value), mask_at(p.mask_kind, base + p.attn_mask),
+                                 in(p.grad_output), out(p.output), out(p.grad_query), out(p.grad_key),
+                                 out(p.grad_value), base + p.workspace);
+        break;
+    case Pending::Op::mha: {
+        const auto* m = find_module(p.module);
+        if (!m) {
+            result = kModuleGone;
+            break;
+        }
+        const xattn::MhaMasks masks{mask_at(p.kpm_kind, base + p.key_padding_mask),
+                                    mask_at(p.mask_kind, base + p.attn_mask)};
+        m->run_forward(p.mha, in(p.query), in(p.key), in(p.value), masks, out(p.output),
+                       p.mha.need_weights ? out(p.weights) : nullptr, base + p.workspace);
+        break;
+    }
+    }
+    pending().erase(it);
+    return result;
 }
+
+// Drops a plan that will not run (the block could not be had, or a copy failed). Unknown tokens are fine.
+void forget(int token) { pending().erase(token); }
 
 // Bytes currently allocated by malloc: what the leak tests watch (memory_bytes never shrinks).
 double heap_in_use() { return static_cast<double>(mallinfo().uordblks); }
 
 double memory_bytes() { return static_cast<double>(__builtin_wasm_memory_size(0)) * 65536.0; }
 
-std::string version() { return xattn::kVersion; }
+double pending_plans() { return static_cast<double>(pending().size()); }
+
+std::string version() { return xattn::version(); }
 
 double max_tensor_bytes() { return static_cast<double>(xattn::kMaxTensorBytes); }
 
 }  // namespace
 
 EMSCRIPTEN_BINDINGS(xattn) {
+    using emscripten::value_array;
+    using emscripten::value_object;
+    value_array<std::array<double, kMaxRank>>("Dims")
+        .element(emscripten::index<0>()).element(emscripten::index<1>()).element(emscripten::index<2>())
+        .element(emscripten::index<3>()).element(emscripten::index<4>()).element(emscripten::index<5>())
+        .element(emscripten::index<6>()).element(emscripten::index<7>()).element(emscripten::index<8>())
+        .element(emscripten::index<9>()).element(emscripten::index<10>()).element(emscripten::index<11>())
+        .element(emscripten::index<12>()).element(emscripten::index<13>()).element(emscripten::index<14>())
+        .element(emscripten::index<15>());
+    value_object<WireShape>("Shape").field("rank", &WireShape::rank).field("dims", &WireShape::dims);
+    value_object<SdpaCall>("SdpaCall")
+        .field("query", &SdpaCall::query)
+        .field("key", &SdpaCall::key)
+        .field("value", &SdpaCall::value)
+        .field("attnMask", &SdpaCall::attn_mask)
+        .field("gradOutput", &SdpaCall::grad_output)
+        .field("maskKind", &SdpaCall::mask_kind)
+        .field("isCausal", &SdpaCall::is_causal)
+        .field("bottomRight", &SdpaCall::bottom_right)
+        .field("hasScale", &SdpaCall::has_scale)
+        .field("scale", &SdpaCall::scale)
+        .field("dropoutP", &SdpaCall::dropout_p)
+        .field("seed", &SdpaCall::seed)
+        .field("enableGqa", &SdpaCall::enable_gqa)
+        .field("needWeights", &SdpaCall::need_weights);
+    value_object<MhaCall>("MhaCall")
+        .field("module", &MhaCall::module)
+        .field("query", &MhaCall::query)
+        .field("key", &MhaCall::key)
+        .field("value", &MhaCall::value)
+        .field("keyPaddingMask", &MhaCall::key_padding_mask)
+        .field("attnMask", &MhaCall::attn_mask)
+        .field("kpmKind", &MhaCall::kpm_kind)
+        .field("attnKind", &MhaCall::attn_kind)
+        .field("needWeights", &MhaCall::need_weights)
+        .field("averageAttnWeights", &MhaCall::average_attn_weights)
+        .field("isCausal", &MhaCall::is_causal);
+    value_object<MhaConfigCall>("MhaConfigCall")
+        .field("embedDim", &MhaConfigCall::embed_dim)
+        .field("numHeads", &MhaConfigCall::num_heads)
+        .field("kdim", &MhaConfigCall::kdim)
+        .field("vdim", &MhaConfigCall::vdim)
+        .field("bias", &MhaConfigCall::bias)
+        .field("batchFirst", &MhaConfigCall::batch_first)
+        .field("addBiasKv", &MhaConfigCall::add_bias_kv)
+        .field("addZeroAttn", &MhaConfigCall::add_zero_attn);
+    value_object<Created>("Created").field("error", &Created::error).field("handle", &Created::handle);
+    value_object<Layout>("Layout")
+        .field("error", &Layout::error)
+        .field("token", &Layout::token)
+        .field("bytes", &Layout::bytes)
+        .field("query", &Layout::query)
+        .field("key", &Layout::key)
+        .field("value", &Layout::value)
+        .field("attnMask", &Layout::attn_mask)
+        .field("keyPaddingMask", &Layout::key_padding_mask)
+        .field("gradOutput", &Layout::grad_output)
+        .field("output", &Layout::output)
+        .field("weights", &Layout::weights)
+        .field("gradQuery", &Layout::grad_query)
+        .field("gradKey", &Layout::grad_key)
+        .field("gradValue", &Layout::grad_value)
+        .field("outputShape", &Layout::output_shape)
+        .field("weightsShape", &Layout::weights_shape);
+
     emscripten::function("sdpaPlan", &sdpa_plan);
-    emscripten::function("sdpaRun", &sdpa_run);
-    emscripten::function("sdpaGradRun", &sdpa_grad_run);
+    emscripten::function("sdpaBackwardPlan", &sdpa_backward_plan);
+    emscripten::function("mhaPlan", &mha_plan);
+    emscripten::function("run", &run);
+    emscripten::function("forget", &forget);
     emscripten::function("mhaCreate", &mha_create);
     emscripten::function("mhaDestroy", &mha_destroy);
     emscripten::function("mhaSetParameter", &mha_set_parameter);
     emscripten::function("mhaParameterShapes", &mha_parameter_shapes);
-    emscripten::function("mhaPlan", &mha_plan);
-    emscripten::function("mhaRun", &mha_run);
     emscripten::function("memoryBytes", &memory_bytes);
     emscripten::function("heapInUse", &heap_in_use);
+    emscripten::function("pendingPlans", &pending_plans);
     emscripten::function("version", &version);
     emscripten::function("maxTensorBytes", &max_tensor_bytes);
 }

@@ -1,31 +1,18 @@
 // Tiled attention on one ops type (simd_scalar.hpp / simd_xsimd.hpp): the fast path behind run_sdpa.
+// The algorithm (query groups and key tiles, the streaming and materialising paths, the semantics both
+// keep, the scratch) is described once, in src/kernels/README.md; the comments below say how.
 //
 // Shapes per problem b (legend in xattn/dims.hpp):
 //   Q (L, E)   K (S, E)   V (S, Ev)   O (L, Ev)   weights (L, S) when asked for
-// Queries go in groups of GW (the vector lanes of a score tile), keys in tiles of Bc:
-//   Qᵀ panel (E, GW)                 packed once per group
-//   Sᵀ tile  (Bc, GW) = K_tile · Qᵀ  scores with keys in rows and queries in lanes, so the softmax
-//                                    statistics of a query (max, sum) are plain vertical vector ops
-//   O  rows  (GW, Ev) += P · V_tile  P read from the same tile, V rows read in place
-//
-// Two paths, same semantics as run_sdpa_rows (sdpa_rows.cpp) and the float64 reference:
-//   streaming      (no weights) online softmax over key tiles; extra memory O(tile), never (L, S).
-//                  // ref: Dao et al., "FlashAttention: Fast and Memory-Efficient Exact Attention
-//                  //      with IO-Awareness", 2022, https://arxiv.org/abs/2205.14135 (Algorithm 1)
-//   materialising  (weights asked for) scores into the weights rows, softmax there, then P · V.
-// Rules both keep:
-//   * a key forbidden by a boolean mask or the causal rule scores -inf whatever K holds (NaN too);
-//   * a row whose every key is forbidden gets weights 0 and output 0;
-//   * a zero weight contributes nothing to O, even when its value row holds inf or NaN
-//     (value tiles that are not all finite take the select-guarded product);
-//   * dropout keeps weight (b, i, j) by dropout_keep(seed, ·, (b·L + i)·S + j), kept weights × 1/(1-p);
-//   * causal tiles that no query of a group can see are skipped.
+// ref: Dao et al., "FlashAttention: Fast and Memory-Efficient Exact Attention with IO-Awareness", 2022,
+//      https://arxiv.org/abs/2205.14135 (Algorithm 1: the streaming path's online softmax)
 #pragma once
 
 #include <cstddef>
 #include <cstdint>
 #include <limits>
 
+#include "kernels/carver.hpp"
 #include "kernels/dropout_hash.hpp"
 #include "kernels/exp.hpp"
 #include "kernels/kernels.hpp"
@@ -42,18 +29,6 @@ inline std::size_t causal_count(std::int64_t i, std::int64_t shift, std::size_t 
     const std::int64_t n = i + shift + 1;
     return n <= 0 ? 0 : min_size(static_cast<std::size_t>(n), S);
 }
-
-// Scratch carved out of one allocation, each buffer 64-byte aligned.
-struct Carver {
-    unsigned char* base;
-    std::size_t used = 0;
-    template <class T>
-    T* take(std::size_t count) {
-        T* p = base ? reinterpret_cast<T*>(base + used) : nullptr;
-        used += round_up(count * sizeof(T), 64);
-        return p;
-    }
-};
 
 //   KeyRows × QueryVecs   score micro-kernel: KeyRows keys × QueryVecs vectors of queries
 //   PvRows × PvVecs       output micro-kernel: PvRows queries × PvVecs vectors of Ev
@@ -84,7 +59,7 @@ struct AttentionKernel {
         unsigned char* dirty;  // (S / kChunk) these kChunk value rows hold inf or NaN
 
         static std::size_t layout(const AttentionProblem& p, unsigned char* base, Scratch* s) {
-            Carver c{base};
+            Carver c(base);
             const std::size_t evp = round_up(p.Ev, W);
             const std::size_t rows = min_size(Bq, round_up(p.L, GW));  // a block never holds more queries
             const std::size_t keys = min_size(Bc, round_up(p.S, KeyRows));
@@ -100,7 +75,7 @@ struct AttentionKernel {
             x.alpha = c.take<float>(rows);
             x.dirty = c.take<unsigned char>(p.S / kChunk + 1);
             if (s) *s = x;
-            return c.used;
+            return c.bytes();
         }
     };
 
@@ -160,7 +135,7 @@ struct AttentionKernel {
     }
 
     // Key tiles over [0, kend): as even as whole micro-kernels allow, so no tile is a small remainder
-    // that pays a whole tile's overhead (S = 197 gives 54, 54, 54, 35 rather than 64, 64, 64, 5).
+    // that pays a whole tile's overhead (S = 197 in tiles of up to 96 gives 66, 66, 65 rather than 96, 96, 5).
     static std::size_t tile_size(std::size_t kend) {
         const std::size_t tiles = (kend + Bc - 1) / Bc;
         return tiles == 0 ? Bc : round_up((kend + tiles - 1) / tiles, KeyRows);

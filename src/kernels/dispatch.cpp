@@ -3,9 +3,11 @@
 // after checking the CPU has that instruction set.
 #include <atomic>
 #include <cstdint>
-#include <memory>
+#include <limits>
 #include <new>
+#include <vector>
 
+#include "kernels/carver.hpp"
 #include "kernels/dropout_hash.hpp"
 #include "kernels/kernels.hpp"
 
@@ -29,22 +31,17 @@ bool cpu_has_sse41() {
 #endif
 }
 
-// A 64-byte aligned scratch buffer of `bytes` bytes; data is null when it could not be allocated
-// (no exception may leave run_sdpa, and in wasm a throwing new would abort the module).
-struct Workspace {
-    std::unique_ptr<unsigned char[]> storage;
-    void* data = nullptr;
-    explicit Workspace(std::size_t bytes) : storage(new (std::nothrow) unsigned char[bytes + 64]) {
-        if (!storage) return;
-        const auto at = reinterpret_cast<std::uintptr_t>(storage.get());
-        data = storage.get() + ((64 - at % 64) % 64);
-    }
-};
-
 // Attention scratch is O(tile): Qᵀ panels (E, 64) and output rows (64, Ev) of one query block, well under
 // 1 MiB for heads up to 1024 wide. Only heads hundreds of thousands wide would need more than this; they run
-// on the row kernel's O(S) scratch instead, as does any call whose scratch cannot be allocated.
+// on the row kernel's O(S) scratch instead.
 constexpr std::size_t kMaxAttentionScratch = std::size_t{64} << 20;
+
+bool attention_on_rows(const KernelSet& set, const AttentionProblem& p) {
+    // First a 64-bit bound (Qᵀ panels and output rows of up to 64 queries, plus the tiles), so that the
+    // kernel's own size_t arithmetic only ever sees heads small enough not to overflow in wasm32.
+    const std::uint64_t bound = (std::uint64_t{p.E} + p.Ev + 64) * 64 * 4 * sizeof(float);
+    return bound > kMaxAttentionScratch || set.attention_workspace(p) > kMaxAttentionScratch;
+}
 
 }  // namespace
 
@@ -98,32 +95,63 @@ AttentionProblem attention_problem(const SdpaPlan& plan, const float* query, con
     return p;
 }
 
+std::uint64_t attention_workspace_bytes(const KernelSet& set, const SdpaPlan& plan) {
+    if (plan.batch == 0 || plan.L == 0) return 0;
+    const AttentionProblem p = attention_problem(plan, nullptr, nullptr, nullptr, MaskRef{}, nullptr, nullptr);
+    return attention_on_rows(set, p) ? sdpa_rows_workspace_bytes(plan) : set.attention_workspace(p);
+}
+
 void run_attention(const KernelSet& set, const SdpaPlan& plan, const float* query, const float* key,
-                   const float* value, const MaskRef& mask, float* output, float* weights) {
+                   const float* value, const MaskRef& mask, float* output, float* weights, void* workspace) {
     if (plan.batch == 0 || plan.L == 0) return;
     const AttentionProblem p = attention_problem(plan, query, key, value, mask, output, weights);
-    const std::size_t bytes = set.attention_workspace(p);
-    if (bytes <= kMaxAttentionScratch) {
-        Workspace ws(bytes);
-        if (ws.data) return set.attention(p, ws.data);
-    }
-    run_sdpa_rows(plan, query, key, value, mask, output, weights);
+    if (attention_on_rows(set, p)) return run_sdpa_rows(plan, query, key, value, mask, output, weights, workspace);
+    set.attention(p, workspace);
+}
+
+void run_attention(const KernelSet& set, const SdpaPlan& plan, const float* query, const float* key,
+                   const float* value, const MaskRef& mask, float* output, float* weights) {
+    std::vector<unsigned char> workspace = allocate_workspace(attention_workspace_bytes(set, plan));
+    run_attention(set, plan, query, key, value, mask, output, weights, workspace.data());
+}
+
+std::vector<unsigned char> allocate_workspace(std::uint64_t bytes) {
+    if (bytes > std::numeric_limits<std::size_t>::max()) throw std::bad_alloc();
+    return std::vector<unsigned char>(static_cast<std::size_t>(bytes));
+}
+
+std::uint64_t linear_workspace_bytes(const KernelSet& set, const LinearProblem& problem) {
+    return problem.rows == 0 || problem.out == 0 ? 0 : set.linear_workspace(problem);
+}
+
+void run_linear(const KernelSet& set, const LinearProblem& problem, void* workspace) {
+    if (problem.rows == 0 || problem.out == 0) return;
+    set.linear(problem, workspace);
 }
 
 void run_linear(const KernelSet& set, const LinearProblem& problem) {
-    if (problem.rows == 0 || problem.out == 0) return;
-    // O(blocks), under 5 MiB for out up to 10^4: allocated like MultiheadAttention's other buffers.
-    std::vector<double> ws((set.linear_workspace(problem) + sizeof(double) - 1) / sizeof(double));
-    set.linear(problem, ws.data());
+    std::vector<unsigned char> workspace = allocate_workspace(linear_workspace_bytes(set, problem) + Carver::kSlack);
+    Carver aligned(workspace.data());  // the float64 sums want (at least) 8-byte alignment
+    run_linear(set, problem, aligned.take<unsigned char>(0));
 }
 
 }  // namespace xattn::kernels
 
 namespace xattn {
 
+const kernels::KernelSet& plan_kernels(const SdpaPlan& plan) {
+    return plan.kernel_set ? *plan.kernel_set : kernels::active_kernels();
+}
+
+void run_sdpa(const SdpaPlan& plan, const float* query, const float* key, const float* value, const MaskRef& mask,
+              float* output, float* weights, void* workspace) {
+    kernels::run_attention(plan_kernels(plan), plan, query, key, value, mask, output, weights, workspace);
+}
+
 void run_sdpa(const SdpaPlan& plan, const float* query, const float* key, const float* value, const MaskRef& mask,
               float* output, float* weights) {
-    kernels::run_attention(kernels::active_kernels(), plan, query, key, value, mask, output, weights);
+    std::vector<unsigned char> workspace = kernels::allocate_workspace(plan.workspace_bytes);
+    run_sdpa(plan, query, key, value, mask, output, weights, workspace.data());
 }
 
 }  // namespace xattn

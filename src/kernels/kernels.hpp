@@ -55,7 +55,7 @@ struct KernelSet {
     // Scratch each call needs, in bytes: O(tiles), never O(L·S).
     std::size_t (*attention_workspace)(const AttentionProblem&);
     void (*attention)(const AttentionProblem&, void* workspace);
-    std::size_t (*linear_workspace)(const LinearProblem&);
+    std::uint64_t (*linear_workspace)(const LinearProblem&);
     void (*linear)(const LinearProblem&, void* workspace);
 };
 
@@ -76,12 +76,24 @@ void use_kernels(const KernelSet* set);
 
 AttentionProblem attention_problem(const SdpaPlan& plan, const float* query, const float* key, const float* value,
                                    const MaskRef& mask, float* output, float* weights);
-// Allocates the workspace and runs one validated attention plan with `set`. Heads so wide (E or Ev in
-// the hundreds of thousands) that a tile's scratch would pass 64 MiB, or a failed allocation, run on
-// run_sdpa_rows instead. Never throws.
+// Bytes of scratch run_attention will use for `plan` with `set`: the tiled kernel's O(tile) scratch, or,
+// for heads so wide (E or Ev in the hundreds of thousands) that a tile's scratch would pass 64 MiB, the
+// S floats of run_sdpa_rows's score row.
+std::uint64_t attention_workspace_bytes(const KernelSet& set, const SdpaPlan& plan);
+// Runs one validated attention plan with `set` in `workspace` (attention_workspace_bytes of it). Allocates
+// nothing and never throws.
+void run_attention(const KernelSet& set, const SdpaPlan& plan, const float* query, const float* key,
+                   const float* value, const MaskRef& mask, float* output, float* weights, void* workspace);
+// The same with a workspace of its own (tests and benchmarks; may throw std::bad_alloc).
 void run_attention(const KernelSet& set, const SdpaPlan& plan, const float* query, const float* key,
                    const float* value, const MaskRef& mask, float* output, float* weights);
-// Allocates the workspace (O(blocks)) and runs one linear product with `set`.
+// A workspace of `bytes` for the allocating entry points; throws std::bad_alloc where size_t cannot hold it.
+std::vector<unsigned char> allocate_workspace(std::uint64_t bytes);
+// Bytes of scratch run_linear uses for `problem` with `set`: O(blocks), never O(rows · out).
+std::uint64_t linear_workspace_bytes(const KernelSet& set, const LinearProblem& problem);
+// Runs one linear product in `workspace` (linear_workspace_bytes of it). Allocates nothing.
+void run_linear(const KernelSet& set, const LinearProblem& problem, void* workspace);
+// The same with a workspace of its own (tests and benchmarks; may throw std::bad_alloc).
 void run_linear(const KernelSet& set, const LinearProblem& problem);
 
 }  // namespace xattn::kernels

@@ -14,6 +14,7 @@
 #pragma once
 
 #include <cstddef>
+#include <cstdint>
 
 #include "kernels/kernels.hpp"
 #include "kernels/micro.hpp"
@@ -30,8 +31,9 @@ struct LinearKernel {
 
     static std::size_t padded(std::size_t out) { return (out + W - 1) / W * W; }
     static std::size_t depth(const LinearProblem& p) { return p.in < kDepth ? p.in : kDepth; }
-    static std::size_t workspace(const LinearProblem& p) {
-        return (kRows * depth(p) + depth(p) * Vecs * W + kRows * padded(p.out)) * sizeof(double);
+    static std::uint64_t workspace(const LinearProblem& p) {  // 64-bit: out may be a huge S (backward)
+        const std::uint64_t kc = depth(p);
+        return (kRows * kc + kc * Vecs * W + std::uint64_t{kRows} * padded(p.out)) * sizeof(double);
     }
 
     static void run(const LinearProblem& p, void* workspace) {

@@ -33,6 +33,10 @@ struct Status {
 // "(4, 10, 64)" — the same spelling the lesson and the web page use.
 std::string shape_to_string(const Shape& shape);
 
+// A number as JavaScript prints it (0.5, 1e+39, 1e-50, NaN, -Infinity): messages read the same whichever
+// side of the wasm boundary wrote them.
+std::string number_to_string(double x);
+
 // Product of dims, or false when it overflows 64 bits.
 bool element_count(const Shape& shape, std::uint64_t* count);
 

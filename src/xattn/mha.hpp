@@ -11,7 +11,9 @@
 #pragma once
 
 #include <cstdint>
+#include <cstdlib>
 #include <map>
+#include <memory>
 #include <string>
 
 #include <xtensor/xarray.hpp>
@@ -55,13 +57,21 @@ struct MhaPlan {
     bool attn_mask_per_head = false;  // attn_mask is (N·H, L, S) rather than (L, S)
     Shape output_shape;               // like query, with E
     Shape weights_shape;              // (N, L, S_total) or (N, H, L, S_total), without N when unbatched
+    bool any_mask = false;            // a merged additive mask (N, H, L, S_total) is built
+    SdpaPlan attention;               // the heads' attention: q (N, H, L, hd), k and v (N, H, S_total, hd)
+    std::uint64_t workspace_bytes = 0;  // what run_forward's workspace must hold (64-bit even in wasm32)
 };
 
 class MultiheadAttention {
 public:
     // Checks a configuration without building anything.
     static Status check_config(const MhaConfig& config);
-    // Throws std::invalid_argument for a bad configuration.
+    // Bytes the parameters of a valid configuration take: one allocation.
+    static std::size_t parameter_bytes(const MhaConfig& config);
+    // Builds a module without throwing: a bad configuration, or parameters that cannot be allocated,
+    // give an error. The wasm bindings create modules this way.
+    static Status create(const MhaConfig& config, std::unique_ptr<MultiheadAttention>* out);
+    // Throws std::invalid_argument for a bad configuration (std::bad_alloc if it cannot be allocated).
     explicit MultiheadAttention(const MhaConfig& config);
 
     const MhaConfig& config() const { return config_; }
@@ -84,7 +94,11 @@ public:
     Status plan_forward(const Shape& query, const Shape& key, const Shape& value, MaskKind kpm_kind,
                         const Shape& kpm_shape, MaskKind attn_kind, const Shape& attn_shape, bool need_weights,
                         bool average_attn_weights, bool is_causal, MhaPlan* plan) const;
-    // Runs a validated plan; `weights` may be null when !plan.need_weights. Never throws.
+    // Runs a validated plan; `weights` may be null when !plan.need_weights; `workspace` holds
+    // plan.workspace_bytes. Allocates nothing and never throws.
+    void run_forward(const MhaPlan& plan, const float* query, const float* key, const float* value,
+                     const MhaMasks& masks, float* output, float* weights, void* workspace) const;
+    // The same with a workspace of its own (may throw std::bad_alloc).
     void run_forward(const MhaPlan& plan, const float* query, const float* key, const float* value,
                      const MhaMasks& masks, float* output, float* weights) const;
 
@@ -93,12 +107,33 @@ public:
                             const xt::xarray<float>& value, const MhaForwardOptions& options = {}) const;
 
 private:
+    struct Scratch;
+    // Values in a parameter named as PyTorch names it, or 0 for a name this configuration lacks.
+    std::size_t parameter_count(const std::string& name) const;
+
+    // A parameter's floats inside storage_.
+    struct ParamSpan {
+        float* ptr = nullptr;
+        std::size_t n = 0;
+        float* data() const { return ptr; }
+        std::size_t size() const { return n; }
+        float* begin() const { return ptr; }
+        float* end() const { return ptr + n; }
+    };
+    struct FreeFloats {
+        void operator()(float* p) const { std::free(p); }
+    };
+    using Storage = std::unique_ptr<float[], FreeFloats>;  // malloc'd: see create()
+    static std::size_t parameter_floats(const MhaConfig& config);
+    MultiheadAttention(const MhaConfig& config, Storage storage);
+
     MhaConfig config_;
+    Storage storage_;  // every parameter, in one allocation (parameter_floats)
     // Projections stored as PyTorch stores them: weight (out, in), bias (out).
-    std::vector<float> q_weight_, k_weight_, v_weight_;  // (E, E), (E, kdim), (E, vdim)
-    std::vector<float> in_bias_;                         // (3E): q, k, v biases
-    std::vector<float> out_weight_, out_bias_;           // (E, E), (E)
-    std::vector<float> bias_k_, bias_v_;                 // (E) each, shown as (1, 1, E)
+    ParamSpan q_weight_, k_weight_, v_weight_;  // (E, E), (E, kdim), (E, vdim), adjacent
+    ParamSpan in_bias_;                         // (3E): q, k, v biases
+    ParamSpan out_weight_, out_bias_;           // (E, E), (E)
+    ParamSpan bias_k_, bias_v_;                 // (E) each, shown as (1, 1, E)
 };
 
 }  // namespace xattn

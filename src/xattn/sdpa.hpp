@@ -49,27 +49,25 @@ struct Mask {
     MaskRef ref() const;
 };
 
-struct SdpaOptions {
-    Mask attn_mask;                         // optional; cannot be combined with is_causal
-    bool is_causal = false;
+// The scalar options, without the mask: what the raw layer (plan_sdpa) takes.
+struct SdpaSettings {
+    bool is_causal = false;                 // cannot be combined with a mask
     CausalAlignment causal_alignment = CausalAlignment::top_left;
-    std::optional<double> scale;            // default 1/sqrt(E); must be finite and non-zero
+    std::optional<double> scale;            // default 1/sqrt(E); its float32 value must be finite and non-zero
     double dropout_p = 0.0;                 // in [0, 1); applied to the weights
     std::uint64_t seed = 0;                 // dropout is a pure function of (seed, position)
     bool enable_gqa = false;                // query heads Hq may be a multiple of kv heads Hkv (dim -3)
     bool need_weights = false;              // also return the weights (…, L, S)
 };
 
-// The scalar options without the mask, as the raw layer takes them.
-struct SdpaSettings {
-    bool is_causal = false;
-    CausalAlignment causal_alignment = CausalAlignment::top_left;
-    std::optional<double> scale;
-    double dropout_p = 0.0;
-    std::uint64_t seed = 0;
-    bool enable_gqa = false;
-    bool need_weights = false;
+// The xtensor API's options: the settings and an owned mask.
+struct SdpaOptions : SdpaSettings {
+    Mask attn_mask;                         // optional; cannot be combined with is_causal
 };
+
+namespace kernels {
+struct KernelSet;
+}
 
 // Everything a kernel needs, derived once from validated shapes.
 struct SdpaPlan {
@@ -90,6 +88,9 @@ struct SdpaPlan {
     bool need_weights = false;
     MaskKind mask_kind = MaskKind::none;
     Shape mask_strides;          // one per weights dim, 0 where the mask broadcasts
+    // The kernel set planned for (the active one when planning) and the scratch its run takes.
+    const kernels::KernelSet* kernel_set = nullptr;
+    std::size_t workspace_bytes = 0;
 
     std::size_t kv_problems() const { return problems / q_heads * kv_heads; }
     // Which key/value problem query problem b reads (GQA: query head h uses kv head h / (Hq/Hkv)).
@@ -120,16 +121,22 @@ Status plan_sdpa(const Shape& query, const Shape& key, const Shape& value, MaskK
                  const Shape& mask_shape, const SdpaSettings& settings, SdpaPlan* plan);
 
 // Computes a validated plan. `output` holds numel(plan.output_shape) floats; `weights` holds
-// numel(plan.weights_shape) floats or is null. Never throws.
-// Runs the tiled SIMD kernels of src/kernels/ for this CPU (AVX2+FMA, SSE4.1 / wasm SIMD128, or
-// scalar); without weights it streams (online softmax) and never stores anything of size (L, S).
+// numel(plan.weights_shape) floats or is null; `workspace` holds plan.workspace_bytes. Allocates nothing
+// and never throws. Runs the tiled SIMD kernels of src/kernels/ (see src/kernels/README.md); without
+// weights it streams (online softmax) and never stores anything of size (L, S).
+void run_sdpa(const SdpaPlan& plan, const float* query, const float* key, const float* value,
+              const MaskRef& mask, float* output, float* weights, void* workspace);
+// The same with a workspace of its own (may throw std::bad_alloc).
 void run_sdpa(const SdpaPlan& plan, const float* query, const float* key, const float* value,
               const MaskRef& mask, float* output, float* weights);
 
 // The same computation one query row at a time in plain C++: the readable baseline the kernels
-// are tested against. Same contract as run_sdpa.
+// are tested against. Same contract as run_sdpa; its workspace is sdpa_rows_workspace_bytes(plan).
+void run_sdpa_rows(const SdpaPlan& plan, const float* query, const float* key, const float* value,
+                   const MaskRef& mask, float* output, float* weights, void* workspace);
 void run_sdpa_rows(const SdpaPlan& plan, const float* query, const float* key, const float* value,
                    const MaskRef& mask, float* output, float* weights);
+std::uint64_t sdpa_rows_workspace_bytes(const SdpaPlan& plan);
 
 // Dropout decision for weight (b, i, j): a pure function of the seed and the position,
 // so every implementation (reference, kernels, wasm) drops the same weights.
@@ -144,6 +151,6 @@ struct AttentionResult {
 AttentionResult scaled_dot_product_attention(const xt::xarray<float>& query, const xt::xarray<float>& key,
                                              const xt::xarray<float>& value, const SdpaOptions& options = {});
 
-SdpaSettings settings_of(const SdpaOptions& options);
+inline const SdpaSettings& settings_of(const SdpaOptions& options) { return options; }
 
 }  // namespace xattn

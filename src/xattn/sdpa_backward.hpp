@@ -27,7 +27,12 @@ Status plan_sdpa_backward(const Shape& query, const Shape& key, const Shape& val
                           MaskKind mask_kind, const Shape& mask_shape, const SdpaSettings& settings, SdpaPlan* plan);
 
 // Computes a validated plan: the forward (output and each row's log-sum-exp), then the gradients.
-// Buffers hold numel of output, query, key and value shapes respectively. Never throws.
+// Buffers hold numel of output, query, key and value shapes respectively; `workspace` holds
+// plan.workspace_bytes (set by plan_sdpa_backward). Allocates nothing and never throws.
+void run_sdpa_backward(const SdpaPlan& plan, const float* query, const float* key, const float* value,
+                       const MaskRef& mask, const float* grad_output, float* output, float* grad_query,
+                       float* grad_key, float* grad_value, void* workspace);
+// The same with a workspace of its own (may throw std::bad_alloc).
 void run_sdpa_backward(const SdpaPlan& plan, const float* query, const float* key, const float* value,
                        const MaskRef& mask, const float* grad_output, float* output, float* grad_query,
                        float* grad_key, float* grad_value);

@@ -3,10 +3,10 @@
 
 #include "xattn/dims.hpp"
 #include "xattn/mha.hpp"
-#include "xattn/reference.hpp"
 #include "xattn/sdpa.hpp"
 #include "xattn/sdpa_backward.hpp"
 
 namespace xattn {
-inline constexpr const char* kVersion = "0.1.0";
+// This library's version, as package.json gives it (e.g. "0.1.0").
+const char* version();
 }

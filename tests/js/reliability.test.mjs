@@ -21,7 +21,7 @@ function checkFixture(xa, name) {
 function mixedCalls(xa, i) {
   const q = t([1, 2, 4], (i % 5) * 0.1);
   const kv = t([1, 3, 4], 0.5);
-  xa.scaledDotProductAttention(q, kv, kv, { isCausal: i % 2 === 0, causalAlignment: 'bottom-right' });
+  xa.scaledDotProductAttention(q, kv, kv, i % 2 === 0 ? { isCausal: true, causalAlignment: 'bottom-right' } : {});
   xa.scaledDotProductAttention(q, kv, kv, { needWeights: true, dropoutP: 0.5, seed: i });
   xa.scaledDotProductAttentionGrad(q, kv, kv, t([1, 2, 4], 1));
   const refusals = [

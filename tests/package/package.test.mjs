@@ -50,8 +50,8 @@ describe('the packed tarball', () => {
     const listed = run('tar', ['tzf', tarball]).trim().split('\n').map((f) => f.replace(/^package\//, '')).sort();
     assert.deepEqual(listed, [
       'README.md', 'dist/xattn-scalar.mjs', 'dist/xattn-scalar.wasm', 'dist/xattn-simd.mjs', 'dist/xattn-simd.wasm',
-      'js/api.js', 'js/browser.js', 'js/detect.js', 'js/index.d.cts', 'js/index.d.ts', 'js/instantiate.js',
-      'js/node.cjs', 'js/node.js', 'js/validate.js', 'package.json',
+      'js/api.js', 'js/boundary.js', 'js/browser.js', 'js/detect.js', 'js/index.d.cts', 'js/index.d.ts',
+      'js/instantiate.js', 'js/mha.js', 'js/node.cjs', 'js/node.js', 'js/sdpa.js', 'js/validate.js', 'package.json',
     ]);
   });
 

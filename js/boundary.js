@@ -1,0 +1,162 @@
+// The one path every operation takes across the JS ↔ C++ boundary (src/bindings/embind.cpp):
+//   plan  → the core checks the call and answers with the exact layout of one block: where each input,
+//           output and scratch buffer sits, and the block's size;
+//   alloc → one malloc of that size, or a RangeError naming the bytes (nothing was allocated or grown);
+//   copy in → run (which allocates nothing) → copy out → free, and the plan is forgotten on every path.
+// Results are fresh Float32Arrays: views of wasm memory go stale when it grows.
+import { MAX_RANK, shapeString, typedArrayLength, typedArrayName } from './validate.js';
+
+// What a 32-bit WebAssembly memory can hold at most (the builds' MAXIMUM_MEMORY).
+export const HEAP_LIMIT = 2 ** 31;
+// Kept free beside each call's block, for the few small allocations of crossing the boundary itself.
+const HEADROOM = 1 << 16;
+const ALIGN = 64;
+
+// The core speaks C++ names; callers of this package know the camelCase ones.
+const RENAMES = [
+  ['scaled_dot_product_attention_backward', 'scaledDotProductAttentionGrad'],
+  ['scaled_dot_product_attention', 'scaledDotProductAttention'], ['grad_output', 'gradOutput'],
+  ['multi_head_attention', 'MultiheadAttention'], ['attn_mask', 'attnMask'], ['is_causal', 'isCausal'],
+  ['dropout_p', 'dropoutP'], ['enable_gqa', 'enableGqa'], ['key_padding_mask', 'keyPaddingMask'],
+  ['embed_dim', 'embedDim'], ['num_heads', 'numHeads'], ['in_proj_weight', 'inProjWeight'],
+  ['in_proj_bias', 'inProjBias'], ['q_proj_weight', 'qProjWeight'], ['k_proj_weight', 'kProjWeight'],
+  ['v_proj_weight', 'vProjWeight'], ['out_proj.weight', 'outProjWeight'], ['out_proj.bias', 'outProjBias'],
+  ['bias_k', 'biasK'], ['bias_v', 'biasV'],
+];
+
+// A core message in the package's names, under the name of the JS function that was called.
+export function jsMessage(message, fn) {
+  let m = message;
+  for (const [cpp, js] of RENAMES) m = m.split(cpp).join(js);
+  const colon = m.indexOf(': ');
+  return fn && colon > 0 && !m.slice(0, colon).includes(' ') ? `${fn}${m.slice(colon)}` : m;
+}
+
+export function cppName(js) {
+  return RENAMES.find(([, name]) => name === js)?.[0] ?? js;
+}
+
+// The bindings' shape record: a rank and MAX_RANK dims.
+export function wireShape(shape) {
+  const dims = new Array(MAX_RANK).fill(0);
+  shape.forEach((d, i) => { dims[i] = d; });
+  return { rank: shape.length, dims };
+}
+export const NO_SHAPE = wireShape([]);
+export const shapeOfWire = (wire) => wire.dims.slice(0, wire.rank);
+
+const count = (shape) => shape.reduce((n, d) => n * d, 1);
+
+// A module failure: a trap or abort (WebAssembly.RuntimeError), or a C++ exception escaping as a number.
+// Only these leave the module's state in doubt; every check made in JS leaves it working.
+function isModuleFailure(e) {
+  return e instanceof WebAssembly.RuntimeError || typeof e === 'number';
+}
+
+const RUN_FAILURES = {
+  1: 'the planned call was lost before it ran (an internal error of xattn)',
+  2: 'the module was disposed while the call was under way',
+  3: 'the call is larger than WebAssembly memory can hold',
+};
+
+export function makeBoundary(mod) {
+  let broken = null;  // set when the module failed: it cannot be trusted again
+
+  function ensureUsable() {
+    if (broken) throw new Error(`xattn: this instance stopped after an unrecoverable error (${broken}); create a new one with createXattn()`);
+  }
+
+  // Runs fn; a failure of the module itself marks the instance unusable, any other error passes unchanged.
+  function guarded(fn) {
+    ensureUsable();
+    try {
+      return fn();
+    } catch (e) {
+      if (!isModuleFailure(e)) throw e;
+      broken = String(e?.message ?? e);
+      throw new Error(`xattn: the WebAssembly module failed during the call (${broken}); this instance must be re-created with createXattn()`);
+    }
+  }
+
+  const memoryBytes = () => mod.memoryBytes();
+
+  // One malloc of `bytes`, keeping HEADROOM free beside it; a refusal allocates and grows nothing.
+  function allocate(fn, bytes, what) {
+    const refuse = () => new RangeError(
+      `${fn}: the call needs ${bytes} bytes of WebAssembly memory for ${what}, more than it can hold (now ${memoryBytes()} bytes, at most ${HEAP_LIMIT})`);
+    if (bytes + HEADROOM > HEAP_LIMIT) throw refuse();
+    const block = mod._malloc(bytes);
+    if (!block) throw refuse();
+    const spare = mod._malloc(HEADROOM);
+    if (!spare) {
+      mod._free(block);
+      throw refuse();
+    }
+    mod._free(spare);
+    return block;
+  }
+
+  // Intrinsic type and length: the block was planned from what validate.js read the same way.
+  function copyIn(at, typed) {
+    if (typedArrayLength(typed) === 0) return;
+    if (typedArrayName(typed) === 'Float32Array') mod.HEAPF32.set(typed, at >>> 2);
+    else mod.HEAPU8.set(typed, at);
+  }
+
+  // slice copies: the caller owns the result, and it survives any later growth of the heap.
+  function copyOut(at, n) {
+    return n === 0 ? new Float32Array(0) : mod.HEAPF32.slice(at >>> 2, (at >>> 2) + n);
+  }
+
+  // Runs a planned call. `layout` is the plan's reply; `inputs` maps its fields to the arrays to copy in
+  // ({ query: Float32Array, attnMask: Uint8Array, … }); `outputs` maps the fields to copy out to their
+  // element counts. Returns { field: Float32Array } for the outputs.
+  function invoke(fn, layout, inputs, outputs) {
+    if (layout.error) throw new RangeError(jsMessage(layout.error, fn));
+    try {
+      const block = allocate(fn, layout.bytes, 'its inputs, outputs and working memory');
+      try {
+        const base = Math.ceil(block / ALIGN) * ALIGN;
+        for (const [field, data] of Object.entries(inputs)) copyIn(base + layout[field], data);
+        const code = mod.run(layout.token, base);
+        if (code !== 0) throw new Error(`${fn}: ${RUN_FAILURES[code] ?? `run failed with code ${code}`}`);
+        const result = {};
+        for (const [field, n] of Object.entries(outputs)) result[field] = copyOut(base + layout[field], n);
+        return result;
+      } finally {
+        mod._free(block);
+      }
+    } finally {
+      mod.forget(layout.token);
+    }
+  }
+
+  // A { data, shape } result from a shape record.
+  function tensorOf(data, wire) {
+    return { data, shape: shapeOfWire(wire) };
+  }
+
+  // Copies typed arrays into one fresh block, runs use(pointers), frees: for calls that hand the core
+  // buffers without a plan (setting parameters).
+  function withBuffers(fn, arrays, use) {
+    let bytes = 0;
+    const offsets = arrays.map((a) => {
+      const at = bytes;
+      bytes += Math.ceil((4 * typedArrayLength(a)) / ALIGN) * ALIGN;  // Float32Arrays
+      return at;
+    });
+    const block = allocate(fn, bytes + ALIGN, 'its buffers');
+    try {
+      const base = Math.ceil(block / ALIGN) * ALIGN;
+      arrays.forEach((a, i) => copyIn(base + offsets[i], a));
+      return use(offsets.map((at) => base + at));
+    } finally {
+      mod._free(block);
+    }
+  }
+
+  return {
+    mod, guarded, ensureUsable, invoke, withBuffers, tensorOf, memoryBytes, count, shapeString,
+    get broken() { return broken !== null; },
+  };
+}

@@ -1,0 +1,91 @@
+// scaledDotProductAttention and its gradient over the boundary (js/boundary.js).
+import { NO_SHAPE, shapeOfWire, wireShape } from './boundary.js';
+import { checkBoolean, checkInteger, checkMask, checkNumber, checkOptions, checkTensor } from './validate.js';
+
+const SDPA = 'scaledDotProductAttention';
+const SDPA_GRAD = 'scaledDotProductAttentionGrad';
+const OPTIONS = ['attnMask', 'isCausal', 'causalAlignment', 'scale', 'dropoutP', 'seed', 'enableGqa', 'needWeights'];
+
+// The options, checked, as the bindings' SdpaCall fields (shapes are added by the caller).
+function sdpaOptions(fn, options) {
+  const o = checkOptions(fn, 'options', options, OPTIONS);
+  const mask = checkMask(fn, 'attnMask', o.attnMask);
+  const isCausal = checkBoolean(fn, 'isCausal', o.isCausal, false);
+  const alignment = o.causalAlignment;
+  if (alignment !== undefined && alignment !== 'top-left' && alignment !== 'bottom-right') {
+    throw new TypeError(`${fn}: causalAlignment must be 'top-left' or 'bottom-right', got ${JSON.stringify(alignment)}`);
+  }
+  if (alignment !== undefined && !isCausal) {
+    throw new TypeError(`${fn}: causalAlignment only applies with isCausal: true (it says which keys the causal rule hides); set isCausal or drop causalAlignment`);
+  }
+  const hasScale = o.scale !== undefined;
+  return {
+    mask,
+    call: {
+      attnMask: mask ? wireShape(mask.shape) : NO_SHAPE,
+      maskKind: mask ? mask.kind : 0,
+      isCausal,
+      bottomRight: alignment === 'bottom-right',
+      hasScale,
+      scale: hasScale ? checkNumber(fn, 'scale', o.scale) : 0,
+      dropoutP: o.dropoutP === undefined ? 0 : checkNumber(fn, 'dropoutP', o.dropoutP),
+      seed: o.seed === undefined ? 0 : checkInteger(fn, 'seed', o.seed, 0, Number.MAX_SAFE_INTEGER),
+      enableGqa: checkBoolean(fn, 'enableGqa', o.enableGqa, false),
+      needWeights: checkBoolean(fn, 'needWeights', o.needWeights, false),
+    },
+  };
+}
+
+export function sdpaFunctions(boundary) {
+  const { mod, guarded, invoke, tensorOf, count } = boundary;
+
+  function scaledDotProductAttention(query, key, value, options) {
+    return guarded(() => {
+      const q = checkTensor(SDPA, 'query', query);
+      const k = checkTensor(SDPA, 'key', key);
+      const v = checkTensor(SDPA, 'value', value);
+      const { mask, call } = sdpaOptions(SDPA, options);
+      const layout = mod.sdpaPlan({
+        ...call, query: wireShape(q.shape), key: wireShape(k.shape), value: wireShape(v.shape), gradOutput: NO_SHAPE,
+      });
+      const outputs = { output: count(shapeOfWire(layout.outputShape)) };
+      if (call.needWeights) outputs.weights = count(shapeOfWire(layout.weightsShape));
+      const inputs = { query: q.data, key: k.data, value: v.data };
+      if (mask) inputs.attnMask = mask.data;
+      const r = invoke(SDPA, layout, inputs, outputs);
+      const result = { output: tensorOf(r.output, layout.outputShape) };
+      if (call.needWeights) result.weights = tensorOf(r.weights, layout.weightsShape);
+      return result;
+    });
+  }
+
+  function scaledDotProductAttentionGrad(query, key, value, gradOutput, options) {
+    return guarded(() => {
+      const q = checkTensor(SDPA_GRAD, 'query', query);
+      const k = checkTensor(SDPA_GRAD, 'key', key);
+      const v = checkTensor(SDPA_GRAD, 'value', value);
+      const dO = checkTensor(SDPA_GRAD, 'gradOutput', gradOutput);
+      const { mask, call } = sdpaOptions(SDPA_GRAD, options);
+      const layout = mod.sdpaBackwardPlan({
+        ...call, needWeights: false,
+        query: wireShape(q.shape), key: wireShape(k.shape), value: wireShape(v.shape), gradOutput: wireShape(dO.shape),
+      });
+      const inputs = { query: q.data, key: k.data, value: v.data, gradOutput: dO.data };
+      if (mask) inputs.attnMask = mask.data;
+      const r = invoke(SDPA_GRAD, layout, inputs, {
+        output: count(dO.shape), gradQuery: count(q.shape), gradKey: count(k.shape), gradValue: count(v.shape),
+      });
+      const result = {
+        output: { data: r.output, shape: [...dO.shape] },
+        gradQuery: { data: r.gradQuery, shape: [...q.shape] },
+        gradKey: { data: r.gradKey, shape: [...k.shape] },
+        gradValue: { data: r.gradValue, shape: [...v.shape] },
+      };
+      // The weights come from the forward: the same plan rules, computed once more.
+      if (call.needWeights) result.weights = scaledDotProductAttention(query, key, value, options).weights;
+      return result;
+    });
+  }
+
+  return { scaledDotProductAttention, scaledDotProductAttentionGrad };
+}

@@ -1,0 +1,221 @@
+// The no-allocation contract of the raw layer: a plan states the exact scratch its run uses
+// (plan.workspace_bytes), and run_sdpa, run_sdpa_backward and MultiheadAttention::run_forward allocate
+// nothing else. The wasm bindings rely on it: in WebAssembly a failed allocation inside a run would
+// abort the module, so the JS side allocates exactly what the plan says before it runs.
+//
+// Checked two ways: a counting global operator new (every std::vector, string or xtensor buffer goes
+// through it) must see no allocation during a run; and the workspace sits between guard bytes, with the
+// run's results compared with those of the allocating entry points. Under AddressSanitizer the
+// exact-size workspace also turns any read or write past the stated size into a reported error.
+#include <doctest/doctest.h>
+
+#include <atomic>
+#include <cstdlib>
+#include <cstring>
+#include <new>
+#include <vector>
+
+#include <xtensor/xrandom.hpp>
+
+#include "golden.hpp"
+#include "kernels/kernels.hpp"
+
+namespace {
+std::atomic<bool> counting{false};
+std::atomic<long> allocations{0};
+}  // namespace
+
+void* operator new(std::size_t n) {
+    if (counting.load(std::memory_order_relaxed)) allocations.fetch_add(1, std::memory_order_relaxed);
+    if (void* p = std::malloc(n ? n : 1)) return p;
+    throw std::bad_alloc();
+}
+void operator delete(void* p) noexcept { std::free(p); }
+void operator delete(void* p, std::size_t) noexcept { std::free(p); }
+
+namespace {
+
+using xattn::MaskKind;
+using xattn::Shape;
+
+// Counts the allocations `fn` makes.
+template <class F>
+long allocations_during(F&& fn) {
+    allocations = 0;
+    counting = true;
+    fn();
+    counting = false;
+    return allocations.load();
+}
+
+// A workspace of exactly `bytes`, with guard bytes on both sides that a run must leave alone.
+struct GuardedWorkspace {
+    static constexpr std::size_t kGuard = 256;
+    static constexpr unsigned char kFill = 0xA5;
+    std::vector<unsigned char> storage;
+    std::size_t bytes;
+    explicit GuardedWorkspace(std::size_t n) : storage(n + 2 * kGuard, kFill), bytes(n) {}
+    void* data() { return storage.data() + kGuard; }
+    bool guards_intact() const {
+        for (std::size_t i = 0; i < kGuard; ++i)
+            if (storage[i] != kFill || storage[kGuard + bytes + i] != kFill) return false;
+        return true;
+    }
+};
+
+xt::xarray<float> randn(const Shape& s, unsigned seed) {
+    xt::random::seed(seed);
+    return xt::random::randn<float>(s);
+}
+
+Shape shape_of(const xt::xarray<float>& a) { return Shape(a.shape().begin(), a.shape().end()); }
+
+bool same(const std::vector<float>& a, const xt::xarray<float>& b) {
+    if (a.size() != b.size()) return false;
+    return std::memcmp(a.data(), b.data(), a.size() * sizeof(float)) == 0;
+}
+
+struct SdpaCase {
+    const char* name;
+    Shape q, k, v;
+    bool need_weights, causal, gqa;
+    MaskKind mask;
+};
+
+const SdpaCase kSdpaCases[] = {
+    {"streaming", {2, 3, 37, 16}, {2, 3, 53, 16}, {2, 3, 53, 24}, false, false, false, MaskKind::none},
+    {"weights", {2, 3, 37, 16}, {2, 3, 53, 16}, {2, 3, 53, 24}, true, false, false, MaskKind::none},
+    {"causal", {1, 2, 70, 8}, {1, 2, 70, 8}, {1, 2, 70, 8}, false, true, false, MaskKind::none},
+    {"bool mask", {2, 4, 19, 8}, {2, 4, 33, 8}, {2, 4, 33, 8}, false, false, false, MaskKind::boolean},
+    {"float mask + weights", {2, 4, 19, 8}, {2, 4, 33, 8}, {2, 4, 33, 8}, true, false, false, MaskKind::additive},
+    {"gqa", {1, 6, 9, 8}, {1, 2, 130, 8}, {1, 2, 130, 8}, false, false, true, MaskKind::none},
+    {"one query row", {1, 1, 1, 64}, {1, 1, 1000, 64}, {1, 1, 1000, 64}, false, false, false, MaskKind::none},
+    // A head this wide passes the SIMD kernels' 64 MiB scratch bound (Qᵀ panels of 16 queries): the row
+    // kernel runs, in S floats.
+    {"row kernel (E = 1200000)", {1, 2, 1200000}, {1, 3, 1200000}, {1, 3, 2}, false, false, false, MaskKind::none},
+};
+
+}  // namespace
+
+TEST_CASE("workspace: run_sdpa allocates nothing and stays inside the planned workspace") {
+    for (const auto& c : kSdpaCases)
+        for (const auto* set : xattn::kernels::available_kernels()) {
+            CAPTURE(c.name);
+            CAPTURE(set->name);
+            xattn::kernels::use_kernels(set);
+            const auto q = randn(c.q, 1), k = randn(c.k, 2), v = randn(c.v, 3);
+            xattn::SdpaOptions o;
+            o.need_weights = c.need_weights;
+            o.is_causal = c.causal;
+            o.enable_gqa = c.gqa;
+            Shape mask_shape{c.q[c.q.size() - 2], c.k[c.k.size() - 2]};
+            if (c.mask == MaskKind::boolean) o.attn_mask = xattn::Mask::boolean(randn(mask_shape, 4) > -1.0f);
+            if (c.mask == MaskKind::additive) o.attn_mask = xattn::Mask::additive(randn(mask_shape, 4));
+            const auto want = xattn::scaled_dot_product_attention(q, k, v, o);  // allocates its own workspace
+
+            const xattn::MaskRef mask = o.attn_mask.ref();
+            xattn::SdpaPlan plan;
+            REQUIRE(xattn::plan_sdpa(shape_of(q), shape_of(k), shape_of(v), mask.kind, mask.shape, o, &plan).ok());
+            std::vector<float> out(xattn::numel(plan.output_shape));
+            std::vector<float> weights(c.need_weights ? xattn::numel(plan.weights_shape) : 0);
+            GuardedWorkspace ws(plan.workspace_bytes);
+            const long n = allocations_during([&] {
+                xattn::run_sdpa(plan, q.data(), k.data(), v.data(), mask, out.data(),
+                                c.need_weights ? weights.data() : nullptr, ws.data());
+            });
+            CHECK(n == 0);
+            CHECK(ws.guards_intact());
+            CHECK(same(out, want.output));
+            if (c.need_weights) CHECK(same(weights, want.weights));
+        }
+    xattn::kernels::use_kernels(nullptr);
+}
+
+TEST_CASE("workspace: the planned bytes are tight: the scratch a run uses is within 1 KiB of them") {
+    // A plan that over-states its needs would refuse calls that fit: the run must touch (nearly) all of it.
+    const auto q = randn({2, 3, 37, 16}, 1), k = randn({2, 3, 53, 16}, 2), v = randn({2, 3, 53, 24}, 3);
+    xattn::SdpaPlan plan;
+    REQUIRE(xattn::plan_sdpa(shape_of(q), shape_of(k), shape_of(v), MaskKind::none, {}, {}, &plan).ok());
+    REQUIRE(plan.workspace_bytes > 0);
+    GuardedWorkspace ws(plan.workspace_bytes);
+    std::vector<float> out(xattn::numel(plan.output_shape));
+    xattn::run_sdpa(plan, q.data(), k.data(), v.data(), {}, out.data(), nullptr, ws.data());
+    std::size_t last_written = 0;
+    const auto* bytes = static_cast<const unsigned char*>(ws.data());
+    for (std::size_t i = 0; i < ws.bytes; ++i)
+        if (bytes[i] != GuardedWorkspace::kFill) last_written = i;
+    CHECK(last_written + 1024 >= plan.workspace_bytes);
+}
+
+TEST_CASE("workspace: run_sdpa_backward allocates nothing, on the blocked and on the row path") {
+    const auto q = randn({2, 2, 21, 8}, 5), k = randn({2, 2, 34, 8}, 6), v = randn({2, 2, 34, 12}, 7);
+    const auto dO = randn({2, 2, 21, 12}, 8);
+    for (const bool finite : {true, false}) {
+        CAPTURE(finite);
+        auto key = k;
+        if (!finite) key(0, 1, 3, 2) = std::numeric_limits<float>::quiet_NaN();  // sends it to the row path
+        xattn::SdpaOptions o;
+        o.is_causal = true;
+        o.causal_alignment = xattn::CausalAlignment::bottom_right;
+        const auto want = xattn::scaled_dot_product_attention_backward(q, key, v, dO, o);
+        xattn::SdpaPlan plan;
+        REQUIRE(xattn::plan_sdpa_backward(shape_of(q), shape_of(key), shape_of(v), shape_of(dO), MaskKind::none, {}, o,
+                                          &plan)
+                    .ok());
+        std::vector<float> out(q.size() / 8 * 12), dq(q.size()), dk(key.size()), dv(v.size());
+        GuardedWorkspace ws(plan.workspace_bytes);
+        const long n = allocations_during([&] {
+            xattn::run_sdpa_backward(plan, q.data(), key.data(), v.data(), {}, dO.data(), out.data(), dq.data(),
+                                     dk.data(), dv.data(), ws.data());
+        });
+        CHECK(n == 0);
+        CHECK(ws.guards_intact());
+        CHECK(same(out, want.output));
+        CHECK(same(dq, want.grad_query));
+        CHECK(same(dk, want.grad_key));
+        CHECK(same(dv, want.grad_value));
+    }
+}
+
+TEST_CASE("workspace: MultiheadAttention::run_forward allocates nothing, with masks, bias_kv and weights") {
+    xattn::MhaConfig cfg;
+    cfg.embed_dim = 24;
+    cfg.num_heads = 3;
+    cfg.kdim = 10;
+    cfg.add_bias_kv = true;
+    cfg.add_zero_attn = true;
+    cfg.init_seed = 3;
+    const xattn::MultiheadAttention mha(cfg);
+    const std::size_t L = 7, S = 11, N = 2;
+    const auto q = randn({L, N, 24}, 9), k = randn({S, N, 10}, 10), v = randn({S, N, 24}, 11);
+    for (const bool need_weights : {true, false})
+        for (const bool average : {true, false})
+            for (const bool causal : {true, false}) {
+                CAPTURE(need_weights);
+                CAPTURE(average);
+                CAPTURE(causal);
+                xattn::MhaForwardOptions o;
+                o.need_weights = need_weights;
+                o.average_attn_weights = average;
+                o.is_causal = causal;
+                o.key_padding_mask = xattn::Mask::boolean(randn({N, S}, 12) > 1.0f);
+                const auto want = mha.forward(q, k, v, o);
+                const xattn::MhaMasks masks{o.key_padding_mask.ref(), o.attn_mask.ref()};
+                xattn::MhaPlan plan;
+                REQUIRE(mha.plan_forward(shape_of(q), shape_of(k), shape_of(v), masks.key_padding_mask.kind,
+                                         masks.key_padding_mask.shape, masks.attn_mask.kind, masks.attn_mask.shape,
+                                         need_weights, average, causal, &plan)
+                            .ok());
+                std::vector<float> out(xattn::numel(plan.output_shape));
+                std::vector<float> weights(need_weights ? xattn::numel(plan.weights_shape) : 0);
+                GuardedWorkspace ws(plan.workspace_bytes);
+                const long n = allocations_during([&] {
+                    mha.run_forward(plan, q.data(), k.data(), v.data(), masks, out.data(),
+                                    need_weights ? weights.data() : nullptr, ws.data());
+                });
+                CHECK(n == 0);
+                CHECK(ws.guards_intact());
+                CHECK(same(out, want.output));
+                if (need_weights) CHECK(same(weights, want.weights));
+            }
+}
