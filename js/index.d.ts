@@ -64,6 +64,8 @@ export interface MultiheadAttentionConfig {
   batchFirst?: boolean;
   addBiasKv?: boolean;
   addZeroAttn?: boolean;
+  /** Integer in [0, 2^53): seeds the default initialisation (PyTorch's distributions). Default 0. */
+  initSeed?: number;
 }
 
 /** PyTorch's state-dict names in camelCase; any subset may be given. */

@@ -8,7 +8,7 @@ import {
 } from './validate.js';
 
 const CREATE_MHA = 'createMultiheadAttention';
-const CONFIG = ['embedDim', 'numHeads', 'kdim', 'vdim', 'bias', 'batchFirst', 'addBiasKv', 'addZeroAttn'];
+const CONFIG = ['embedDim', 'numHeads', 'kdim', 'vdim', 'bias', 'batchFirst', 'addBiasKv', 'addZeroAttn', 'initSeed'];
 const FORWARD_OPTIONS = ['keyPaddingMask', 'attnMask', 'needWeights', 'averageAttnWeights', 'isCausal'];
 const PARAMETERS = ['inProjWeight', 'inProjBias', 'qProjWeight', 'kProjWeight', 'vProjWeight', 'outProjWeight',
   'outProjBias', 'biasK', 'biasV'];
@@ -31,6 +31,8 @@ function checkConfig(config) {
     batchFirst: checkBoolean(CREATE_MHA, 'batchFirst', c.batchFirst, false),
     addBiasKv: checkBoolean(CREATE_MHA, 'addBiasKv', c.addBiasKv, false),
     addZeroAttn: checkBoolean(CREATE_MHA, 'addZeroAttn', c.addZeroAttn, false),
+    // Seeds the default initialisation (PyTorch's distributions, not its values). Default 0.
+    initSeed: c.initSeed === undefined ? 0 : checkInteger(CREATE_MHA, 'initSeed', c.initSeed, 0, Number.MAX_SAFE_INTEGER),
   };
 }
 

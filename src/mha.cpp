@@ -198,10 +198,11 @@ void MultiheadAttention::set_parameter(const std::string& name, const xt::xarray
     if (Status st = set_parameter(name, value.data(), value.size()); !st.ok()) throw std::invalid_argument(st.error);
 }
 
-xt::xarray<float> MultiheadAttention::parameter(const std::string& name) const {
-    const auto shapes = parameter_shapes();
-    const auto it = shapes.find(name);
-    if (it == shapes.end()) throw std::invalid_argument(kFn + std::string("no parameter named '") + name + "'");
+Status MultiheadAttention::get_parameter(const std::string& name, float* data, std::size_t count) const {
+    const std::size_t want = parameter_count(name);
+    if (want == 0) return Status::fail(kFn + std::string("no parameter named '") + name + "' in this configuration");
+    if (count != want)
+        return Status::fail(kFn + name + " has " + num(want) + " values, asked for " + num(count));
     ParamSpan flat;
     if (name == "in_proj_weight") flat = ParamSpan{q_weight_.data(), 3 * q_weight_.size()};  // q, k, v are adjacent
     else if (name == "q_proj_weight") flat = q_weight_;
@@ -212,8 +213,16 @@ xt::xarray<float> MultiheadAttention::parameter(const std::string& name) const {
     else if (name == "out_proj.bias") flat = out_bias_;
     else if (name == "bias_k") flat = bias_k_;
     else if (name == "bias_v") flat = bias_v_;
+    std::copy(flat.begin(), flat.end(), data);
+    return {};
+}
+
+xt::xarray<float> MultiheadAttention::parameter(const std::string& name) const {
+    const auto shapes = parameter_shapes();
+    const auto it = shapes.find(name);
+    if (it == shapes.end()) throw std::invalid_argument(kFn + std::string("no parameter named '") + name + "'");
     xt::xarray<float> result = xt::xarray<float>::from_shape(it->second);
-    std::copy(flat.begin(), flat.end(), result.begin());
+    if (Status st = get_parameter(name, result.data(), result.size()); !st.ok()) throw std::invalid_argument(st.error);
     return result;
 }
 

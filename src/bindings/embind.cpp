@@ -187,6 +187,7 @@ xattn::MultiheadAttention* find_module(int handle) {
 
 struct MhaConfigCall {
     double embed_dim = 0, num_heads = 0, kdim = 0, vdim = 0;  // JS checked integers in range; 0 = embed_dim
+    double init_seed = 0;                                      // JS checked an integer in [0, 2^53)
     bool bias = true, batch_first = false, add_bias_kv = false, add_zero_attn = false;
 };
 
@@ -208,6 +209,7 @@ Created mha_create(const MhaConfigCall& w) {
     c.batch_first = w.batch_first;
     c.add_bias_kv = w.add_bias_kv;
     c.add_zero_attn = w.add_zero_attn;
+    c.init_seed = static_cast<std::uint64_t>(w.init_seed);
     // The parameters are one allocation that may fail: a module that cannot fit is an error, not an abort. Then
     // the table's node, a few dozen bytes, which the headroom probe makes sure of.
     std::unique_ptr<xattn::MultiheadAttention> m;
@@ -229,6 +231,13 @@ std::string mha_set_parameter(int handle, const std::string& name, std::uintptr_
     auto* m = find_module(handle);
     if (!m) return "MultiheadAttention: this module was disposed";
     return m->set_parameter(name, reinterpret_cast<const float*>(data), static_cast<std::size_t>(count)).error;
+}
+
+// Copies one parameter, `count` floats in PyTorch's layout, to `data`.
+std::string mha_get_parameter(int handle, const std::string& name, std::uintptr_t data, double count) {
+    auto* m = find_module(handle);
+    if (!m) return "MultiheadAttention: this module was disposed";
+    return m->get_parameter(name, reinterpret_cast<float*>(data), static_cast<std::size_t>(count)).error;
 }
 
 // Comma-separated "name:d0xd1" list of the parameters this configuration has.
@@ -383,6 +392,7 @@ EMSCRIPTEN_BINDINGS(xattn) {
         .field("numHeads", &MhaConfigCall::num_heads)
         .field("kdim", &MhaConfigCall::kdim)
         .field("vdim", &MhaConfigCall::vdim)
+        .field("initSeed", &MhaConfigCall::init_seed)
         .field("bias", &MhaConfigCall::bias)
         .field("batchFirst", &MhaConfigCall::batch_first)
         .field("addBiasKv", &MhaConfigCall::add_bias_kv)
@@ -414,6 +424,7 @@ EMSCRIPTEN_BINDINGS(xattn) {
     emscripten::function("mhaCreate", &mha_create);
     emscripten::function("mhaDestroy", &mha_destroy);
     emscripten::function("mhaSetParameter", &mha_set_parameter);
+    emscripten::function("mhaGetParameter", &mha_get_parameter);
     emscripten::function("mhaParameterShapes", &mha_parameter_shapes);
     emscripten::function("memoryBytes", &memory_bytes);
     emscripten::function("heapInUse", &heap_in_use);

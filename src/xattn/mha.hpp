@@ -87,6 +87,8 @@ public:
     Status set_parameter(const std::string& name, const float* data, std::size_t count);
     // Sets one parameter, throwing std::invalid_argument on an unknown name or a wrong size.
     void set_parameter(const std::string& name, const xt::xarray<float>& value);
+    // Copies one parameter, `count` floats in PyTorch's row-major layout, to `data`. Never throws.
+    Status get_parameter(const std::string& name, float* data, std::size_t count) const;
     // Current value of one parameter, in PyTorch's shape.
     xt::xarray<float> parameter(const std::string& name) const;
 
