@@ -24,8 +24,11 @@ export function drawBarChart(container, data, { unit = 'GFLOP/s', title = '', gr
   const render = () => {
     const width = Math.max(300, Math.floor(container.clientWidth || 600));
     const narrow = width < 520;
-    const height = narrow ? 240 : 280;
-    const margin = { top: 16, right: 12, bottom: narrow ? 54 : 44, left: 48 };
+    // Group labels that would not fit side by side (a phone) are slanted, with room made for them below.
+    const longest = Math.max(...data.groups.map((g) => g.length));
+    const slant = (width - 60) / data.groups.length < longest * 6.8 + 8;
+    const height = (narrow ? 240 : 280) + (slant ? longest * 5 - 10 : 0);
+    const margin = { top: 16, right: 12, bottom: slant ? 34 + longest * 5 : 44, left: 48 };
     const plotW = width - margin.left - margin.right;
     const plotH = height - margin.top - margin.bottom;
     const values = data.series.flatMap((s) => s.values).filter((v) => typeof v === 'number' && Number.isFinite(v));
@@ -59,7 +62,11 @@ export function drawBarChart(container, data, { unit = 'GFLOP/s', title = '', gr
         svg.append(rect);
         if (barW >= 26) svg.append(el('text', { x: x0 + (k + 0.5) * barW, y: y(v) - 3, 'text-anchor': 'middle', class: 'value' }, fmt(v)));
       });
-      const label = el('text', { x: margin.left + (g + 0.5) * groupW, y: height - margin.bottom + 16, 'text-anchor': 'middle', class: 'group' }, group);
+      const lx = margin.left + (g + 0.5) * groupW;
+      const ly = height - margin.bottom + 16;
+      const label = slant
+        ? el('text', { x: lx, y: ly, 'text-anchor': 'end', transform: `rotate(-35 ${lx} ${ly})`, class: 'group' }, group)
+        : el('text', { x: lx, y: ly, 'text-anchor': 'middle', class: 'group' }, group);
       svg.append(label);
     });
     if (groupTitle) {

@@ -40,7 +40,8 @@ export function drawRowStrip(canvas, view, win) {
       ctx.fillStyle = nan ? '#fff' : full ? '#9b2c2c' : '#1d5b32';
       ctx.fillText(view.rowSums[i].toFixed(3), 4 * dpr, y + hh / 2);
       ctx.fillStyle = frac > 0.55 ? '#fff' : '#1f2544';
-      ctx.fillText(fmt(view.rowEntropy[i], 3), half + 5 * dpr, y + hh / 2);
+      const e = view.rowEntropy[i];
+      ctx.fillText(Number.isFinite(e) ? e.toFixed(2) : fmt(e), half + 5 * dpr, y + hh / 2);
     }
   }
 }
