@@ -66,6 +66,8 @@ export interface MultiheadAttentionConfig {
   addZeroAttn?: boolean;
   /** Integer in [0, 2^53): seeds the default initialisation (PyTorch's distributions). Default 0. */
   initSeed?: number;
+  /** PyTorch's `dropout`: in [0, 1), on the attention weights of calls made with `training: true`. Default 0. */
+  dropout?: number;
 }
 
 /** PyTorch's state-dict names in camelCase; any subset may be given. */
@@ -101,11 +103,35 @@ export interface MultiheadAttentionForwardOptions {
   averageAttnWeights?: boolean;
   /** Builds the causal mask when no attnMask is given. */
   isCausal?: boolean;
+  /** Apply the module's dropout (PyTorch's module.train()). Default false (module.eval()). */
+  training?: boolean;
+  /** Integer in [0, 2^53): with training, the same seed drops the same weights. Default 0. */
+  seed?: number;
+}
+
+/** The backward's options: the forward's, without the weights. */
+export type MultiheadAttentionBackwardOptions = Omit<MultiheadAttentionForwardOptions, 'needWeights' | 'averageAttnWeights'>;
+
+export interface MultiheadAttentionGradients {
+  /** The forward output, laid out like query. */
+  output: Tensor;
+  /** Shaped like query, key and value. */
+  gradQuery: Tensor;
+  gradKey: Tensor;
+  gradValue: Tensor;
+  /** Every parameter's gradient, named and laid out as setParameters takes it. */
+  gradParameters: MultiheadAttentionParameters;
 }
 
 export interface MultiheadAttention {
   setParameters(p: MultiheadAttentionParameters): void;
   forward(query: Tensor, key: Tensor, value: Tensor, options?: MultiheadAttentionForwardOptions): AttentionResult;
+  /**
+   * The gradients of Σ gradOutput ⊙ output with respect to query, key, value and every parameter.
+   * gradOutput is shaped like the output (like query).
+   */
+  backward(query: Tensor, key: Tensor, value: Tensor, gradOutput: Tensor,
+    options?: MultiheadAttentionBackwardOptions): MultiheadAttentionGradients;
   /** The configuration it was created with, every default filled in. */
   readonly config: Required<MultiheadAttentionConfig>;
   /**
