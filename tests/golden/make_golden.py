@@ -316,15 +316,19 @@ def grad_cases(gen):
 
 def mha_case(gen, name, E, H, L, S, N, kdim=None, vdim=None, bias=True, batch_first=False, add_bias_kv=False,
              add_zero_attn=False, kpm=None, attn_mask=None, is_causal=False, need_weights=True,
-             average_attn_weights=True):
-    """N None = unbatched. kpm / attn_mask: tensors in MultiheadAttention's polarity (true = masked)."""
+             average_attn_weights=True, param_scale=0.5):
+    """N None = unbatched. kpm / attn_mask: tensors in MultiheadAttention's polarity (true = masked).
+
+    param_scale: the parameters' standard deviation. Wide models use one near PyTorch's own init
+    (~1/sqrt(E)): with 0.5 at E = 64 the scores saturate the softmax and PyTorch's own float32 forward
+    misses the float64 answer by more than the tolerance (3 of 2560 outputs, up to 1.1e-4)."""
     kd, vd = kdim or E, vdim or E
     torch.manual_seed(int(torch.randint(0, 2**31 - 1, (1,), generator=gen)))
     module = torch.nn.MultiheadAttention(E, H, bias=bias, add_bias_kv=add_bias_kv, add_zero_attn=add_zero_attn,
                                          kdim=kdim, vdim=vdim, batch_first=batch_first, dtype=torch.float64)
     module.eval()
     # Parameters in float32 (what xattn stores), biases made non-zero so they are under test.
-    state = {name: randn(gen, *p.shape, scale=0.5) for name, p in module.state_dict().items()}
+    state = {name: randn(gen, *p.shape, scale=param_scale) for name, p in module.state_dict().items()}
     module.load_state_dict({k: v.double() for k, v in state.items()})
 
     def layout(T, D):
@@ -398,7 +402,7 @@ def mha_cases(gen):
                  kpm=torch.tensor([False, False, True, False, False]), attn_mask=randn(gen, 2, 4, 5)))
     add(mha_case(gen, "fully_masked_batch_element", E=8, H=2, L=3, S=4, N=2,
                  kpm=torch.tensor([[True] * 4, [False, True, False, False]])))
-    add(mha_case(gen, "wide_64_8_heads", E=64, H=8, L=20, S=20, N=2))
+    add(mha_case(gen, "wide_64_8_heads", E=64, H=8, L=20, S=20, N=2, param_scale=0.125))
     return cases
 
 
