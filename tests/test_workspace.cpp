@@ -261,3 +261,29 @@ TEST_CASE("workspace: MultiheadAttention::run_backward allocates nothing, with m
         CHECK(std::equal(dw.begin(), dw.end(), dp.begin() + mha.parameter_offset("v_proj_weight")));
     }
 }
+
+TEST_CASE("workspace: KvCache append and run_attend allocate nothing, float32 and float16") {
+    for (const auto dtype : {xattn::CacheDtype::float32, xattn::CacheDtype::float16}) {
+        xattn::KvCacheConfig cfg;
+        cfg.batch = 1, cfg.kv_heads = 2, cfg.head_dim = 16, cfg.capacity = 64, cfg.dtype = dtype;
+        xattn::KvCache cache(cfg);
+        const auto k = randn({1, 2, 30, 16}, 31), v = randn({1, 2, 30, 16}, 32);
+        const xattn::Shape ks = shape_of(k), vs = shape_of(v);
+        bool appended = false;
+        CHECK(allocations_during([&] { appended = cache.append(ks, k.data(), vs, v.data()).ok(); }) == 0);
+        CHECK(appended);
+        for (const std::size_t L : {1, 5}) {
+            const auto q = randn({1, 8, L, 16}, 33);
+            xattn::KvAttendOptions o;
+            o.is_causal = true;
+            const auto want = cache.attend(q, o);
+            xattn::KvAttendPlan plan;
+            REQUIRE(cache.plan_attend(shape_of(q), xattn::MaskKind::none, {}, o, &plan).ok());
+            std::vector<float> out(xattn::numel(plan.output_shape));
+            GuardedWorkspace ws(plan.workspace_bytes);
+            CHECK(allocations_during([&] { cache.run_attend(plan, q.data(), {}, out.data(), nullptr, ws.data()); }) == 0);
+            CHECK(ws.guards_intact());
+            CHECK(same(out, want.output));
+        }
+    }
+}

@@ -94,10 +94,11 @@ std::size_t mask_bytes(MaskKind kind) { return kind == MaskKind::boolean ? 1 : 4
 
 // A planned call waiting for its block: what to run and where each buffer is.
 struct Pending {
-    enum class Op { sdpa, sdpa_backward, mha, mha_backward } op = Op::sdpa;
+    enum class Op { sdpa, sdpa_backward, mha, mha_backward, kv_attend } op = Op::sdpa;
     xattn::SdpaPlan sdpa;
     xattn::MhaPlan mha;
-    int module = 0;
+    xattn::KvAttendPlan kv;
+    int module = 0;  // the MultiheadAttention or KV cache handle
     MaskKind mask_kind = MaskKind::none, kpm_kind = MaskKind::none;
     std::uint64_t bytes = 0;  // the block's planned size
     // Offsets in the block, as in Layout, and the workspace's.
@@ -313,6 +314,102 @@ std::string mha_parameter_offsets(int handle) {
     return out;
 }
 
+// KV caches live in a handle table too.
+std::map<int, std::unique_ptr<xattn::KvCache>>& caches() {
+    static std::map<int, std::unique_ptr<xattn::KvCache>> table;
+    return table;
+}
+
+xattn::KvCache* find_cache(int handle) {
+    const auto it = caches().find(handle);
+    return it == caches().end() ? nullptr : it->second.get();
+}
+
+struct KvConfigCall {
+    double batch = 1, kv_heads = 0, head_dim = 0, value_dim = 0, capacity = 0;  // JS checked integers in range
+    bool float16 = false;
+};
+
+Created kv_create(const KvConfigCall& w) {
+    xattn::KvCacheConfig c;
+    c.batch = static_cast<std::size_t>(w.batch);
+    c.kv_heads = static_cast<std::size_t>(w.kv_heads);
+    c.head_dim = static_cast<std::size_t>(w.head_dim);
+    c.value_dim = static_cast<std::size_t>(w.value_dim);
+    c.capacity = static_cast<std::size_t>(w.capacity);
+    c.dtype = w.float16 ? xattn::CacheDtype::float16 : xattn::CacheDtype::float32;
+    std::unique_ptr<xattn::KvCache> cache;
+    if (xattn::Status st = xattn::KvCache::create(c, &cache); !st.ok()) return {st.error, 0};
+    void* probe = std::malloc(kHeadroom);
+    if (!probe)
+        return {"kv_cache: after its " + std::to_string(xattn::KvCache::storage_bytes(c)) + " bytes of storage, less than " +
+                    std::to_string(kHeadroom) + " bytes of WebAssembly memory would be left",
+                0};
+    std::free(probe);
+    const int handle = next_handle++;
+    caches()[handle] = std::move(cache);
+    return {"", handle};
+}
+
+bool kv_destroy(int handle) { return caches().erase(handle) != 0; }
+double kv_length(int handle) { return find_cache(handle) ? static_cast<double>(find_cache(handle)->length()) : -1; }
+
+std::string kv_append(int handle, const WireShape& key_shape, std::uintptr_t key, const WireShape& value_shape,
+                      std::uintptr_t value) {
+    auto* c = find_cache(handle);
+    if (!c) return "kv_cache: this cache was disposed";
+    return c->append(shape_of(key_shape), reinterpret_cast<const float*>(key), shape_of(value_shape),
+                     reinterpret_cast<const float*>(value))
+        .error;
+}
+
+std::string kv_truncate(int handle, double length) {
+    auto* c = find_cache(handle);
+    if (!c) return "kv_cache: this cache was disposed";
+    return c->truncate(static_cast<std::size_t>(length)).error;
+}
+
+// Copies the held keys (which = 0) or values (1), widened to float32, to `out`.
+void kv_copy(int handle, int which, std::uintptr_t out) {
+    auto* c = find_cache(handle);
+    if (!c) return;
+    if (which == 0) c->copy_keys(reinterpret_cast<float*>(out));
+    else c->copy_values(reinterpret_cast<float*>(out));
+}
+
+struct KvAttendCall {
+    int cache = 0;
+    WireShape query, attn_mask;
+    int mask_kind = 0;
+    bool is_causal = false, has_scale = false, need_weights = false;
+    double scale = 0;
+};
+
+Layout kv_attend_plan(const KvAttendCall& c) {
+    auto* cache = find_cache(c.cache);
+    if (!cache) return refusal("kv_cache: this cache was disposed");
+    const Shape q = shape_of(c.query), m = shape_of(c.attn_mask);
+    Pending p;
+    p.op = Pending::Op::kv_attend;
+    p.module = c.cache;
+    p.mask_kind = static_cast<MaskKind>(c.mask_kind);
+    xattn::KvAttendSettings settings;
+    settings.is_causal = c.is_causal;
+    if (c.has_scale) settings.scale = c.scale;
+    settings.need_weights = c.need_weights;
+    if (xattn::Status st = cache->plan_attend(q, p.mask_kind, m, settings, &p.kv); !st.ok()) return refusal(st.error);
+    Layout l;
+    BlockPlanner b;
+    b.take(4 * xattn::numel(q), &p.query, &l.query);
+    if (p.mask_kind != MaskKind::none) b.take(mask_bytes(p.mask_kind) * xattn::numel(m), &p.attn_mask, &l.attn_mask);
+    b.take(4 * xattn::numel(p.kv.output_shape), &p.output, &l.output);
+    if (c.need_weights) b.take(4 * xattn::numel(p.kv.weights_shape), &p.weights, &l.weights);
+    b.take(p.kv.workspace_bytes, &p.workspace, nullptr);
+    l.output_shape = wire_of(p.kv.output_shape);
+    l.weights_shape = wire_of(p.kv.weights_shape);
+    return keep(std::move(p), std::move(l), b);
+}
+
 // A mask for the run: its shape was checked by the plan, so the run needs none (and copies none).
 xattn::MaskRef mask_at(MaskKind kind, unsigned char* at) {
     xattn::MaskRef m;
@@ -323,7 +420,7 @@ xattn::MaskRef mask_at(MaskKind kind, unsigned char* at) {
 }
 
 // Codes run returns; js/boundary.js turns them into messages.
-enum RunResult { kRan = 0, kUnknownToken = 1, kModuleGone = 2, kTooLarge = 3 };
+enum RunResult { kRan = 0, kUnknownToken = 1, kModuleGone = 2, kTooLarge = 3, kCacheChanged = 4 };
 
 // Runs a planned call on its block (64-byte aligned, of the planned size) and forgets the plan.
 int run(int token, std::uintptr_t block) {
@@ -358,6 +455,20 @@ int run(int token, std::uintptr_t block) {
                                     mask_at(p.mask_kind, base + p.attn_mask)};
         m->run_forward(p.mha, in(p.query), in(p.key), in(p.value), masks, out(p.output),
                        p.mha.need_weights ? out(p.weights) : nullptr, base + p.workspace);
+        break;
+    }
+    case Pending::Op::kv_attend: {
+        const auto* c = find_cache(p.module);
+        if (!c) {
+            result = kModuleGone;
+            break;
+        }
+        if (c->length() != p.kv.length) {  // planned for another length: its shapes no longer hold
+            result = kCacheChanged;
+            break;
+        }
+        c->run_attend(p.kv, in(p.query), mask_at(p.mask_kind, base + p.attn_mask), out(p.output),
+                      p.kv.sdpa.need_weights ? out(p.weights) : nullptr, base + p.workspace);
         break;
     }
     case Pending::Op::mha_backward: {
@@ -478,6 +589,29 @@ EMSCRIPTEN_BINDINGS(xattn) {
     emscripten::function("mhaSetParameter", &mha_set_parameter);
     emscripten::function("mhaGetParameter", &mha_get_parameter);
     emscripten::function("mhaParameterShapes", &mha_parameter_shapes);
+    value_object<KvConfigCall>("KvConfigCall")
+        .field("batch", &KvConfigCall::batch)
+        .field("kvHeads", &KvConfigCall::kv_heads)
+        .field("headDim", &KvConfigCall::head_dim)
+        .field("valueDim", &KvConfigCall::value_dim)
+        .field("capacity", &KvConfigCall::capacity)
+        .field("float16", &KvConfigCall::float16);
+    value_object<KvAttendCall>("KvAttendCall")
+        .field("cache", &KvAttendCall::cache)
+        .field("query", &KvAttendCall::query)
+        .field("attnMask", &KvAttendCall::attn_mask)
+        .field("maskKind", &KvAttendCall::mask_kind)
+        .field("isCausal", &KvAttendCall::is_causal)
+        .field("hasScale", &KvAttendCall::has_scale)
+        .field("scale", &KvAttendCall::scale)
+        .field("needWeights", &KvAttendCall::need_weights);
+    emscripten::function("kvCreate", &kv_create);
+    emscripten::function("kvDestroy", &kv_destroy);
+    emscripten::function("kvLength", &kv_length);
+    emscripten::function("kvAppend", &kv_append);
+    emscripten::function("kvTruncate", &kv_truncate);
+    emscripten::function("kvCopy", &kv_copy);
+    emscripten::function("kvAttendPlan", &kv_attend_plan);
     emscripten::function("memoryBytes", &memory_bytes);
     emscripten::function("heapInUse", &heap_in_use);
     emscripten::function("pendingPlans", &pending_plans);

@@ -15,10 +15,12 @@ using Ops = XsimdOps<xsimd::fma3<xsimd::avx2>>;
 // × 3 vectors (24 columns), projections 4 rows × 3 vectors (24 columns). Key tiles of up to 96.
 // (8 accumulators measured 30% slower: 8 chains do not cover 2 FMA units × 4 cycles of latency.)
 using Attention = AttentionKernel<Ops, 6, 2, 4, 3, 96>;
+using FewRows = AttentionKernel<Ops, 12, 1, 4, 3, 96>;  // a few query rows: one vector of lanes
 using Backward = AttentionBackward<Attention>;
 using Linear = LinearKernel<Ops, 4, 3>;
 const KernelSet kSet{"avx2+fma", &Attention::workspace, &Attention::run, &Linear::workspace, &Linear::run,
-                    &Backward::workspace, &Backward::run};
+                    &FewRows::workspace, &FewRows::run, &Attention::widen, &Backward::workspace,
+                    &Backward::run};
 }  // namespace
 const KernelSet* avx2_kernels() { return &kSet; }
 }  // namespace xattn::kernels

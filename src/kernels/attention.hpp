@@ -16,6 +16,7 @@
 #include "kernels/carver.hpp"
 #include "kernels/dropout_hash.hpp"
 #include "kernels/exp.hpp"
+#include "kernels/half.hpp"
 #include "kernels/kernels.hpp"
 #include "kernels/micro.hpp"
 #include "kernels/simd_scalar.hpp"
@@ -45,7 +46,6 @@ struct AttentionKernel {
     static constexpr std::size_t GW = QueryVecs * W;                 // queries per group
     static constexpr std::size_t Bc = KeyTile;                       // keys per tile
     static constexpr std::size_t Bq = GW >= 64 ? GW : 64 / GW * GW;  // queries sharing each K/V tile
-    static constexpr std::size_t kChunk = 16;                        // value rows per finiteness flag
     static constexpr float kNegInf = -std::numeric_limits<float>::infinity();
 
     struct Scratch {
@@ -53,13 +53,13 @@ struct AttentionKernel {
         float* st;        // (Bc, GW) scores, then probabilities
         float* mask;      // (Bc, GW) mask tile: additive values, or 0 / -inf for a boolean mask
         float* drop;      // (Bc, GW) dropout factors: 1/(1-p) kept, 0 dropped
-        float* vt;        // (Bc, Evp) value tile padded to whole vectors, when Ev is not
+        float* kt;        // (Bc, E) key tile widened from float16 storage
+        float* vt;        // (Bc, Evp) value tile padded to whole vectors, when Ev is not (or from float16)
         float* acc;       // (Bq, Evp) unnormalised output rows
         float* m;         // (Bq) running max per query
         float* l;         // (Bq) running sum per query
         float* alpha;     // (Bq) rescale of this tile: exp(old max - new max)
         // (Bq and Bc shrink to L and S rounded up to whole groups and micro-kernels when those are smaller.)
-        unsigned char* dirty;  // (S / kChunk) these kChunk value rows hold inf or NaN
 
         static std::size_t layout(const AttentionProblem& p, unsigned char* base, Scratch* s) {
             Carver c(base);
@@ -71,12 +71,12 @@ struct AttentionKernel {
             x.st = c.take<float>(keys * GW);
             x.mask = c.take<float>(keys * GW);
             x.drop = c.take<float>(keys * GW);
-            x.vt = c.take<float>(p.Ev % W ? keys * evp : 0);
+            x.kt = c.take<float>(p.kv_float16 ? keys * p.E : 0);
+            x.vt = c.take<float>(p.Ev % W || p.kv_float16 ? keys * evp : 0);
             x.acc = c.take<float>(rows * evp);
             x.m = c.take<float>(rows);
             x.l = c.take<float>(rows);
             x.alpha = c.take<float>(rows);
-            x.dirty = c.take<unsigned char>(p.S / kChunk + 1);
             if (s) *s = x;
             return c.bytes();
         }
@@ -88,8 +88,10 @@ struct AttentionKernel {
         const Scratch& w;
         std::size_t b;
         const float* q;   // (L, E)
-        const float* k;   // (S, E)
-        const float* v;   // (S, Ev)
+        const float* k;   // (S, E), or null when the keys are float16 (k16)
+        const float* v;   // (S, Ev), or null when the values are float16 (v16)
+        const std::uint16_t* k16;
+        const std::uint16_t* v16;
         float* out;       // (L, Ev)
         float* weights;   // (L, S) or null
         std::size_t mask_base;
@@ -104,10 +106,12 @@ struct AttentionKernel {
         for (std::size_t b = 0; b < p.batch; ++b) {
             // SdpaPlan::kv_index, spelled out: no inline function of a shared header is compiled here.
             const std::size_t kv = b / p.q_heads * p.kv_heads + b % p.q_heads / (p.q_heads / p.kv_heads);
-            Head h{p, w, b, p.query + b * p.L * p.E, p.key + kv * p.S * p.E, p.value + kv * p.S * p.Ev,
+            // Key/value problems are key_stride / value_stride elements apart (a KV cache holds capacity rows).
+            const std::size_t ks = p.key_stride ? p.key_stride : p.S * p.E, vs = p.value_stride ? p.value_stride : p.S * p.Ev;
+            Head h{p, w, b, p.query + b * p.L * p.E, p.key ? p.key + kv * ks : nullptr, p.value ? p.value + kv * vs : nullptr,
+                   p.key16 ? p.key16 + kv * ks : nullptr, p.value16 ? p.value16 + kv * vs : nullptr,
                    p.output + b * p.L * p.Ev, p.weights ? p.weights + b * p.L * p.S : nullptr,
                    p.mask_kind == MaskKind::none ? 0 : p.plan->mask_row_offset(b, 0), round_up(p.Ev, W)};
-            mark_dirty_value_rows(h);
             if (h.weights) {
                 for (std::size_t i0 = 0; i0 < p.L; i0 += GW) materialise_group(h, i0);
             } else {
@@ -125,16 +129,22 @@ struct AttentionKernel {
         return tail == 0.0f;
     }
 
-    // Which value rows hold inf or NaN, kChunk rows to a flag: tiles with none take the plain product.
-    static void mark_dirty_value_rows(const Head& h) {
-        for (std::size_t k0 = 0, t = 0; k0 < h.p.S; k0 += kChunk, ++t)
-            h.w.dirty[t] = !all_finite(h.v + k0 * h.p.Ev, min_size(kChunk, h.p.S - k0) * h.p.Ev);
+    // Whether the value tile about to be used holds inf or NaN: tiles with none take the plain product. Checked
+    // on the tile itself, just before its product (it is in cache then), not in a pass of its own over V.
+    static bool dirty_values(const float* vt, std::size_t ld, std::size_t kn) { return !all_finite(vt, kn * ld); }
+
+    // n float16 values as floats: whole vectors, then one at a time.
+    static void widen(const std::uint16_t* src, std::size_t n, float* dst) {
+        std::size_t i = 0;
+        for (; i + W <= n; i += W) O::store(dst + i, O::load_half(src + i));
+        for (; i < n; ++i) dst[i] = half_to_float(src[i]);
     }
 
-    static bool dirty_values(const Head& h, std::size_t k0, std::size_t kn) {
-        bool any = false;
-        for (std::size_t t = k0 / kChunk; t * kChunk < k0 + kn; ++t) any |= h.w.dirty[t] != 0;
-        return any;
+    // The key rows [k0, k0 + kn), (kn, E): in place, or widened from float16 into kt.
+    static const float* key_tile(const Head& h, std::size_t k0, std::size_t kn) {
+        if (!h.k16) return h.k + k0 * h.p.E;
+        widen(h.k16 + k0 * h.p.E, kn * h.p.E, h.w.kt);
+        return h.w.kt;
     }
 
     // Key tiles over [0, kend): as even as whole micro-kernels allow, so no tile is a small remainder
@@ -164,6 +174,14 @@ struct AttentionKernel {
     // multiple of W (so the last vector never reads past V).
     static const float* value_tile(const Head& h, std::size_t k0, std::size_t kn, std::size_t* ld) {
         const std::size_t Ev = h.p.Ev;
+        if (h.v16) {  // widened from float16 into vt, rows padded to whole vectors
+            for (std::size_t j = 0; j < kn; ++j) {
+                widen(h.v16 + (k0 + j) * Ev, Ev, h.w.vt + j * h.evp);
+                for (std::size_t c = Ev; c < h.evp; ++c) h.w.vt[j * h.evp + c] = 0.0f;
+            }
+            *ld = h.evp;
+            return h.w.vt;
+        }
         if (Ev % W == 0) {
             *ld = Ev;
             return h.v + k0 * Ev;
@@ -239,8 +257,9 @@ struct AttentionKernel {
 
     // Scores of keys k0 … k0+kg-1 for the group's queries into st (kg, GW): scaled, masked, and
     // -inf where the causal rule forbids. tmax[v] takes the max over these keys per query lane.
-    static void scores(const Head& h, const float* panel, std::size_t i0, std::size_t gn, std::size_t k0,
-                       std::size_t kg, V* tmax) {
+    // kt: the rows of keys k0 … (key_tile).
+    static void scores(const Head& h, const float* panel, const float* kt, std::size_t i0, std::size_t gn,
+                       std::size_t k0, std::size_t kg, V* tmax) {
         const AttentionProblem& p = h.p;
         const std::size_t nqv = (gn + W - 1) / W;
         const bool masked = p.mask_kind != MaskKind::none;
@@ -255,7 +274,7 @@ struct AttentionKernel {
                     constexpr std::size_t NK = decltype(nk_)::value, NQ = decltype(nq_)::value;
                     Block<O, NK, NQ> acc;
                     acc.fill(O::splat(0.0f));
-                    accumulate(acc, p.E, h.k + (k0 + j0) * p.E, p.E, 1, panel, GW);  // (NK, E) x (E, NQ·W)
+                    accumulate(acc, p.E, kt + j0 * p.E, p.E, 1, panel, GW);  // (NK, E) x (E, NQ·W)
                     for (std::size_t r = 0; r < NK; ++r) {
                         const std::size_t j = j0 + r;
                         for (std::size_t v = 0; v < NQ; ++v) {
@@ -323,9 +342,10 @@ struct AttentionKernel {
         const std::size_t bc = tile_size(kend);
         for (std::size_t k0 = 0; k0 < kend; k0 += bc) {
             const std::size_t kn = min_size(bc, kend - k0);
+            const float* kt = key_tile(h, k0, kn);
             std::size_t ldv;
             const float* vt = value_tile(h, k0, kn, &ldv);
-            const bool dirty = dirty_values(h, k0, kn);
+            const bool dirty = dirty_values(vt, ldv, kn);
             for (std::size_t g = 0; g < groups; ++g) {
                 const std::size_t i0 = q0 + g * GW, gn = min_size(GW, nq - g * GW);
                 const std::size_t kg = visible_keys(h, i0, gn, k0, kn);
@@ -333,7 +353,7 @@ struct AttentionKernel {
                 const std::size_t nqv = (gn + W - 1) / W;
                 V tmax[QueryVecs];
                 for (auto& t : tmax) t = O::splat(kNegInf);
-                scores(h, w.qp + g * p.E * GW, i0, gn, k0, kg, tmax);
+                scores(h, w.qp + g * p.E * GW, kt, i0, gn, k0, kg, tmax);
                 if (p.dropout) fill_dropout_tile(h, i0, gn, k0, kg);
 
                 // Online softmax per query lane (m: running max, l: running sum of exp(s - m)):
@@ -401,7 +421,7 @@ struct AttentionKernel {
         const std::size_t bc = tile_size(kend);
         for (std::size_t k0 = 0; k0 < kend; k0 += bc) {
             const std::size_t kg = visible_keys(h, i0, gn, k0, min_size(bc, kend - k0));
-            scores(h, w.qp, i0, gn, k0, kg, rmax);
+            scores(h, w.qp, key_tile(h, k0, kg), i0, gn, k0, kg, rmax);
             // weights rows (gn, kg) = the tile (kg, GW) transposed, 4 × 4 at a time where the ops can.
             std::size_t lane = 0;
             if constexpr (O::has_transpose4)
@@ -460,7 +480,7 @@ struct AttentionKernel {
             const std::size_t kn = min_size(bc, kend - k0);
             std::size_t ldv;
             const float* vt = value_tile(h, k0, kn, &ldv);
-            weighted_values(h, w.acc, h.weights + i0 * p.S + k0, p.S, 1, gn, kn, vt, ldv, dirty_values(h, k0, kn), nullptr);
+            weighted_values(h, w.acc, h.weights + i0 * p.S + k0, p.S, 1, gn, kn, vt, ldv, dirty_values(vt, ldv, kn), nullptr);
         }
         for (std::size_t lane = 0; lane < gn; ++lane)
             for (std::size_t c = 0; c < p.Ev; ++c) h.out[(i0 + lane) * p.Ev + c] = w.acc[lane * h.evp + c];

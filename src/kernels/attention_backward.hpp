@@ -131,7 +131,7 @@ struct AttentionBackward {
             if (p.skip && p.skip[b]) continue;
             const std::size_t kv = b / p.q_heads * p.kv_heads + b % p.q_heads / (p.q_heads / p.kv_heads);
             const Head h{p, w.fwd, b, p.query + b * p.L * p.E, p.key + kv * p.S * p.E, p.value + kv * p.S * p.Ev,
-                         p.output + b * p.L * p.Ev, nullptr,
+                         nullptr, nullptr, p.output + b * p.L * p.Ev, nullptr,
                          p.mask_kind == MaskKind::none ? 0 : p.plan->mask_row_offset(b, 0), round_up(p.Ev, W)};
             problem(h, w, p.grad_output + b * p.L * p.Ev, p.lse + b * p.L, p.grad_query + b * p.L * p.E,
                     p.grad_key + kv * p.S * p.E, p.grad_value + kv * p.S * p.Ev);
@@ -204,7 +204,7 @@ struct AttentionBackward {
         // Sᵀ (kg, GW), scaled and masked, then P = exp(S - lse) in st and Pd in pd.
         V unused[QueryVecs];
         for (auto& u : unused) u = O::splat(kNegInf);
-        Kernel::scores(h, w.qp, i0, gn, k0, kg, unused);
+        Kernel::scores(h, w.qp, h.k + k0 * p.E, i0, gn, k0, kg, unused);
         if (p.dropout) Kernel::fill_dropout_tile(h, i0, gn, k0, kg);
         const V zero = O::splat(0.0f);
         for (std::size_t j = 0; j < kg; ++j)

@@ -34,6 +34,12 @@ struct AttentionProblem {
     const float* query = nullptr;           // (batch, L, E)
     const float* key = nullptr;             // (kv problems, S, E)
     const float* value = nullptr;           // (kv problems, S, Ev)
+    // A KV cache's keys and values: float16 storage instead of key / value (then those are null), and
+    // kv problems key_stride / value_stride elements apart (0: S·E and S·Ev, packed).
+    bool kv_float16 = false;  // keys and values are key16 / value16 (the workspace widens their tiles)
+    const std::uint16_t* key16 = nullptr;
+    const std::uint16_t* value16 = nullptr;
+    std::size_t key_stride = 0, value_stride = 0;
     float* output = nullptr;                // (batch, L, Ev)
     float* weights = nullptr;               // (batch, L, S) or null: then nothing (L, S) is stored
     float* lse = nullptr;                   // (batch, L) or null: each row's log-sum-exp (streaming only)
@@ -64,6 +70,12 @@ struct KernelSet {
     void (*attention)(const AttentionProblem&, void* workspace);
     std::uint64_t (*linear_workspace)(const LinearProblem&);
     void (*linear)(const LinearProblem&, void* workspace);
+    // The same attention with one vector of query lanes per score tile instead of several: for a few query
+    // rows (decoding from a KV cache), where wide tiles would compute mostly empty lanes.
+    std::size_t (*few_rows_workspace)(const AttentionProblem&);
+    void (*few_rows)(const AttentionProblem&, void* workspace);
+    // The kernels' float16 widening (n values), exposed so the tests can check it against the scalar rule.
+    void (*widen_half)(const std::uint16_t* src, std::size_t n, float* dst);
     // The fused backward (attention_backward.hpp): needs output and lse from the streaming forward.
     std::uint64_t (*backward_workspace)(const AttentionProblem&);
     void (*backward)(const AttentionProblem&, void* workspace);

@@ -7,6 +7,8 @@
 #include <cstdint>
 #include <cstring>
 
+#include "kernels/half.hpp"
+
 namespace xattn::kernels {
 namespace {
 
@@ -31,6 +33,7 @@ struct ScalarOps {
         return r;
     }
     static float hsum(V v) { return v; }
+    static V load_half(const std::uint16_t* p) { return half_to_float(*p); }
     // Lane indices 0, 1, … as floats.
     static V lane_index() { return 0.0f; }
     static constexpr bool has_transpose4 = false;  // tiles are transposed one float at a time

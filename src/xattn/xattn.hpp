@@ -2,6 +2,7 @@
 #pragma once
 
 #include "xattn/dims.hpp"
+#include "xattn/kv_cache.hpp"
 #include "xattn/mha.hpp"
 #include "xattn/sdpa.hpp"
 #include "xattn/sdpa_backward.hpp"

@@ -1,0 +1,239 @@
+// The KV cache: storage, append/truncate, and attend on the tiled kernels with the cache's strides (and its
+// float16 storage widened tile by tile), never copying the cached keys and values.
+#include "xattn/kv_cache.hpp"
+
+#include <algorithm>
+#include <cstdlib>
+#include <cstring>
+#include <stdexcept>
+
+#include "kernels/half.hpp"
+#include "kernels/kernels.hpp"
+
+namespace xattn {
+namespace {
+
+constexpr const char* kFn = "kv_cache: ";
+// Heads wider than this would leave the tiled kernels (for the row kernel, which reads packed float32).
+constexpr std::size_t kMaxHeadDim = 16384;
+// Stacked query rows past this many fill the standard kernel's wide tiles; fewer take the few-rows kernel.
+constexpr std::size_t kFewRows = 16;
+
+std::string num(std::size_t n) { return std::to_string(n); }
+
+}  // namespace
+
+Status KvCache::check_config(const KvCacheConfig& c) {
+    const std::string fn = kFn;
+    const std::size_t Ev = c.value_dim ? c.value_dim : c.head_dim;
+    if (c.batch == 0 || c.kv_heads == 0 || c.head_dim == 0 || c.capacity == 0)
+        return Status::fail(fn + "batch, kv_heads, head_dim and capacity must be positive, got batch " + num(c.batch) +
+                            ", kv_heads " + num(c.kv_heads) + ", head_dim " + num(c.head_dim) + ", capacity " +
+                            num(c.capacity));
+    if (c.head_dim > kMaxHeadDim || Ev > kMaxHeadDim)
+        return Status::fail(fn + "head_dim and value_dim must be at most " + num(kMaxHeadDim) + ", got " +
+                            num(c.head_dim) + " and " + num(Ev));
+    const std::uint64_t bytes = c.dtype == CacheDtype::float16 ? 2 : 4;
+    for (const auto& [name, dim] : {std::pair{"keys", c.head_dim}, std::pair{"values", Ev}})
+        if (Status st = check_tensor_size(fn + name, {c.batch, c.kv_heads, c.capacity, dim}, bytes); !st.ok()) return st;
+    return {};
+}
+
+std::uint64_t KvCache::storage_bytes(const KvCacheConfig& c) {
+    const std::uint64_t Ev = c.value_dim ? c.value_dim : c.head_dim;
+    return std::uint64_t{c.batch} * c.kv_heads * c.capacity * (c.head_dim + Ev) * (c.dtype == CacheDtype::float16 ? 2 : 4);
+}
+
+Status KvCache::create(const KvCacheConfig& config, std::unique_ptr<KvCache>* out) {
+    if (Status st = check_config(config); !st.ok()) return st;
+    // malloc, not new: in wasm (built without exceptions) a failing new aborts the module.
+    const std::uint64_t bytes = storage_bytes(config);
+    Storage storage(bytes <= SIZE_MAX ? static_cast<unsigned char*>(std::malloc(static_cast<std::size_t>(bytes))) : nullptr);
+    void* spare = storage ? std::malloc(std::size_t{1} << 16) : nullptr;  // room for the object itself
+    if (!spare)
+        return Status::fail(kFn + std::string("the cache needs ") + std::to_string(bytes) +
+                            " bytes of storage, more than the memory left can hold");
+    std::free(spare);
+    out->reset(new KvCache(config, std::move(storage)));
+    return {};
+}
+
+KvCache::KvCache(const KvCacheConfig& config)
+    : KvCache(config, [&config] {
+          if (Status st = check_config(config); !st.ok()) throw std::invalid_argument(st.error);
+          Storage storage(static_cast<unsigned char*>(std::malloc(static_cast<std::size_t>(storage_bytes(config)))));
+          if (!storage) throw std::bad_alloc();
+          return storage;
+      }()) {}
+
+KvCache::KvCache(const KvCacheConfig& config, Storage storage) : config_(config), storage_(std::move(storage)) {}
+
+unsigned char* KvCache::key_row(std::size_t problem, std::size_t position) const {
+    return storage_.get() + (problem * config_.capacity + position) * config_.head_dim * element_bytes();
+}
+
+unsigned char* KvCache::value_row(std::size_t problem, std::size_t position) const {
+    const std::size_t keys = config_.batch * config_.kv_heads * config_.capacity * config_.head_dim;
+    return storage_.get() + (keys + (problem * config_.capacity + position) * value_dim()) * element_bytes();
+}
+
+Status KvCache::append(const Shape& ks, const float* key, const Shape& vs, const float* value) {
+    // Messages are built only on refusal: a valid append allocates nothing.
+    auto refuse = [&](const std::string& why) {
+        return Status::fail(kFn + std::string("append: ") + why + " (key " + shape_to_string(ks) + ", value " +
+                            shape_to_string(vs) + ")");
+    };
+    const std::size_t B = config_.batch, H = config_.kv_heads, E = config_.head_dim, Ev = value_dim();
+    if (ks.size() != 4 || vs.size() != 4 || ks[0] != B || ks[1] != H || ks[3] != E || vs[0] != B || vs[1] != H ||
+        vs[3] != Ev || vs[2] != ks[2])
+        return refuse("key must be (B, Hkv, n, E) = (" + num(B) + ", " + num(H) + ", n, " + num(E) + ") and value (" +
+                      num(B) + ", " + num(H) + ", n, " + num(Ev) + ") with the same n");
+    const std::size_t n = ks[2];
+    if (n == 0) return refuse("n must be at least 1");
+    if (n > config_.capacity - length_)
+        return refuse(num(n) + " positions do not fit: the cache holds " + num(length_) + " of its capacity " +
+                      num(config_.capacity) + "; nothing was appended");
+    const bool half = config_.dtype == CacheDtype::float16;
+    for (std::size_t p = 0; p < B * H; ++p)
+        for (std::size_t t = 0; t < n; ++t) {
+            const float* k = key + (p * n + t) * E;     // (E) key of head p, new position t
+            const float* v = value + (p * n + t) * Ev;  // (Ev)
+            if (half) {
+                auto* kd = reinterpret_cast<std::uint16_t*>(key_row(p, length_ + t));
+                auto* vd = reinterpret_cast<std::uint16_t*>(value_row(p, length_ + t));
+                for (std::size_t c = 0; c < E; ++c) kd[c] = kernels::float_to_half(k[c]);
+                for (std::size_t c = 0; c < Ev; ++c) vd[c] = kernels::float_to_half(v[c]);
+            } else {
+                std::memcpy(key_row(p, length_ + t), k, E * sizeof(float));
+                std::memcpy(value_row(p, length_ + t), v, Ev * sizeof(float));
+            }
+        }
+    length_ += n;
+    return {};
+}
+
+Status KvCache::truncate(std::size_t length) {
+    if (length > length_)
+        return Status::fail(kFn + std::string("truncate: length ") + num(length) + " is past the " + num(length_) +
+                            " positions held");
+    length_ = length;
+    return {};
+}
+
+namespace {
+void widen_rows(const unsigned char* rows, bool half, std::size_t count, float* out) {
+    if (!half) return void(std::memcpy(out, rows, count * sizeof(float)));
+    const auto* h = reinterpret_cast<const std::uint16_t*>(rows);
+    for (std::size_t i = 0; i < count; ++i) out[i] = kernels::half_to_float(h[i]);
+}
+}  // namespace
+
+void KvCache::copy_keys(float* out) const {
+    const std::size_t E = config_.head_dim;
+    for (std::size_t p = 0; p < config_.batch * config_.kv_heads; ++p)
+        widen_rows(key_row(p, 0), config_.dtype == CacheDtype::float16, length_ * E, out + p * length_ * E);
+}
+
+void KvCache::copy_values(float* out) const {
+    const std::size_t Ev = value_dim();
+    for (std::size_t p = 0; p < config_.batch * config_.kv_heads; ++p)
+        widen_rows(value_row(p, 0), config_.dtype == CacheDtype::float16, length_ * Ev, out + p * length_ * Ev);
+}
+
+Status KvCache::plan_attend(const Shape& q, MaskKind mask_kind, const Shape& mask_shape,
+                            const KvAttendSettings& s, KvAttendPlan* plan) const {
+    const std::string fn = kFn + std::string("attend: ");
+    const std::size_t B = config_.batch, Hkv = config_.kv_heads, E = config_.head_dim, Ev = value_dim();
+    if (q.size() != 4 || q[0] != B || q[3] != E || q[1] == 0 || q[1] % Hkv != 0)
+        return Status::fail(fn + "query must be (B, Hq, L, E) with B = " + num(B) + ", E = " + num(E) +
+                            " and Hq a multiple of the cache's " + num(Hkv) + " key/value heads, got shape " +
+                            shape_to_string(q));
+    const std::size_t Hq = q[1], L = q[2], G = Hq / Hkv, S = length_;
+    KvAttendPlan p;
+    p.length = S;
+    p.output_shape = {B, Hq, L, Ev};
+    p.weights_shape = {B, Hq, L, S};
+    // Decoding: the G query heads of a key/value head as G·L rows of one problem, each key read once. With
+    // L = 1 the bottom-right causal rule hides nothing, so it stacks too.
+    p.stacked = mask_kind == MaskKind::none && (L == 1 || !s.is_causal);
+    SdpaSettings settings;
+    settings.scale = s.scale;
+    settings.need_weights = s.need_weights;
+    Status st;
+    if (p.stacked) {
+        st = plan_sdpa({B, Hkv, G * L, E}, {B, Hkv, S, E}, {B, Hkv, S, Ev}, MaskKind::none, {}, settings, &p.sdpa);
+    } else {
+        settings.is_causal = s.is_causal;
+        settings.causal_alignment = CausalAlignment::bottom_right;
+        settings.enable_gqa = true;
+        st = plan_sdpa(q, {B, Hkv, S, E}, {B, Hkv, S, Ev}, mask_kind, mask_shape, settings, &p.sdpa);
+    }
+    if (!st.ok()) {  // SDPA's message, under the cache's name
+        const std::string prefix = "scaled_dot_product_attention: ";
+        return Status::fail(fn + (st.error.rfind(prefix, 0) == 0 ? st.error.substr(prefix.size()) : st.error));
+    }
+    const kernels::KernelSet& set = *p.sdpa.kernel_set;
+    const kernels::AttentionProblem ap = kernels::attention_problem(p.sdpa, nullptr, nullptr, nullptr, {}, nullptr, nullptr);
+    const bool few = p.stacked && G * L < kFewRows;
+    // The tiles may widen float16 keys and values: the workspace is planned for this cache's storage.
+    kernels::AttentionProblem sized = ap;
+    sized.kv_float16 = config_.dtype == CacheDtype::float16;
+    p.workspace_bytes = p.sdpa.batch == 0 ? 0 : few ? set.few_rows_workspace(sized) : set.attention_workspace(sized);
+    *plan = std::move(p);
+    return {};
+}
+
+void KvCache::run_attend(const KvAttendPlan& plan, const float* query, const MaskRef& mask, float* output,
+                         float* weights, void* workspace) const {
+    const SdpaPlan& sp = plan.sdpa;
+    if (sp.batch == 0 || sp.L == 0) return;
+    const kernels::KernelSet& set = *sp.kernel_set;
+    const bool half = config_.dtype == CacheDtype::float16;
+    kernels::AttentionProblem p = kernels::attention_problem(sp, query, nullptr, nullptr, mask, output,
+                                                             sp.need_weights ? weights : nullptr);
+    p.kv_float16 = half;
+    if (half) {
+        p.key16 = reinterpret_cast<const std::uint16_t*>(key_row(0, 0));
+        p.value16 = reinterpret_cast<const std::uint16_t*>(value_row(0, 0));
+    } else {
+        p.key = reinterpret_cast<const float*>(key_row(0, 0));
+        p.value = reinterpret_cast<const float*>(value_row(0, 0));
+    }
+    p.key_stride = config_.capacity * config_.head_dim;
+    p.value_stride = config_.capacity * value_dim();
+    const bool few = plan.stacked && sp.L < kFewRows;
+    if (few) set.few_rows(p, workspace);
+    else set.attention(p, workspace);
+}
+
+void KvCache::append(const xt::xarray<float>& key, const xt::xarray<float>& value) {
+    const Shape ks(key.shape().begin(), key.shape().end()), vs(value.shape().begin(), value.shape().end());
+    if (Status st = append(ks, key.data(), vs, value.data()); !st.ok()) throw std::invalid_argument(st.error);
+}
+
+AttentionResult KvCache::attend(const xt::xarray<float>& query, const KvAttendOptions& o) const {
+    const Shape q(query.shape().begin(), query.shape().end());
+    const MaskRef mask = o.attn_mask.ref();
+    KvAttendPlan plan;
+    if (Status st = plan_attend(q, mask.kind, mask.shape, o, &plan); !st.ok()) throw std::invalid_argument(st.error);
+    AttentionResult r;
+    r.output = xt::xarray<float>::from_shape(plan.output_shape);
+    r.weights = xt::xarray<float>::from_shape(o.need_weights ? plan.weights_shape : Shape{0});
+    std::vector<unsigned char> workspace = kernels::allocate_workspace(plan.workspace_bytes);
+    run_attend(plan, query.data(), mask, r.output.data(), o.need_weights ? r.weights.data() : nullptr, workspace.data());
+    return r;
+}
+
+xt::xarray<float> KvCache::keys() const {
+    xt::xarray<float> k = xt::xarray<float>::from_shape({config_.batch, config_.kv_heads, length_, config_.head_dim});
+    copy_keys(k.data());
+    return k;
+}
+
+xt::xarray<float> KvCache::values() const {
+    xt::xarray<float> v = xt::xarray<float>::from_shape({config_.batch, config_.kv_heads, length_, value_dim()});
+    copy_values(v.data());
+    return v;
+}
+
+}  // namespace xattn

@@ -1,0 +1,196 @@
+// The KV cache: float16 rounding and widening, attend against scaled_dot_product_attention on what the
+// cache holds (every kernel set, decoding and prefill, GQA, MQA, masks, causal, scale, weights), and refusals.
+#include <doctest/doctest.h>
+
+#include <cmath>
+#include <cstring>
+
+#include <xtensor/xrandom.hpp>
+#include <xtensor/xview.hpp>
+
+#include "golden.hpp"
+#include "kernels/half.hpp"
+#include "kernels/kernels.hpp"
+
+namespace {
+
+using xattn::Shape;
+
+xt::xarray<float> randn(const Shape& s, unsigned seed) {
+    xt::random::seed(seed);
+    return xt::random::randn<float>(s);
+}
+
+bool is_nan_half(std::uint16_t h) { return (h & 0x7c00u) == 0x7c00u && (h & 0x3ffu) != 0; }
+
+}  // namespace
+
+TEST_CASE("kv cache: float16 rounds to nearest even and widens back exactly, for every half") {
+    using xattn::kernels::float_to_half;
+    using xattn::kernels::half_to_float;
+    for (std::uint32_t h = 0; h < 65536; ++h) {
+        const float f = half_to_float(static_cast<std::uint16_t>(h));
+        if (is_nan_half(static_cast<std::uint16_t>(h))) {
+            CHECK(std::isnan(f));
+            CHECK(is_nan_half(float_to_half(f)));
+            continue;
+        }
+        REQUIRE(float_to_half(f) == h);
+    }
+    // Between neighbours a < b (positive, finite): below the midpoint a, above it b, at it the even one.
+    for (std::uint16_t a = 0; a < 0x7bff; ++a) {
+        const std::uint16_t b = a + 1;
+        const float fa = half_to_float(a), fb = half_to_float(b), mid = (fa + fb) / 2;  // exact: 12 bits
+        REQUIRE(float_to_half(mid) == (a % 2 == 0 ? a : b));
+        REQUIRE(float_to_half(std::nextafter(mid, 0.0f)) == a);
+        REQUIRE(float_to_half(std::nextafter(mid, 1e9f)) == b);
+        REQUIRE(float_to_half(-mid) == ((a % 2 == 0 ? a : b) | 0x8000u));
+    }
+    CHECK(half_to_float(0x3c00) == 1.0f);
+    CHECK(half_to_float(0x7bff) == 65504.0f);
+    CHECK(half_to_float(0x0001) == std::ldexp(1.0f, -24));
+    CHECK(float_to_half(65519.0f) == 0x7bff);
+    CHECK(float_to_half(65520.0f) == 0x7c00);  // rounds to inf
+    CHECK(float_to_half(1e-9f) == 0);
+    CHECK(float_to_half(-0.0f) == 0x8000);
+}
+
+TEST_CASE("kv cache: every kernel set widens float16 exactly as the scalar rule does") {
+    std::vector<std::uint16_t> all(65536);
+    for (std::uint32_t h = 0; h < 65536; ++h) all[h] = static_cast<std::uint16_t>(h);
+    for (const auto* set : xattn::kernels::available_kernels()) {
+        CAPTURE(set->name);
+        std::vector<float> got(all.size());
+        set->widen_half(all.data(), all.size(), got.data());
+        std::size_t bad = 0;
+        for (std::uint32_t h = 0; h < 65536; ++h) {
+            const float want = xattn::kernels::half_to_float(all[h]);
+            if (std::isnan(want) ? !std::isnan(got[h]) : std::memcmp(&want, &got[h], 4) != 0) ++bad;
+        }
+        CHECK(bad == 0);
+    }
+}
+
+namespace {
+
+struct AttendCase {
+    const char* name;
+    std::size_t B, Hq, Hkv, E, Ev, L;
+    bool causal, mask, weights;
+    double scale;  // 0: default
+};
+
+// Appends `chunks` positions at a time, truncates and appends again, then attends; compares with SDPA on
+// the cache's own keys() and values() (rounded to float16 for that storage).
+void check_attend(const AttendCase& c, xattn::CacheDtype dtype, unsigned seed) {
+    xattn::KvCacheConfig cfg;
+    cfg.batch = c.B, cfg.kv_heads = c.Hkv, cfg.head_dim = c.E, cfg.value_dim = c.Ev, cfg.capacity = 300, cfg.dtype = dtype;
+    xattn::KvCache cache(cfg);
+    for (std::size_t n : {1, 37, 100, 5}) {
+        const auto k = randn({c.B, c.Hkv, n, c.E}, seed++), v = randn({c.B, c.Hkv, n, c.Ev}, seed++);
+        cache.append(k, v);
+    }
+    REQUIRE(cache.length() == 143);
+    REQUIRE(cache.truncate(120).ok());
+    const auto k = randn({c.B, c.Hkv, 77, c.E}, seed++), v = randn({c.B, c.Hkv, 77, c.Ev}, seed++);
+    cache.append(k, v);
+    REQUIRE(cache.length() == 197);  // the tile edge the kernels even out
+
+    const auto q = randn({c.B, c.Hq, c.L, c.E}, seed++);
+    xattn::KvAttendOptions o;
+    o.is_causal = c.causal;
+    o.need_weights = c.weights;
+    if (c.scale != 0.0) o.scale = c.scale;
+    xattn::SdpaOptions so;
+    so.enable_gqa = true;
+    so.is_causal = c.causal;
+    so.causal_alignment = xattn::CausalAlignment::bottom_right;
+    so.need_weights = c.weights;
+    so.scale = o.scale;
+    if (c.mask) {
+        const xattn::Mask m = xattn::Mask::boolean(randn({1, c.Hq, c.L, cache.length()}, seed++) > -1.0f);
+        o.attn_mask = m;
+        so.attn_mask = m;
+    }
+    const auto got = cache.attend(q, o);
+    const auto want = xattn::scaled_dot_product_attention(q, cache.keys(), cache.values(), so);
+    CHECK_CLOSE(got.output, want.output, c.name);
+    if (c.weights) CHECK_CLOSE(got.weights, want.weights, c.name);
+}
+
+const AttendCase kCases[] = {
+    {"decode, GQA 8 over 2", 2, 8, 2, 64, 64, 1, false, false, false, 0},
+    {"decode, causal (hides nothing at L = 1)", 1, 4, 4, 16, 24, 1, true, false, false, 0},
+    {"decode, MQA, weights", 1, 6, 1, 8, 5, 1, false, false, true, 0},
+    {"a few rows stacked, not causal", 1, 4, 2, 12, 12, 3, false, false, false, 0.3},
+    {"prefill, causal bottom-right, GQA", 2, 6, 3, 16, 16, 40, true, false, false, 0},
+    {"prefill, mask, weights", 1, 4, 2, 8, 8, 9, false, true, true, 0},
+    {"many stacked rows, wide tiles", 1, 16, 2, 32, 32, 4, false, false, false, 0},
+};
+
+}  // namespace
+
+TEST_CASE("kv cache: attend equals SDPA on the held keys and values, float32 and float16, every kernel set") {
+    unsigned seed = 1000;
+    for (const auto* set : xattn::kernels::available_kernels()) {
+        xattn::kernels::use_kernels(set);
+        for (const AttendCase& c : kCases)
+            for (auto dtype : {xattn::CacheDtype::float32, xattn::CacheDtype::float16}) {
+                INFO(set->name << ": " << c.name << (dtype == xattn::CacheDtype::float16 ? " (float16)" : " (float32)"));
+                check_attend(c, dtype, seed);
+                seed += 20;
+            }
+    }
+    xattn::kernels::use_kernels(nullptr);
+}
+
+TEST_CASE("kv cache: float16 storage holds the values rounded, and keys()/values() widen them back") {
+    xattn::KvCacheConfig cfg;
+    cfg.kv_heads = 1, cfg.head_dim = 4, cfg.capacity = 2, cfg.dtype = xattn::CacheDtype::float16;
+    xattn::KvCache cache(cfg);
+    xt::xarray<float> k = {{{{0.1f, 65520.0f, 1.0f + std::ldexp(1.0f, -11), -3.0f}}}};  // a tie rounds to even: 1
+    cache.append(k, k);
+    const auto held = cache.keys();
+    CHECK(held(0, 0, 0, 0) == xattn::kernels::half_to_float(0x2e66));
+    CHECK(std::isinf(held(0, 0, 0, 1)));
+    CHECK(held(0, 0, 0, 2) == 1.0f);
+    CHECK(held(0, 0, 0, 3) == -3.0f);
+    CHECK(xt::all(xt::equal(cache.values(), held)));
+}
+
+TEST_CASE("kv cache: refusals name the argument, and a refused append appends nothing") {
+    xattn::KvCacheConfig cfg;
+    cfg.batch = 2, cfg.kv_heads = 2, cfg.head_dim = 8, cfg.capacity = 10;
+    xattn::KvCache cache(cfg);
+    cache.append(randn({2, 2, 6, 8}, 1), randn({2, 2, 6, 8}, 2));
+    CHECK_THROWS_WITH_AS(cache.append(randn({2, 2, 5, 8}, 3), randn({2, 2, 5, 8}, 4)),
+                         "kv_cache: append: 5 positions do not fit: the cache holds 6 of its capacity 10; nothing was "
+                         "appended (key (2, 2, 5, 8), value (2, 2, 5, 8))",
+                         std::invalid_argument);
+    CHECK(cache.length() == 6);
+    CHECK_THROWS_WITH_AS(cache.append(randn({2, 2, 1, 7}, 3), randn({2, 2, 1, 8}, 4)),
+                         doctest::Contains("key must be (B, Hkv, n, E) = (2, 2, n, 8)"), std::invalid_argument);
+    CHECK_THROWS_WITH_AS(cache.append(randn({2, 2, 0, 8}, 3), randn({2, 2, 0, 8}, 4)),
+                         doctest::Contains("n must be at least 1"), std::invalid_argument);
+    CHECK(cache.length() == 6);
+    CHECK_FALSE(cache.truncate(7).ok());
+    CHECK(cache.truncate(7).error == "kv_cache: truncate: length 7 is past the 6 positions held");
+    CHECK_THROWS_WITH_AS(cache.attend(randn({2, 3, 1, 8}, 5)),
+                         doctest::Contains("Hq a multiple of the cache's 2 key/value heads, got shape (2, 3, 1, 8)"),
+                         std::invalid_argument);
+    xattn::KvAttendOptions o;
+    o.attn_mask = xattn::Mask::boolean(xt::ones<bool>(Shape{1, 5}));
+    CHECK_THROWS_WITH_AS(cache.attend(randn({2, 2, 1, 8}, 5), o),
+                         doctest::Contains("kv_cache: attend: attn_mask shape (1, 5) does not broadcast"),
+                         std::invalid_argument);
+    xattn::KvCacheConfig bad = cfg;
+    bad.capacity = 0;
+    CHECK_THROWS_WITH_AS(xattn::KvCache{bad}, doctest::Contains("capacity must be positive"), std::invalid_argument);
+    bad = cfg;
+    bad.head_dim = 20000;
+    CHECK_THROWS_WITH_AS(xattn::KvCache{bad}, doctest::Contains("head_dim and value_dim must be at most 16384"),
+                         std::invalid_argument);
+    // An empty cache: every row sees no key, as SDPA with S = 0 gives: zeros.
+    xattn::KvCache empty(cfg);
+    CHECK(xt::all(xt::equal(empty.attend(randn({2, 4, 1, 8}, 6)).output, 0.0f)));
+}
