@@ -25,6 +25,7 @@ import { EXPORT_NAMES, setupDataPanel } from './io-view.js';
 import { PRESETS } from './presets.js';
 import { createStatus } from './status.js';
 import { markStale, staleReason } from './stale.js';
+import { setupTrainPanel } from './train/train-panel.js';
 
 const $ = (id) => document.getElementById(id);
 const form = $('controls');
@@ -439,6 +440,11 @@ window.__xattnDemo = {
     return scalingView.rows ? { rows: scalingView.rows, plotted: scalingView.plotted(), ticks: { ...scalingView.ticks } } : null;
   },
   tensor: (name) => pool.tensor(name),
+  // The training panel's state: step, running, settings, every held-out evaluation, the probe's weights,
+  // the pattern found in them, steps per second (its own Worker; never counted in busy or requests).
+  get training() {
+    return training;
+  },
 };
 
 setupQuiz({
@@ -452,5 +458,6 @@ setupQuiz({
 });
 wireControls();
 onControlsChanged();
+const training = setupTrainPanel($('train-card'));
 renderBench($('bench'));
 $('speed-intro').textContent = 'Times the attention on screen with the SIMD build, the scalar build and plain JavaScript, against the wasm SIMD peak measured in the same worker.';
