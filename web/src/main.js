@@ -26,6 +26,7 @@ import { PRESETS } from './presets.js';
 import { createStatus } from './status.js';
 import { markStale, staleReason } from './stale.js';
 import { setupTrainPanel } from './train/train-panel.js';
+import { AveragingView } from './averaging-view.js';
 
 const $ = (id) => document.getElementById(id);
 const form = $('controls');
@@ -55,7 +56,7 @@ const state = {
 };
 
 const pool = new WorkerPool({ onCrash: (message) => status.error(`The worker stopped: ${message}`) });
-const resultCards = [$('weights-card'), $('tensors-card'), $('heads-card')];
+const resultCards = [$('weights-card'), $('tensors-card'), $('averaging-card'), $('heads-card')];
 
 const weightsView = new WeightsView(
   {
@@ -74,7 +75,12 @@ const weightsView = new WeightsView(
   { onPaint: paintCustom, isHiddenByHand: (i, j) => state.masks.isHidden(i, j) },
 );
 const tensorViews = new TensorViews($('tensor-grid'));
-const headsView = new HeadsView({ card: $('heads-card'), grid: $('heads-grid'), hint: $('heads-hint') }, (h) => pickView({ h }));
+const headsView = new HeadsView(
+  { card: $('heads-card'), grid: $('heads-grid'), hint: $('heads-hint'), every: $('heads-every-b'), legend: $('heads-legend'), legendTicks: $('heads-legend-ticks') },
+  (pick) => pickView(pick),
+  (count) => pool.everyBatchThumbs(count),
+);
+const averagingView = new AveragingView({ steps: $('averaging-steps'), analogy: $('averaging-analogy'), intro: $('averaging-intro') });
 const scalingView = new ScalingView({ charts: $('scaling-charts'), intro: $('scaling-intro'), summary: $('scaling-summary') });
 
 // Everything one computation needs, from the controls and the page's state, with every problem found.
@@ -232,7 +238,12 @@ function showView(view) {
   state.view = view;
   weightsView.setData(view);
   tensorViews.setData(view);
-  headsView.setData(view, dims);
+  headsView.setData(view, dims, state.computes);
+  const n = view.averaging.n;
+  averagingView.setData(
+    view.averaging,
+    `From the live example: b = ${view.b}${dims.useHeads ? `, h = ${view.h}` : ''}, ${n === view.L && n === view.S ? `all ${n} positions` : `its first n = ${n} positions`}, E = ${view.E}, Ev = ${view.Ev}`,
+  );
 }
 
 async function pickView({ b = state.pick.b, h = state.pick.h }) {
@@ -427,6 +438,10 @@ window.__xattnDemo = {
   },
   get view() {
     return state.view;
+  },
+  // The averaging card's chosen cell (i, j).
+  get averagingCell() {
+    return averagingView.cell;
   },
   get dims() {
     return state.dims;
