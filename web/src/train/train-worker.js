@@ -30,14 +30,16 @@ let pending = { losses: [], evals: [] }; // what the page has not been sent yet
 // the snapshots, the pauses between slices and, at a pace, the waiting).
 let rate = { steps: 0, ms: 0, since: 0 };
 let lastEval = -1;
+let trainedMs = 0; // wall time spent training this run, over every start
 
 const now = () => performance.now();
 const pause = (ms) => new Promise((resolve) => setTimeout(resolve, ms));
 
-function evaluate() {
+// ms: the run's training wall time when this step finished (the 60 s goal is measured on it).
+function evaluate(ms) {
   if (lastEval === trainer.step) return;
   lastEval = trainer.step;
-  pending.evals.push({ step: trainer.step, ...trainer.evaluate() });
+  pending.evals.push({ step: trainer.step, ms, ...trainer.evaluate() });
 }
 
 function snapshot() {
@@ -65,7 +67,8 @@ function newRun(settings, params = null) {
   pending = { losses: [], evals: [] };
   rate = { steps: 0, ms: 0, since: now() };
   lastEval = -1;
-  evaluate();
+  trainedMs = 0;
+  evaluate(0);
   snapshot();
 }
 
@@ -84,7 +87,7 @@ async function train({ until, pace }) {
       const t0 = now();
       const loss = trainer.trainStep();
       pending.losses.push({ step: trainer.step, loss });
-      if (trainer.step % EVAL_EVERY === 0) evaluate();
+      if (trainer.step % EVAL_EVERY === 0) evaluate(trainedMs + now() - rate.since);
       rate.ms += now() - t0;
       rate.steps++;
     }
@@ -96,8 +99,9 @@ async function train({ until, pace }) {
     await pause(pace > 0 ? Math.max(1, 1000 / pace - 1) : 0);
   }
   if (run !== mine) return;
+  trainedMs += now() - rate.since;
+  evaluate(trainedMs);
   running = false;
-  evaluate();
   snapshot();
 }
 
