@@ -25,6 +25,8 @@ import { EXPORT_NAMES, setupDataPanel } from './io-view.js';
 import { PRESETS } from './presets.js';
 import { createStatus } from './status.js';
 import { markStale, staleReason } from './stale.js';
+import { setupTrainPanel } from './train/train-panel.js';
+import { AveragingView } from './averaging-view.js';
 
 const $ = (id) => document.getElementById(id);
 const form = $('controls');
@@ -54,7 +56,7 @@ const state = {
 };
 
 const pool = new WorkerPool({ onCrash: (message) => status.error(`The worker stopped: ${message}`) });
-const resultCards = [$('weights-card'), $('tensors-card'), $('heads-card')];
+const resultCards = [$('weights-card'), $('tensors-card'), $('averaging-card'), $('heads-card')];
 
 const weightsView = new WeightsView(
   {
@@ -73,7 +75,12 @@ const weightsView = new WeightsView(
   { onPaint: paintCustom, isHiddenByHand: (i, j) => state.masks.isHidden(i, j) },
 );
 const tensorViews = new TensorViews($('tensor-grid'));
-const headsView = new HeadsView({ card: $('heads-card'), grid: $('heads-grid'), hint: $('heads-hint') }, (h) => pickView({ h }));
+const headsView = new HeadsView(
+  { card: $('heads-card'), grid: $('heads-grid'), hint: $('heads-hint'), every: $('heads-every-b'), legend: $('heads-legend'), legendTicks: $('heads-legend-ticks') },
+  (pick) => pickView(pick),
+  (count) => pool.everyBatchThumbs(count),
+);
+const averagingView = new AveragingView({ steps: $('averaging-steps'), analogy: $('averaging-analogy'), intro: $('averaging-intro') });
 const scalingView = new ScalingView({ charts: $('scaling-charts'), intro: $('scaling-intro'), summary: $('scaling-summary') });
 
 // Everything one computation needs, from the controls and the page's state, with every problem found.
@@ -231,7 +238,12 @@ function showView(view) {
   state.view = view;
   weightsView.setData(view);
   tensorViews.setData(view);
-  headsView.setData(view, dims);
+  headsView.setData(view, dims, state.computes);
+  const n = view.averaging.n;
+  averagingView.setData(
+    view.averaging,
+    `From the live example: b = ${view.b}${dims.useHeads ? `, h = ${view.h}` : ''}, ${n === view.L && n === view.S ? `all ${n} positions` : `its first n = ${n} positions`}, E = ${view.E}, Ev = ${view.Ev}`,
+  );
 }
 
 async function pickView({ b = state.pick.b, h = state.pick.h }) {
@@ -427,6 +439,10 @@ window.__xattnDemo = {
   get view() {
     return state.view;
   },
+  // The averaging card's chosen cell (i, j).
+  get averagingCell() {
+    return averagingView.cell;
+  },
   get dims() {
     return state.dims;
   },
@@ -439,6 +455,11 @@ window.__xattnDemo = {
     return scalingView.rows ? { rows: scalingView.rows, plotted: scalingView.plotted(), ticks: { ...scalingView.ticks } } : null;
   },
   tensor: (name) => pool.tensor(name),
+  // The training panel's state: step, running, settings, every held-out evaluation, the probe's weights,
+  // the pattern found in them, steps per second (its own Worker; never counted in busy or requests).
+  get training() {
+    return training;
+  },
 };
 
 setupQuiz({
@@ -452,5 +473,6 @@ setupQuiz({
 });
 wireControls();
 onControlsChanged();
+const training = setupTrainPanel($('train-card'));
 renderBench($('bench'));
 $('speed-intro').textContent = 'Times the attention on screen with the SIMD build, the scalar build and plain JavaScript, against the wasm SIMD peak measured in the same worker.';

@@ -33,6 +33,12 @@ export class WorkerPool {
     return this.holder.request('view', pick);
   }
 
+  // The heads grid's thumbnails of batch elements 0 … count − 1, asked for only when the learner wants them.
+  everyBatchThumbs(count) {
+    this.requests++;
+    return this.holder.request('everyBatchThumbs', { count });
+  }
+
   tensor(name) {
     this.requests++;
     return this.holder.request('tensor', { name });

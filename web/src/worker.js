@@ -16,6 +16,7 @@ import { downsampleAll, downsampleMax } from './downsample.js';
 import { runScalingStudy } from './scaling-study.js';
 import { attentionFlops, gflopsPerSecond, maxAbsDiff, timeRuns } from './speed.js';
 import { measureSimdPeak } from './simd-peak.js';
+import { averagingSteps } from './averaging.js';
 
 // The page's own float32 data (Q, K, V, output, weights) is capped here; the package refuses any single
 // tensor past 1 GiB itself, with its own message. Two workers of one tab can hold a result at once (the
@@ -24,6 +25,7 @@ const FOOTPRINT_LIMIT = 2 ** 30;
 // Above this many flops the attention runs one batch element per call, so progress can be reported.
 const CHUNK_FLOPS = 5e7;
 const THUMB = 48;
+const SMALL_THUMB = 32;
 
 const modules = {}; // 'auto' | 'simd' | 'scalar' → Xattn, created on first use
 let current = null; // the last computed problem and its results
@@ -131,16 +133,10 @@ function view({ b, h }) {
   const geometry = attentionGeometry(c.query, c.key, c.value, { enableGqa: c.options.enableGqa });
   const weights = matrixOf(c.weights, m);
   const allowed = allowedMatrix(dims, c.mask, b);
-  const thumbs = [];
-  if (dims.useHeads) {
-    const whole = { r0: 0, c0: 0, rows: L, cols: S };
-    const hidden = allowed.map((a) => (a ? 0 : 1));
-    for (let head = 0; head < H; head++) {
-      const d = downsampleMax(c.weights.data.subarray((b * H + head) * L * S), S, whole, THUMB, THUMB);
-      // Every head of b shares the mask, but each thumbnail is transferred, so each gets its own copy.
-      thumbs.push({ head, data: d.data, rows: d.rows, cols: d.cols, hidden: downsampleAll(hidden, S, whole, d.blockR, d.blockC) });
-    }
-  }
+  const query = matrixOf(c.query, m);
+  const key = matrixOf(c.key, geometry.kvIndex(m));
+  const value = matrixOf(c.value, geometry.kvIndex(m));
+  const thumbs = dims.useHeads ? headThumbs(c, b, allowed, THUMB) : [];
   return {
     b,
     h,
@@ -154,12 +150,40 @@ function view({ b, h }) {
     fullyMasked: fullyMaskedRows(allowed, L, S),
     rowSums: Float32Array.from(rowSums(weights, L, S)),
     rowEntropy: Float32Array.from(rowEntropy(weights, L, S)),
-    query: matrixOf(c.query, m),
-    key: matrixOf(c.key, geometry.kvIndex(m)),
-    value: matrixOf(c.value, geometry.kvIndex(m)),
+    query,
+    key,
+    value,
     output: matrixOf(c.output, m),
     thumbs,
+    // From averaging to attention, on this slice's first positions (the package is loaded: it computed c).
+    averaging: averagingSteps({ query, key, value, L, S, E: dims.E, Ev: dims.Ev }, (q, k, v, o) =>
+      modules.auto.scaledDotProductAttention(q, k, v, o),
+    ),
   };
+}
+
+// Every head's weights of batch element b, max-pooled to at most size × size, with the mask's hidden cells.
+function headThumbs(c, b, allowed, size) {
+  const { L, S } = c.dims;
+  const H = c.dims.H;
+  const whole = { r0: 0, c0: 0, rows: L, cols: S };
+  const hidden = allowed.map((a) => (a ? 0 : 1));
+  const thumbs = [];
+  for (let head = 0; head < H; head++) {
+    const d = downsampleMax(c.weights.data.subarray((b * H + head) * L * S), S, whole, size, size);
+    // Every head of b shares the mask, but each thumbnail is transferred, so each gets its own copy.
+    thumbs.push({ head, data: d.data, rows: d.rows, cols: d.cols, hidden: downsampleAll(hidden, S, whole, d.blockR, d.blockC) });
+  }
+  return thumbs;
+}
+
+// The heads grid's "every batch element": the thumbnails of batch elements 0 … count − 1 (the page caps
+// how many it shows), smaller than the single row's.
+function everyBatchThumbs({ count }) {
+  const c = requireCurrent();
+  if (!c.dims.useHeads) return [];
+  const n = Math.min(c.dims.B, count);
+  return Array.from({ length: n }, (_, b) => ({ b, thumbs: headThumbs(c, b, allowedMatrix(c.dims, c.mask, b), SMALL_THUMB) }));
 }
 
 // A whole tensor, for export (and for tests reading the page's data).
@@ -236,7 +260,7 @@ function drop() {
   return true;
 }
 
-const handlers = { init, compute, view, tensor, scaling, speed, drop };
+const handlers = { init, compute, view, tensor, scaling, speed, drop, everyBatchThumbs };
 
 // Typed arrays in a result are transferred, not copied: a 1024×1024 slice moves in no time.
 function transferables(value, out = []) {
