@@ -137,18 +137,19 @@ export function makeBoundary(mod) {
   }
 
   // Copies typed arrays into one fresh block, runs use(pointers), frees: for calls that hand the core
-  // buffers without a plan (setting parameters).
+  // buffers without a plan (setting and reading parameters). A number instead of an array reserves that
+  // many floats without copying anything in (for the core to fill; read them with copyOut).
   function withBuffers(fn, arrays, use) {
     let bytes = 0;
     const offsets = arrays.map((a) => {
       const at = bytes;
-      bytes += Math.ceil((4 * typedArrayLength(a)) / ALIGN) * ALIGN;  // Float32Arrays
+      bytes += Math.ceil((4 * (typeof a === 'number' ? a : typedArrayLength(a))) / ALIGN) * ALIGN;  // floats
       return at;
     });
     const block = allocate(fn, bytes + ALIGN, 'its buffers');
     try {
       const base = Math.ceil(block / ALIGN) * ALIGN;
-      arrays.forEach((a, i) => copyIn(base + offsets[i], a));
+      arrays.forEach((a, i) => { if (typeof a !== 'number') copyIn(base + offsets[i], a); });
       return use(offsets.map((at) => base + at));
     } finally {
       mod._free(block);
@@ -156,7 +157,7 @@ export function makeBoundary(mod) {
   }
 
   return {
-    mod, guarded, ensureUsable, invoke, withBuffers, tensorOf, memoryBytes, count, shapeString,
+    mod, guarded, ensureUsable, invoke, withBuffers, copyOut, tensorOf, memoryBytes, count, shapeString,
     get broken() { return broken !== null; },
   };
 }

@@ -2,13 +2,14 @@
 // memory under an integer handle; dispose() frees them, and so does garbage collection of a module
 // that was never disposed (FinalizationRegistry). Modules support `using` (Symbol.dispose).
 import { NO_SHAPE, cppName, jsMessage, shapeOfWire, wireShape } from './boundary.js';
+import { stateDictMethods } from './mha-state.js';
 import {
   checkBoolean, checkInteger, checkMask, checkOptions, checkTensor, shapeString, typeName, typedArrayLength,
   typedArrayName,
 } from './validate.js';
 
 const CREATE_MHA = 'createMultiheadAttention';
-const CONFIG = ['embedDim', 'numHeads', 'kdim', 'vdim', 'bias', 'batchFirst', 'addBiasKv', 'addZeroAttn'];
+const CONFIG = ['embedDim', 'numHeads', 'kdim', 'vdim', 'bias', 'batchFirst', 'addBiasKv', 'addZeroAttn', 'initSeed'];
 const FORWARD_OPTIONS = ['keyPaddingMask', 'attnMask', 'needWeights', 'averageAttnWeights', 'isCausal'];
 const PARAMETERS = ['inProjWeight', 'inProjBias', 'qProjWeight', 'kProjWeight', 'vProjWeight', 'outProjWeight',
   'outProjBias', 'biasK', 'biasV'];
@@ -31,6 +32,8 @@ function checkConfig(config) {
     batchFirst: checkBoolean(CREATE_MHA, 'batchFirst', c.batchFirst, false),
     addBiasKv: checkBoolean(CREATE_MHA, 'addBiasKv', c.addBiasKv, false),
     addZeroAttn: checkBoolean(CREATE_MHA, 'addZeroAttn', c.addZeroAttn, false),
+    // Seeds the default initialisation (PyTorch's distributions): the bindings take it as a double.
+    initSeed: c.initSeed === undefined ? 0 : checkInteger(CREATE_MHA, 'initSeed', c.initSeed, 0, Number.MAX_SAFE_INTEGER),
   };
 }
 
@@ -133,6 +136,7 @@ export function mhaFunctions(boundary) {
 
     const module = {
       setParameters,
+      ...stateDictMethods({ boundary, handle, shapes, usable, setParameters }),
       forward,
       dispose,
       [DISPOSE]: dispose,
