@@ -135,8 +135,9 @@ export interface MultiheadAttentionConfig {
   /** Appends a key and a value of zeros. Default false. */
   addZeroAttn?: boolean | undefined;
   /**
-   * Seeds the initial parameters, drawn from PyTorch's distributions (Xavier-uniform weights, zero biases; not
-   * PyTorch's random values): an integer in [0, 2^53). Default 0.
+   * Seeds the initial parameters, drawn from PyTorch's distributions (Xavier-uniform in-projections, uniform
+   * out-projection, zero biases, Xavier-normal bias_k/bias_v; not PyTorch's random values): an integer in
+   * [0, 2^53). Default 0.
    */
   initSeed?: number | undefined;
 }
