@@ -144,14 +144,23 @@ export interface MultiheadAttentionConfig {
 
 /** A {@link MultiheadAttentionConfig} with every default filled in. */
 export interface ResolvedMultiheadAttentionConfig {
+  /** E, the model dim. */
   embedDim: number;
+  /** H, the number of heads. */
   numHeads: number;
+  /** The key's last dim (embedDim unless set). */
   kdim: number;
+  /** The value's last dim (embedDim unless set). */
   vdim: number;
+  /** Whether the projections have biases. */
   bias: boolean;
+  /** Whether inputs and output are (N, L, E). */
   batchFirst: boolean;
+  /** Whether bias_k and bias_v are appended. */
   addBiasKv: boolean;
+  /** Whether a zero key and value are appended. */
   addZeroAttn: boolean;
+  /** The seed of the initial parameters. */
   initSeed: number;
 }
 

@@ -41,8 +41,10 @@ export interface MultiheadAttentionWorker {
   /** See MultiheadAttention.forward; the weights are returned unless `needWeights: false`. */
   forward(query: Tensor, key: Tensor, value: Tensor, options: MultiheadAttentionForwardOptions & { needWeights: false },
     call?: CallOptions): Promise<AttentionResultWithoutWeights>;
+  /** See MultiheadAttention.forward: with the weights (the default). */
   forward(query: Tensor, key: Tensor, value: Tensor,
     options?: MultiheadAttentionForwardOptions & { needWeights?: true | undefined }, call?: CallOptions): Promise<AttentionResultWithWeights>;
+  /** See MultiheadAttention.forward. */
   forward(query: Tensor, key: Tensor, value: Tensor, options?: MultiheadAttentionForwardOptions,
     call?: CallOptions): Promise<AttentionResult>;
   /** The configuration, every default filled in. */
@@ -66,11 +68,13 @@ export interface XattnWorker {
   /** See Xattn.scaledDotProductAttention; rejects with the same TypeError or RangeError. */
   scaledDotProductAttention(query: Tensor, key: Tensor, value: Tensor, options: SdpaOptions & { needWeights: true },
     call?: CallOptions): Promise<AttentionResultWithWeights>;
+  /** See Xattn.scaledDotProductAttention; the weights only with `needWeights: true`. */
   scaledDotProductAttention(query: Tensor, key: Tensor, value: Tensor, options?: SdpaOptions,
     call?: CallOptions): Promise<AttentionResult>;
   /** See Xattn.scaledDotProductAttentionGrad. */
   scaledDotProductAttentionGrad(query: Tensor, key: Tensor, value: Tensor, gradOutput: Tensor,
     options: SdpaOptions & { needWeights: true }, call?: CallOptions): Promise<GradientResultWithWeights>;
+  /** See Xattn.scaledDotProductAttentionGrad. */
   scaledDotProductAttentionGrad(query: Tensor, key: Tensor, value: Tensor, gradOutput: Tensor, options?: SdpaOptions,
     call?: CallOptions): Promise<GradientResult>;
   /** See Xattn.createMultiheadAttention: the module lives in the worker. */
