@@ -16,6 +16,7 @@
 #endif
 
 #include "xattn/sdpa.hpp"
+#include "xattn/sdpa_backward.hpp"
 
 namespace bench {
 
@@ -91,7 +92,7 @@ struct Variant {
     double dropout = 0.0;
 };
 
-// One attention problem with its buffers; run() calls `kernel` (run_sdpa or run_sdpa_rows).
+// One attention problem with its buffers; run_kernels() runs run_sdpa, run_rows() run_sdpa_rows.
 struct Problem {
     xattn::SdpaPlan plan;
     std::vector<float> q, k, v, out, weights, mask_values;
@@ -123,9 +124,19 @@ struct Problem {
         out.resize(c.BH * c.L * c.E);
         if (need_weights) weights.resize(c.BH * c.L * c.S);
     }
-    template <class Kernel>
-    void run(Kernel kernel) {
-        kernel(plan, q.data(), k.data(), v.data(), mask, out.data(), weights.empty() ? nullptr : weights.data());
+    std::vector<unsigned char> workspace;  // what plan.workspace_bytes asks for (or the row kernel's)
+
+    // The tiled kernels (run_sdpa), in a workspace allocated once, as the wasm bindings run them.
+    void run_kernels() {
+        workspace.resize(std::max<std::size_t>(workspace.size(), plan.workspace_bytes));
+        xattn::run_sdpa(plan, q.data(), k.data(), v.data(), mask, out.data(), weights.empty() ? nullptr : weights.data(),
+                        workspace.data());
+    }
+    // The row-at-a-time baseline (run_sdpa_rows).
+    void run_rows() {
+        workspace.resize(std::max<std::size_t>(workspace.size(), xattn::sdpa_rows_workspace_bytes(plan)));
+        xattn::run_sdpa_rows(plan, q.data(), k.data(), v.data(), mask, out.data(),
+                             weights.empty() ? nullptr : weights.data(), workspace.data());
     }
 };
 
@@ -148,5 +159,28 @@ inline std::vector<Variant> variants() {
     v[6].dropout = 0.1;
     return v;
 }
+
+// One backward problem (the fused kernel, workspace allocated once); FLOPs counted as 12·B·H·L·S·E
+// (three products of the forward's size), the convention the README's tables state.
+struct BackwardProblem {
+    xattn::SdpaPlan plan;
+    std::vector<float> q, k, v, dO, out, dq, dk, dv;
+    std::vector<unsigned char> workspace;
+    explicit BackwardProblem(const Case& c) {
+        const xattn::Shape qs{c.BH, c.L, c.E}, ks{c.BH, c.S, c.E};
+        const xattn::Status st = xattn::plan_sdpa_backward(qs, ks, ks, qs, xattn::MaskKind::none, {}, {}, &plan);
+        if (!st.ok()) std::fprintf(stderr, "bench: %s\n", st.error.c_str());
+        q = random_floats(c.BH * c.L * c.E, 11), dO = random_floats(c.BH * c.L * c.E, 14);
+        k = random_floats(c.BH * c.S * c.E, 12), v = random_floats(c.BH * c.S * c.E, 13);
+        out.resize(q.size()), dq.resize(q.size()), dk.resize(k.size()), dv.resize(v.size());
+        workspace.resize(plan.workspace_bytes);
+    }
+    void run() {
+        xattn::run_sdpa_backward(plan, q.data(), k.data(), v.data(), {}, dO.data(), out.data(), dq.data(), dk.data(),
+                                 dv.data(), workspace.data());
+    }
+};
+
+inline double backward_flops(const Case& c) { return 3.0 * flops(c); }
 
 }  // namespace bench

@@ -23,14 +23,14 @@ int main(int argc, char** argv) {
             xattn::kernels::use_kernels(set);
             for (bool weights : {false, true}) {
                 bench::Problem p(c, weights);
-                const bench::Timing t = bench::time_runs([&] { p.run(xattn::run_sdpa); }, quick ? 3 : 9);
+                const bench::Timing t = bench::time_runs([&] { p.run_kernels(); }, quick ? 3 : 9);
                 std::printf(" %5.1f/%5.1f/%5.1f", bench::flops(c) / t.median * 1e-9, bench::flops(c) / t.best * 1e-9,
                             bench::flops(c) / t.cpu_median * 1e-9);
             }
         }
         xattn::kernels::use_kernels(nullptr);
         bench::Problem p(c, false);
-        const bench::Timing t = bench::time_runs([&] { p.run(xattn::run_sdpa_rows); }, 3, 0.0);
+        const bench::Timing t = bench::time_runs([&] { p.run_rows(); }, 3, 0.0);
         std::printf(" %9.1f %6.1f\n", bench::flops(c) / t.median * 1e-9, peak);
     }
     const bench::Case vc{8, 1024, 1024, 64};
@@ -40,13 +40,25 @@ int main(int argc, char** argv) {
         std::printf("  %-46s", x.name);
         for (bool weights : {false, true}) {
             bench::Problem p(vc, weights, x);
-            const bench::Timing t = bench::time_runs([&] { p.run(xattn::run_sdpa); }, quick ? 3 : 7);
+            const bench::Timing t = bench::time_runs([&] { p.run_kernels(); }, quick ? 3 : 7);
             std::printf(" %6.1f/%-6.1f", bench::flops(vc) / t.median * 1e-9, bench::flops(vc) / t.cpu_median * 1e-9);
         }
         std::printf("\n");
     }
-    // MultiheadAttention's projections: float64 sums (kernels/linear.hpp).
-    std::printf("\nlinear (512 rows, 512 in, 512 out), float64 sums, GFLOP/s wall median/CPU median:");
+    // The fused backward against the forward (streaming) of the same shape, best kernel set.
+    std::printf("\nbackward (%s), GFLOP/s wall median with FLOPs = 12·B·H·L·S·E, forward 4·B·H·L·S·E:\n",
+                xattn::kernels::best_kernels().name);
+    for (const bench::Case& c : bench::target_cases()) {
+        bench::Problem f(c, false);
+        bench::BackwardProblem b(c);
+        const bench::Timing tf = bench::time_runs([&] { f.run_kernels(); }, quick ? 3 : 7);
+        const bench::Timing tb = bench::time_runs([&] { b.run(); }, quick ? 3 : 7);
+        const double gf = bench::flops(c) / tf.median * 1e-9, gb = bench::backward_flops(c) / tb.median * 1e-9;
+        std::printf("  %3zux%4zux%-4zu forward %6.1f  backward %6.1f  backward/forward %.2f\n", c.BH, c.L, c.E, gf, gb,
+                    gb / gf);
+    }
+    // MultiheadAttention's projections: float32 sums (kernels/linear.hpp).
+    std::printf("\nlinear (512 rows, 512 in, 512 out), float32 sums, GFLOP/s wall median/CPU median:");
     for (const auto* set : sets) {
         const std::size_t n = 512;
         const std::vector<float> x = bench::random_floats(n * n, 5), w = bench::random_floats(n * n, 6);
@@ -61,7 +73,7 @@ int main(int argc, char** argv) {
     if (!quick) {
         const bench::Case big{1, 16384, 16384, 64};
         bench::Problem p(big, false);
-        const bench::Timing t = bench::time_runs([&] { p.run(xattn::run_sdpa); }, 3, 0.0);
+        const bench::Timing t = bench::time_runs([&] { p.run_kernels(); }, 3, 0.0);
         std::printf("1x16384x64 streaming (%s): %.1f GFLOP/s median\n", xattn::kernels::best_kernels().name,
                     bench::flops(big) / t.median * 1e-9);
     }

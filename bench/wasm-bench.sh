@@ -11,11 +11,14 @@ out=build/wasm-bench
 inc=$out/include                      # emcc must not see /usr/include: only the three header trees
 mkdir -p "$inc"
 for lib in xtensor xsimd xtl; do ln -sfn "/usr/include/$lib" "$inc/$lib"; done
-sources=(bench/wasm_kernel_bench.cpp src/dims.cpp src/sdpa_plan.cpp src/sdpa_rows.cpp src/kernels/*.cpp)
+# The library's sources from the one list (src/sources.txt), and the benchmark.
+mapfile -t sources < <(grep -v '^#' src/sources.txt | grep .)
+sources+=(bench/wasm_kernel_bench.cpp)
+version=$(node -p "require('./package.json').version")
 for flavour in ${1:-simd scalar}; do
   flags=()
   [ "$flavour" = simd ] && flags=(-msimd128 -msse4.1)
-  em++ -std=c++17 -O3 -DNDEBUG "${flags[@]}" -I"$inc" -Isrc "${sources[@]}" \
+  em++ -std=c++17 -O3 -DNDEBUG "-DXATTN_VERSION=\"$version\"" "${flags[@]}" -I"$inc" -Isrc "${sources[@]}" \
        -sALLOW_MEMORY_GROWTH -sENVIRONMENT=node -o "$out/bench-$flavour.cjs"
   [ "$flavour" = simd ] && echo "f32x4 ops in the SIMD build: $(wasm-dis "$out/bench-simd.wasm" | grep -c f32x4)"
   # .cjs: the package is "type": "module". Node 20's global fetch cannot load the .wasm from a file path (see shared notes); use fs instead.

@@ -14,7 +14,7 @@
 void big_streaming_run() {
     const bench::Case big{1, 16384, 16384, 64};
     bench::Problem p(big, false);
-    const bench::Timing t = bench::time_runs([&] { p.run(xattn::run_sdpa); }, 3, 0.0);
+    const bench::Timing t = bench::time_runs([&] { p.run_kernels(); }, 3, 0.0);
     const double mib = __builtin_wasm_memory_size(0) * 65536.0 / (1 << 20);
     std::printf("1x16384x64 streaming: %.1f GFLOP/s median (%.2f s), linear memory %.1f MiB\n",
                 bench::flops(big) / t.median * 1e-9, t.median, mib);
@@ -27,7 +27,7 @@ int main(int argc, char** argv) {
     if (mode == "big") return 0;
     {  // let V8 tier the kernels up before anything is timed
         bench::Problem warm({4, 256, 256, 64}, false);
-        bench::time_runs([&] { warm.run(xattn::run_sdpa); }, 5, 1.0);
+        bench::time_runs([&] { warm.run_kernels(); }, 5, 1.0);
     }
     std::printf("GFLOP/s by wall clock median / best run / CPU-time median\n%-14s %26s %26s %6s\n", "BHxLxE (S=L)",
                 "streaming", "weights", "peak");
@@ -36,7 +36,7 @@ int main(int argc, char** argv) {
         std::printf("%3zux%4zux%-5zu", c.BH, c.L, c.E);
         for (bool weights : {false, true}) {
             bench::Problem p(c, weights);
-            const bench::Timing t = bench::time_runs([&] { p.run(xattn::run_sdpa); }, mode == "quick" ? 3 : 9);
+            const bench::Timing t = bench::time_runs([&] { p.run_kernels(); }, mode == "quick" ? 3 : 9);
             std::printf("   %7.1f %7.1f %7.1f", bench::flops(c) / t.median * 1e-9, bench::flops(c) / t.best * 1e-9,
                         bench::flops(c) / t.cpu_median * 1e-9);
         }
@@ -48,12 +48,24 @@ int main(int argc, char** argv) {
         std::printf("  %-46s", x.name);
         for (bool weights : {false, true}) {
             bench::Problem p(vc, weights, x);
-            const bench::Timing t = bench::time_runs([&] { p.run(xattn::run_sdpa); }, mode == "quick" ? 3 : 7);
+            const bench::Timing t = bench::time_runs([&] { p.run_kernels(); }, mode == "quick" ? 3 : 7);
             std::printf(" %6.1f/%-6.1f", bench::flops(vc) / t.median * 1e-9, bench::flops(vc) / t.cpu_median * 1e-9);
         }
         std::printf("\n");
     }
-    {  // MultiheadAttention's projections: float64 sums (kernels/linear.hpp).
+    // The fused backward against the forward (streaming) of the same shape, best kernel set.
+    std::printf("\nbackward (%s), GFLOP/s wall median with FLOPs = 12·B·H·L·S·E, forward 4·B·H·L·S·E:\n",
+                xattn::kernels::best_kernels().name);
+    for (const bench::Case& c : bench::target_cases()) {
+        bench::Problem f(c, false);
+        bench::BackwardProblem b(c);
+        const bench::Timing tf = bench::time_runs([&] { f.run_kernels(); }, mode == "quick" ? 3 : 7);
+        const bench::Timing tb = bench::time_runs([&] { b.run(); }, mode == "quick" ? 3 : 7);
+        const double gf = bench::flops(c) / tf.median * 1e-9, gb = bench::backward_flops(c) / tb.median * 1e-9;
+        std::printf("  %3zux%4zux%-4zu forward %6.1f  backward %6.1f  backward/forward %.2f\n", c.BH, c.L, c.E, gf, gb,
+                    gb / gf);
+    }
+    {  // MultiheadAttention's projections: float32 sums (kernels/linear.hpp).
         const std::size_t n = 512;
         const std::vector<float> x = bench::random_floats(n * n, 5), w = bench::random_floats(n * n, 6);
         std::vector<float> y(n * n);
@@ -62,7 +74,7 @@ int main(int argc, char** argv) {
         lp.x = x.data(), lp.x_stride = n, lp.w = w.data(), lp.y = y.data(), lp.y_stride = n;
         const bench::Timing t =
             bench::time_runs([&] { xattn::kernels::run_linear(xattn::kernels::best_kernels(), lp); }, mode == "quick" ? 3 : 7);
-        std::printf("\nlinear (512 rows, 512 in, 512 out), float64 sums: %.1f GFLOP/s wall median, %.1f CPU median\n",
+        std::printf("\nlinear (512 rows, 512 in, 512 out), float32 sums: %.1f GFLOP/s wall median, %.1f CPU median\n",
                     2.0 * n * n * n / t.median * 1e-9, 2.0 * n * n * n / t.cpu_median * 1e-9);
     }
     return 0;

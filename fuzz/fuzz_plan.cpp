@@ -95,8 +95,11 @@ void fuzz_mha(FuzzedDataProvider& in) {
     const Shape kpm = shape(in, in.ConsumeIntegralInRange<std::size_t>(0, 3));
     const Shape am = shape(in, in.ConsumeIntegralInRange<std::size_t>(0, 3));
     xattn::MhaPlan plan;
-    const xattn::Status st = mha.plan_forward(q, k, v, kpm_kind, kpm, am_kind, am, in.ConsumeBool(), in.ConsumeBool(),
-                                              in.ConsumeBool(), &plan);
+    xattn::MhaSettings settings;
+    settings.need_weights = in.ConsumeBool();
+    settings.average_attn_weights = in.ConsumeBool();
+    settings.is_causal = in.ConsumeBool();
+    const xattn::Status st = mha.plan_forward(q, k, v, kpm_kind, kpm, am_kind, am, settings, &plan);
     if (!st.ok()) {
         FUZZ_CHECK(st.error.rfind("multi_head_attention: ", 0) == 0, "%s", st.error.c_str());
         return;

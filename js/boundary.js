@@ -59,25 +59,8 @@ const RUN_FAILURES = {
   3: 'the call is larger than WebAssembly memory can hold',
 };
 
-export function makeBoundary(mod) {
-  let broken = null;  // set when the module failed: it cannot be trusted again
-
-  function ensureUsable() {
-    if (broken) throw new Error(`xattn: this instance stopped after an unrecoverable error (${broken}); create a new one with createXattn()`);
-  }
-
-  // Runs fn; a failure of the module itself marks the instance unusable, any other error passes unchanged.
-  function guarded(fn) {
-    ensureUsable();
-    try {
-      return fn();
-    } catch (e) {
-      if (!isModuleFailure(e)) throw e;
-      broken = String(e?.message ?? e);
-      throw new Error(`xattn: the WebAssembly module failed during the call (${broken}); this instance must be re-created with createXattn()`);
-    }
-  }
-
+// The module's memory as calls use it: one block per call, copies in and out.
+function memoryOf(mod) {
   const memoryBytes = () => mod.memoryBytes();
 
   // One malloc of `bytes`, keeping HEADROOM free beside it; a refusal allocates and grows nothing.
@@ -108,56 +91,80 @@ export function makeBoundary(mod) {
     return n === 0 ? new Float32Array(0) : mod.HEAPF32.slice(at >>> 2, (at >>> 2) + n);
   }
 
+  return { memoryBytes, allocate, copyIn, copyOut, free: (block) => mod._free(block) };
+}
+
+const aligned = (address) => Math.ceil(address / ALIGN) * ALIGN;
+
+export function makeBoundary(mod) {
+  let broken = null;  // set when the module failed: it cannot be trusted again
+  const memory = memoryOf(mod);
+
+  function ensureUsable() {
+    if (broken) throw new Error(`xattn: this instance stopped after an unrecoverable error (${broken}); create a new one with createXattn()`);
+  }
+
+  // Runs fn; a failure of the module itself marks the instance unusable, any other error passes unchanged.
+  function guarded(fn) {
+    ensureUsable();
+    try {
+      return fn();
+    } catch (e) {
+      if (!isModuleFailure(e)) throw e;
+      broken = String(e?.message ?? e);
+      throw new Error(`xattn: the WebAssembly module failed during the call (${broken}); this instance must be re-created with createXattn()`);
+    }
+  }
+
   // Runs a planned call. `layout` is the plan's reply; `inputs` maps its fields to the arrays to copy in
   // ({ query: Float32Array, attnMask: Uint8Array, … }); `outputs` maps the fields to copy out to their
   // element counts. Returns { field: Float32Array } for the outputs.
   function invoke(fn, layout, inputs, outputs) {
     if (layout.error) throw new RangeError(jsMessage(layout.error, fn));
     try {
-      const block = allocate(fn, layout.bytes, 'its inputs, outputs and working memory');
+      const block = memory.allocate(fn, layout.bytes, 'its inputs, outputs and working memory');
       try {
-        const base = Math.ceil(block / ALIGN) * ALIGN;
-        for (const [field, data] of Object.entries(inputs)) copyIn(base + layout[field], data);
+        const base = aligned(block);
+        for (const [field, data] of Object.entries(inputs)) memory.copyIn(base + layout[field], data);
         const code = mod.run(layout.token, base);
         if (code !== 0) throw new Error(`${fn}: ${RUN_FAILURES[code] ?? `run failed with code ${code}`}`);
         const result = {};
-        for (const [field, n] of Object.entries(outputs)) result[field] = copyOut(base + layout[field], n);
+        for (const [field, n] of Object.entries(outputs)) result[field] = memory.copyOut(base + layout[field], n);
         return result;
       } finally {
-        mod._free(block);
+        memory.free(block);
       }
     } finally {
       mod.forget(layout.token);
     }
   }
 
-  // A { data, shape } result from a shape record.
-  function tensorOf(data, wire) {
-    return { data, shape: shapeOfWire(wire) };
-  }
-
-  // Copies typed arrays into one fresh block, runs use(pointers), frees: for calls that hand the core
+  // Copies Float32Arrays into one fresh block, runs use(pointers), frees: for calls that hand the core
   // buffers without a plan (setting and reading parameters). A number instead of an array reserves that
   // many floats without copying anything in (for the core to fill; read them with copyOut).
   function withBuffers(fn, arrays, use) {
     let bytes = 0;
     const offsets = arrays.map((a) => {
       const at = bytes;
-      bytes += Math.ceil((4 * (typeof a === 'number' ? a : typedArrayLength(a))) / ALIGN) * ALIGN;  // floats
+      bytes += aligned(4 * (typeof a === 'number' ? a : typedArrayLength(a)));
       return at;
     });
-    const block = allocate(fn, bytes + ALIGN, 'its buffers');
+    const block = memory.allocate(fn, bytes + ALIGN, 'its buffers');
     try {
-      const base = Math.ceil(block / ALIGN) * ALIGN;
-      arrays.forEach((a, i) => { if (typeof a !== 'number') copyIn(base + offsets[i], a); });
+      const base = aligned(block);
+      arrays.forEach((a, i) => { if (typeof a !== 'number') memory.copyIn(base + offsets[i], a); });
       return use(offsets.map((at) => base + at));
     } finally {
-      mod._free(block);
+      memory.free(block);
     }
   }
 
   return {
-    mod, guarded, ensureUsable, invoke, withBuffers, copyOut, tensorOf, memoryBytes, count, shapeString,
+    mod, guarded, ensureUsable, invoke, withBuffers, count, shapeString,
+    memoryBytes: memory.memoryBytes,
+    copyOut: memory.copyOut,
+    // A { data, shape } result from a shape record.
+    tensorOf: (data, wire) => ({ data, shape: shapeOfWire(wire) }),
     get broken() { return broken !== null; },
   };
 }

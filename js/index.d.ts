@@ -140,6 +140,11 @@ export interface MultiheadAttentionConfig {
    * [0, 2^53). Default 0.
    */
   initSeed?: number | undefined;
+  /**
+   * PyTorch's `dropout`: in [0, 1) (else RangeError), on the attention weights of calls made with
+   * `training: true`, kept or dropped by a hash of (seed, position). Default 0.
+   */
+  dropout?: number | undefined;
 }
 
 /** A {@link MultiheadAttentionConfig} with every default filled in. */
@@ -162,6 +167,8 @@ export interface ResolvedMultiheadAttentionConfig {
   addZeroAttn: boolean;
   /** The seed of the initial parameters. */
   initSeed: number;
+  /** The dropout applied by calls with `training: true`. */
+  dropout: number;
 }
 
 /**
@@ -243,6 +250,30 @@ export interface MultiheadAttentionForwardOptions {
    * specifying the is_causal hint" there. With `attnMask`, the mask is used as given (PyTorch's hint). Default false.
    */
   isCausal?: boolean | undefined;
+  /** Apply the config's `dropout` (PyTorch's `module.train()`). Default false (`module.eval()`). */
+  training?: boolean | undefined;
+  /** With `training`: an integer in [0, 2^53); the same seed drops the same weights. Default 0. */
+  seed?: number | undefined;
+}
+
+/** Options of {@link MultiheadAttention.backward}: the forward's, without the weights. */
+export type MultiheadAttentionBackwardOptions = Omit<MultiheadAttentionForwardOptions, 'needWeights' | 'averageAttnWeights'>;
+
+/** Each parameter's gradient, named and laid out as {@link MultiheadAttention.setParameters} takes it. */
+export type MultiheadAttentionParameterGradients = { [name in keyof MultiheadAttentionParameters]?: Float32Array<ArrayBuffer> };
+
+/** What {@link MultiheadAttention.backward} returns. */
+export interface MultiheadAttentionGradients {
+  /** The forward output, laid out like the query. */
+  output: OutputTensor;
+  /** ∂/∂query of Σ gradOutput ⊙ output, shaped like the query. */
+  gradQuery: OutputTensor;
+  /** ∂/∂key, shaped like the key. */
+  gradKey: OutputTensor;
+  /** ∂/∂value, shaped like the value. */
+  gradValue: OutputTensor;
+  /** Every parameter's gradient, in the camelCase names of setParameters. */
+  gradParameters: MultiheadAttentionParameterGradients;
 }
 
 /**
@@ -285,6 +316,13 @@ export interface MultiheadAttention {
     options?: MultiheadAttentionForwardOptions & { needWeights?: true | undefined }): AttentionResultWithWeights;
   /** Attention over query, key and value (see the other signatures); weights unless `needWeights` is false. */
   forward(query: Tensor, key: Tensor, value: Tensor, options?: MultiheadAttentionForwardOptions): AttentionResult;
+  /**
+   * The backward pass: the output and the gradients of Σ gradOutput ⊙ output with respect to query, key, value
+   * and every parameter. gradOutput is shaped like the output (like the query).
+   * @throws as {@link MultiheadAttention.forward}, and TypeError when gradOutput is missing.
+   */
+  backward(query: Tensor, key: Tensor, value: Tensor, gradOutput: Tensor,
+    options?: MultiheadAttentionBackwardOptions): MultiheadAttentionGradients;
   /** The configuration, every default filled in. */
   readonly config: ResolvedMultiheadAttentionConfig;
   /**

@@ -141,6 +141,7 @@ function remoteModule(queue, call, id, config) {
   }
   return {
     forward: method('forward', ['query', 'key', 'value', 'options']),
+    backward: method('backward', ['query', 'key', 'value', 'gradOutput', 'options']),
     setParameters: method('setParameters', ['parameters']),
     loadStateDict: method('loadStateDict', ['source', 'options']),
     parameters: method('parameters', []),

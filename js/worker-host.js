@@ -6,7 +6,7 @@ import { buffersIn } from './worker-snapshot.js';
 
 const XATTN_METHODS = new Set(['scaledDotProductAttention', 'scaledDotProductAttentionGrad', 'createMultiheadAttention',
   'memoryBytes']);
-const MODULE_METHODS = new Set(['forward', 'setParameters', 'loadStateDict', 'parameters', 'dispose']);
+const MODULE_METHODS = new Set(['forward', 'backward', 'setParameters', 'loadStateDict', 'parameters', 'dispose']);
 
 // `port`: { post(message, transfer), listen(onMessage) } over the worker's global scope or parentPort.
 export function serve(createXattn, port) {

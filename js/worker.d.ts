@@ -3,7 +3,8 @@
 // The tensor, option and result types are the main entry's (index.d.ts).
 import type {
   AttentionResult, AttentionResultWithWeights, AttentionResultWithoutWeights, GradientResult, GradientResultWithWeights,
-  LoadStateDictOptions, MultiheadAttentionConfig, MultiheadAttentionForwardOptions, MultiheadAttentionParameters,
+  LoadStateDictOptions, MultiheadAttentionBackwardOptions, MultiheadAttentionConfig, MultiheadAttentionForwardOptions,
+  MultiheadAttentionGradients, MultiheadAttentionParameters,
   ResolvedMultiheadAttentionConfig, SdpaOptions, StateDict, StateDictSource, Tensor,
 } from './index.js';
 
@@ -47,6 +48,9 @@ export interface MultiheadAttentionWorker {
   /** See MultiheadAttention.forward. */
   forward(query: Tensor, key: Tensor, value: Tensor, options?: MultiheadAttentionForwardOptions,
     call?: CallOptions): Promise<AttentionResult>;
+  /** See MultiheadAttention.backward. */
+  backward(query: Tensor, key: Tensor, value: Tensor, gradOutput: Tensor, options?: MultiheadAttentionBackwardOptions,
+    call?: CallOptions): Promise<MultiheadAttentionGradients>;
   /** The configuration, every default filled in. */
   readonly config: ResolvedMultiheadAttentionConfig;
   /** Frees the module in the worker (after the calls queued before it); later calls reject. Idempotent. */

@@ -1,6 +1,9 @@
 // torch.nn.MultiheadAttention's forward: project, split heads, attend (the SDPA core), merge heads, project.
 #include "xattn/mha.hpp"
 
+#include "mha_internal.hpp"
+#include "xattn/sdpa_backward.hpp"
+
 #include <algorithm>
 #include <cmath>
 #include <cstdlib>
@@ -36,6 +39,8 @@ Status MultiheadAttention::check_config(const MhaConfig& c) {
     if (c.embed_dim % c.num_heads != 0)
         return Status::fail(fn + "embed_dim " + num(c.embed_dim) + " is not divisible by num_heads " +
                             num(c.num_heads));
+    if (!(c.dropout >= 0.0 && c.dropout < 1.0))
+        return Status::fail(fn + "dropout must be in [0, 1), got " + number_to_string(c.dropout));
     const std::size_t E = c.embed_dim, kdim = c.kdim ? c.kdim : E, vdim = c.vdim ? c.vdim : E;
     for (const auto& [name, shape] : {std::pair{"in_proj_weight", Shape{3 * E, std::max({E, kdim, vdim})}},
                                       std::pair{"out_proj.weight", Shape{E, E}}})
@@ -152,6 +157,19 @@ std::size_t MultiheadAttention::parameter_count(const std::string& name) const {
     return 0;
 }
 
+std::size_t MultiheadAttention::parameter_offset(const std::string& name) const {
+    const float* base = storage_.get();
+    if (name == "in_proj_weight" || name == "q_proj_weight") return static_cast<std::size_t>(q_weight_.data() - base);
+    if (name == "k_proj_weight") return static_cast<std::size_t>(k_weight_.data() - base);
+    if (name == "v_proj_weight") return static_cast<std::size_t>(v_weight_.data() - base);
+    if (name == "in_proj_bias") return static_cast<std::size_t>(in_bias_.data() - base);
+    if (name == "out_proj.weight") return static_cast<std::size_t>(out_weight_.data() - base);
+    if (name == "out_proj.bias") return static_cast<std::size_t>(out_bias_.data() - base);
+    if (name == "bias_k") return static_cast<std::size_t>(bias_k_.data() - base);
+    if (name == "bias_v") return static_cast<std::size_t>(bias_v_.data() - base);
+    return parameter_floats();
+}
+
 Status MultiheadAttention::set_parameter(const std::string& name, const float* data, std::size_t count) {
     // A valid call allocates nothing (the parameters' storage already has their size); only errors build text.
     const std::size_t want = parameter_count(name);
@@ -198,10 +216,11 @@ void MultiheadAttention::set_parameter(const std::string& name, const xt::xarray
     if (Status st = set_parameter(name, value.data(), value.size()); !st.ok()) throw std::invalid_argument(st.error);
 }
 
-xt::xarray<float> MultiheadAttention::parameter(const std::string& name) const {
-    const auto shapes = parameter_shapes();
-    const auto it = shapes.find(name);
-    if (it == shapes.end()) throw std::invalid_argument(kFn + std::string("no parameter named '") + name + "'");
+Status MultiheadAttention::get_parameter(const std::string& name, float* data, std::size_t count) const {
+    const std::size_t want = parameter_count(name);
+    if (want == 0) return Status::fail(kFn + std::string("no parameter named '") + name + "' in this configuration");
+    if (count != want)
+        return Status::fail(kFn + name + " has " + num(want) + " values, asked for " + num(count));
     ParamSpan flat;
     if (name == "in_proj_weight") flat = ParamSpan{q_weight_.data(), 3 * q_weight_.size()};  // q, k, v are adjacent
     else if (name == "q_proj_weight") flat = q_weight_;
@@ -212,56 +231,30 @@ xt::xarray<float> MultiheadAttention::parameter(const std::string& name) const {
     else if (name == "out_proj.bias") flat = out_bias_;
     else if (name == "bias_k") flat = bias_k_;
     else if (name == "bias_v") flat = bias_v_;
+    std::copy(flat.begin(), flat.end(), data);
+    return {};
+}
+
+xt::xarray<float> MultiheadAttention::parameter(const std::string& name) const {
+    const auto shapes = parameter_shapes();
+    const auto it = shapes.find(name);
+    if (it == shapes.end()) throw std::invalid_argument(kFn + std::string("no parameter named '") + name + "'");
     xt::xarray<float> result = xt::xarray<float>::from_shape(it->second);
-    std::copy(flat.begin(), flat.end(), result.begin());
+    if (Status st = get_parameter(name, result.data(), result.size()); !st.ok()) throw std::invalid_argument(st.error);
     return result;
 }
 
-// What one forward call works in, carved from the caller's workspace.
-struct MultiheadAttention::Scratch {
-    float* qh;            // (N, H, L, hd)        projected queries, split into heads
-    float* kh;            // (N, H, S_total, hd)  projected keys (+ bias_k, + a zero key)
-    float* vh;            // (N, H, S_total, hd)  projected values likewise
-    float* y;             // (max(L, S), E)       one batch element's projected rows
-    float* bias;          // (N, H, L, S_total)   merged additive mask, when any mask is given
-    float* attn;          // (N, H, L, hd)        the heads' attention output
-    float* head_weights;  // (N, H, L, S_total)   every head's weights, when they are averaged
-    float* merged;        // (L, E)               one batch element's heads side by side
-    void* linear;         // the linear kernel's scratch, for the largest projection
-    void* attention;      // the attention kernel's scratch (plan.attention.workspace_bytes)
-
-    static std::uint64_t layout(const MultiheadAttention& m, const MhaPlan& plan, void* block, Scratch* out) {
-        // 64-bit counts: where size_t is 32-bit (wasm32) the total must not wrap.
-        const std::uint64_t E = m.config_.embed_dim, H = m.config_.num_heads, N = plan.N, L = plan.L, S = plan.S,
-                            St = plan.S_total;
-        Carver c(block);
-        Scratch x;
-        x.qh = c.take<float>(N * L * E);
-        x.kh = c.take<float>(N * St * E);
-        x.vh = c.take<float>(N * St * E);
-        x.y = c.take<float>(std::max(L, S) * E);
-        x.bias = c.take<float>(plan.any_mask ? N * H * L * St : 0);
-        x.attn = c.take<float>(N * L * E);
-        x.head_weights = c.take<float>(plan.need_weights && plan.average_attn_weights ? N * H * L * St : 0);
-        x.merged = c.take<float>(L * E);
-        const kernels::KernelSet& set = *plan.attention.kernel_set;
-        std::uint64_t linear = 0;
-        for (const auto& [rows, in] : {std::pair{plan.L, m.config_.embed_dim}, std::pair{plan.S, m.kdim()},
-                                       std::pair{plan.S, m.vdim()}}) {
-            kernels::LinearProblem p;
-            p.rows = rows, p.in = in, p.out = m.config_.embed_dim;
-            linear = std::max(linear, kernels::linear_workspace_bytes(set, p));
-        }
-        x.linear = c.take<unsigned char>(linear);
-        x.attention = c.take<unsigned char>(plan.attention.workspace_bytes);
-        if (out) *out = x;
-        return c.bytes();
-    }
-};
+std::size_t MhaMaskPlan::elements() const { return n * h * l * s; }
 
 Status MultiheadAttention::plan_forward(const Shape& q, const Shape& k, const Shape& v, MaskKind kpm_kind,
-                                        const Shape& kpm, MaskKind attn_kind, const Shape& am, bool need_weights,
-                                        bool average_attn_weights, bool is_causal, MhaPlan* plan) const {
+                                        const Shape& kpm, MaskKind attn_kind, const Shape& am,
+                                        const MhaSettings& settings, MhaPlan* plan) const {
+    return plan_call(q, k, v, kpm_kind, kpm, attn_kind, am, settings, false, plan);
+}
+
+Status MultiheadAttention::plan_call(const Shape& q, const Shape& k, const Shape& v, MaskKind kpm_kind,
+                                     const Shape& kpm, MaskKind attn_kind, const Shape& am,
+                                     const MhaSettings& settings, bool backward, MhaPlan* plan) const {
     const std::string fn = kFn;
     const std::size_t E = config_.embed_dim, H = config_.num_heads;
     const std::string shapes = " (query " + shape_to_string(q) + ", key " + shape_to_string(k) + ", value " +
@@ -303,151 +296,191 @@ Status MultiheadAttention::plan_forward(const Shape& q, const Shape& k, const Sh
                                 shapes);
     }
 
-    Shape weights_shape = average_attn_weights ? Shape{N, L, S_total} : Shape{N, H, L, S_total};
+    const bool need_weights = settings.need_weights && !backward;
+    Shape weights_shape = settings.average_attn_weights ? Shape{N, L, S_total} : Shape{N, H, L, S_total};
     if (!batched) weights_shape.erase(weights_shape.begin());
-    // Internally every head's weights and the merged mask are (N, H, L, S_total) floats.
-    const Shape per_head_shape{N, H, L, S_total};
     for (const auto& [name, shape] :
          {std::pair{"query", q}, std::pair{"key", k}, std::pair{"value", v}, std::pair{"projected key", Shape{N, S_total, E}},
           std::pair{"projected value", Shape{N, S_total, E}}})
         if (Status st = check_tensor_size(fn + name, shape); !st.ok()) return st;
-    if (need_weights || kpm_kind != MaskKind::none || attn_kind != MaskKind::none || is_causal)
-        if (Status st = check_tensor_size(fn + "per-head weights", per_head_shape); !st.ok()) return st;
+    if (need_weights)
+        if (Status st = check_tensor_size(fn + "per-head weights", Shape{N, H, L, S_total}); !st.ok()) return st;
 
     MhaPlan p;
     p.batched = batched;
     p.N = N, p.L = L, p.S = S, p.S_total = S_total;
     p.need_weights = need_weights;
-    p.average_attn_weights = average_attn_weights;
-    p.is_causal = is_causal;
+    p.average_attn_weights = settings.average_attn_weights;
+    p.is_causal = settings.is_causal;
     p.attn_mask_per_head = per_head;
+    p.backward = backward;
     p.output_shape = q;
     p.weights_shape = std::move(weights_shape);
-    // The heads' attention is planned here, so the run plans (and allocates) nothing.
-    p.any_mask = is_causal || attn_kind != MaskKind::none || kpm_kind != MaskKind::none;
+    p.query_rows = L * N, p.key_rows = S * N;
+
+    // The masks as the heads' attention sees them: the smallest SDPA mask that holds them, and the causal
+    // rule as SDPA's own flag unless appended keys (bias_kv, zero_attn), never masked, forbid it.
+    const bool has_kpm = kpm_kind != MaskKind::none, has_am = attn_kind != MaskKind::none;
+    const bool causal = settings.is_causal && !has_am;
+    MhaMaskPlan& mp = p.mask;
+    mp.causal_flag = causal && S_total == S;
+    mp.causal_in_mask = causal && S_total != S;
+    if (has_kpm || has_am || mp.causal_in_mask) {
+        const bool all_boolean = (!has_kpm || kpm_kind == MaskKind::boolean) && (!has_am || attn_kind == MaskKind::boolean);
+        mp.kind = all_boolean ? MaskKind::boolean : MaskKind::additive;
+        mp.n = has_kpm || per_head ? N : 1;
+        mp.h = per_head ? H : 1;
+        mp.l = has_am || mp.causal_in_mask ? L : 1;
+        mp.s = S_total;
+        if (Status st = check_tensor_size(fn + "merged mask", {mp.n, mp.h, mp.l, mp.s}); !st.ok()) return st;
+    }
+
+    // The heads' attention, planned here, so the run plans (and allocates) nothing.
     const std::size_t hd = E / H;
-    SdpaSettings settings;
-    settings.need_weights = need_weights;
-    if (Status st = plan_sdpa({N, H, L, hd}, {N, H, S_total, hd}, {N, H, S_total, hd},
-                              p.any_mask ? MaskKind::additive : MaskKind::none,
-                              p.any_mask ? Shape{N, H, L, S_total} : Shape{}, settings, &p.attention);
-        !st.ok())
-        return st;
-    p.workspace_bytes = Scratch::layout(*this, p, nullptr, nullptr);
+    SdpaSettings sdpa;
+    sdpa.need_weights = need_weights;
+    if (settings.training) sdpa.dropout_p = config_.dropout;
+    sdpa.seed = settings.seed;
+    const Shape qh{N, H, L, hd}, kh{N, H, S_total, hd};
+    const Shape mask_shape = mp.kind == MaskKind::none ? Shape{} : Shape{mp.n, mp.h, mp.l, mp.s};
+    const Status st = backward ? plan_sdpa_backward(qh, kh, kh, qh, mp.kind, mask_shape, sdpa, &p.attention)
+                               : plan_sdpa(qh, kh, kh, mp.kind, mask_shape, sdpa, &p.attention);
+    if (!st.ok()) return st;
+    if (mp.causal_flag) {  // SDPA refuses a mask beside is_causal from users; here both are meant
+        p.attention.is_causal = true;
+        p.attention.causal_alignment = CausalAlignment::top_left;
+    }
+    p.workspace_bytes = backward ? backward_workspace(*this, p) : forward_workspace(*this, p);
     *plan = std::move(p);
     return {};
 }
 
-void MultiheadAttention::run_forward(const MhaPlan& plan, const float* query, const float* key, const float* value,
-                                     const MhaMasks& masks, float* output, float* weights, void* workspace) const {
+
+void MultiheadAttention::project_heads(const MhaPlan& plan, const float* query, const float* key, const float* value,
+                                       const Scratch& w) const {
     const std::size_t E = config_.embed_dim, H = config_.num_heads, hd = E / H;
     const std::size_t N = plan.N, L = plan.L, S = plan.S, St = plan.S_total;
+    const bool bf = config_.batch_first && plan.batched;
+    const kernels::KernelSet& set = *plan.attention.kernel_set;
+    const float* biases = config_.bias ? in_bias_.data() : nullptr;  // (3E): q, k, v
+    // Row t of batch element n of a head-split tensor (N, H, T, hd), head h.
+    auto scatter = [&](float* dst, std::size_t T, std::size_t R, std::size_t Tin) {
+        const detail::RowOrder order{bf, N, Tin};
+        for (std::size_t r = 0; r < R; ++r)
+            for (std::size_t h = 0; h < H; ++h)
+                std::copy_n(w.rows + r * E + h * hd, hd, dst + ((order.n(r) * H + h) * T + order.t(r)) * hd);
+    };
+    // 1. Every row of each input at once: (rows, in) · Wᵀ (in, E) + b.   -> (rows, E), then split into heads
+    std::fill(w.kh, w.kh + N * St * E, 0.0f);  // the add_zero_attn key and value stay 0
+    std::fill(w.vh, w.vh + N * St * E, 0.0f);
+    kernels::run_linear(set, linear_problem(plan.query_rows, query, E, q_weight_.data(), biases, E, E, w.rows, E), w.linear);
+    scatter(w.qh, L, plan.query_rows, L);
+    kernels::run_linear(set, linear_problem(plan.key_rows, key, kdim(), k_weight_.data(), biases ? biases + E : nullptr,
+                                            kdim(), E, w.rows, E), w.linear);
+    scatter(w.kh, St, plan.key_rows, S);
+    kernels::run_linear(set, linear_problem(plan.key_rows, value, vdim(), v_weight_.data(),
+                                            biases ? biases + 2 * E : nullptr, vdim(), E, w.rows, E), w.linear);
+    scatter(w.vh, St, plan.key_rows, S);
+    // add_bias_kv appends one learned key and value after the S keys of every batch element.
+    if (config_.add_bias_kv)
+        for (std::size_t n = 0; n < N; ++n)
+            for (std::size_t h = 0; h < H; ++h) {
+                std::copy_n(bias_k_.data() + h * hd, hd, w.kh + ((n * H + h) * St + S) * hd);
+                std::copy_n(bias_v_.data() + h * hd, hd, w.vh + ((n * H + h) * St + S) * hd);
+            }
+}
+
+void MultiheadAttention::build_mask(const MhaPlan& plan, const MhaMasks& masks, void* out) const {
+    // 2. One SDPA mask (mp.n, mp.h, mp.l, S_total) from the key padding mask, attn_mask and the causal rule,
+    //    in SDPA's polarity (boolean: true = may attend). The appended keys are never masked, as PyTorch
+    //    pads masks with zeros there.
+    const MhaMaskPlan& mp = plan.mask;
+    const std::size_t H = config_.num_heads, L = plan.L, S = plan.S, St = plan.S_total;
+    const float neg_inf = -std::numeric_limits<float>::infinity();
+    const MaskRef& kpm = masks.key_padding_mask;
+    const MaskRef& am = masks.attn_mask;
+    // MHA polarity: a true boolean forbids; a float is added.
+    auto added = [&](const MaskRef& m, std::size_t at) {
+        if (m.kind == MaskKind::boolean) return m.bools[at] ? neg_inf : 0.0f;
+        return m.values[at];
+    };
+    auto* bools = static_cast<std::uint8_t*>(out);
+    auto* values = static_cast<float*>(out);
+    for (std::size_t n = 0; n < mp.n; ++n)
+        for (std::size_t h = 0; h < mp.h; ++h)
+            for (std::size_t i = 0; i < mp.l; ++i) {
+                const std::size_t row = ((n * mp.h + h) * mp.l + i) * St;
+                const std::size_t am_row = ((plan.attn_mask_per_head ? n * H + h : 0) * L + i) * S;
+                for (std::size_t j = 0; j < St; ++j) {
+                    float add = 0.0f;
+                    if (j < S) {
+                        if (mp.causal_in_mask && j > i) add = neg_inf;
+                        if (am.kind != MaskKind::none) add += added(am, am_row + j);
+                        if (kpm.kind != MaskKind::none) add += added(kpm, n * S + j);
+                    }
+                    if (mp.kind == MaskKind::boolean) bools[row + j] = add != neg_inf;
+                    else values[row + j] = add;
+                }
+            }
+}
+
+void MultiheadAttention::project_out(const MhaPlan& plan, const float* attn, float* merged, float* output,
+                                     const Scratch& w) const {
+    // 4. Merge heads in the query's row order and project out.   (N, H, L, hd) -> (L·N, E) -> output
+    const std::size_t E = config_.embed_dim, H = config_.num_heads, hd = E / H;
+    const detail::RowOrder order{config_.batch_first && plan.batched, plan.N, plan.L};
+    for (std::size_t r = 0; r < plan.query_rows; ++r)
+        for (std::size_t h = 0; h < H; ++h)
+            std::copy_n(attn + ((order.n(r) * H + h) * plan.L + order.t(r)) * hd, hd, merged + r * E + h * hd);
+    kernels::run_linear(*plan.attention.kernel_set,
+                        linear_problem(plan.query_rows, merged, E, out_weight_.data(),
+                                       config_.bias ? out_bias_.data() : nullptr, E, E, output, E),
+                        w.linear);
+}
+
+MaskRef MultiheadAttention::mask_view(const MhaPlan& plan, const void* mask) {
+    MaskRef m;  // its shape was planned: the run needs none
+    m.kind = plan.mask.kind;
+    if (m.kind == MaskKind::boolean) m.bools = static_cast<const std::uint8_t*>(mask);
+    if (m.kind == MaskKind::additive) m.values = static_cast<const float*>(mask);
+    return m;
+}
+
+void MultiheadAttention::run_forward(const MhaPlan& plan, const float* query, const float* key, const float* value,
+                                     const MhaMasks& masks, float* output, float* weights, void* workspace) const {
     // E >= 1, so an empty output means N = 0 or L = 0: nothing to compute, and no loop over a huge N.
     if (numel(plan.output_shape) == 0) return;
-    const bool bf = config_.batch_first && plan.batched;
-    // Row (n, t) of an input laid out (T, N, X), or (N, T, X) with batch_first.
-    auto row = [&](auto* base, std::size_t n, std::size_t t, std::size_t T, std::size_t X) {
-        return base + (bf ? n * T + t : t * N + n) * X;
-    };
     Scratch w{};
-    Scratch::layout(*this, plan, workspace, &w);
-    const kernels::KernelSet& set = *plan.attention.kernel_set;
-    auto linear = [&](std::size_t rows, const float* x, std::size_t x_stride, const float* W, const float* b,
-                      std::size_t in, std::size_t out, float* y, std::size_t y_stride) {
-        kernels::run_linear(set, linear_problem(rows, x, x_stride, W, b, in, out, y, y_stride), w.linear);
-    };
-    const float* bq = config_.bias ? in_bias_.data() : nullptr;
-    const float* bk = config_.bias ? in_bias_.data() + E : nullptr;
-    const float* bv = config_.bias ? in_bias_.data() + 2 * E : nullptr;
-
-    // 1. In-projections, split into heads.   q (N, H, L, hd), k and v (N, H, St, hd)
-    float* qh = w.qh;  // (N, H, L, hd)
-    float* kh = w.kh;  // (N, H, St, hd)
-    float* vh = w.vh;  // (N, H, St, hd)
-    float* y = w.y;    // (T, E) one batch element's projected rows
-    std::fill(kh, kh + N * St * E, 0.0f);  // the add_zero_attn key and value stay 0
-    std::fill(vh, vh + N * St * E, 0.0f);
-    auto scatter_heads = [&](float* dst, std::size_t n, std::size_t t, std::size_t T, const float* src) {
-        for (std::size_t h = 0; h < H; ++h) std::copy(src + h * hd, src + (h + 1) * hd, dst + ((n * H + h) * T + t) * hd);
-    };
-    // Rows of one batch element are N·X floats apart in the (T, N, X) layout, X with batch_first.
-    auto stride = [&](std::size_t X) { return bf ? X : N * X; };
-    for (std::size_t n = 0; n < N; ++n) {
-        linear(L, row(query, n, 0, L, E), stride(E), q_weight_.data(), bq, E, E, y, E);  // (L, E)
-        for (std::size_t l = 0; l < L; ++l) scatter_heads(qh, n, l, L, y + l * E);
-        linear(S, row(key, n, 0, S, kdim()), stride(kdim()), k_weight_.data(), bk, kdim(), E, y, E);  // (S, E)
-        for (std::size_t s = 0; s < S; ++s) scatter_heads(kh, n, s, St, y + s * E);
-        linear(S, row(value, n, 0, S, vdim()), stride(vdim()), v_weight_.data(), bv, vdim(), E, y, E);
-        for (std::size_t s = 0; s < S; ++s) scatter_heads(vh, n, s, St, y + s * E);
-        // add_bias_kv appends one learned key/value; add_zero_attn then one of zeros (already 0).
-        if (config_.add_bias_kv) {
-            scatter_heads(kh, n, S, St, bias_k_.data());
-            scatter_heads(vh, n, S, St, bias_v_.data());
-        }
-    }
-
-    // 2. One additive mask (N, H, L, St) from attn_mask, key_padding_mask and is_causal.
-    //    The appended bias/zero keys are never masked, as PyTorch pads masks with zeros.
-    const float neg_inf = -std::numeric_limits<float>::infinity();
-    const bool causal = plan.is_causal && masks.attn_mask.kind == MaskKind::none;
-    const bool any_mask = plan.any_mask;
-    float* bias = w.bias;  // (N, H, L, St)
-    if (any_mask) {
-        std::fill(bias, bias + N * H * L * St, 0.0f);  // the appended keys' columns stay 0
-        auto mask_value = [&](const MaskRef& m, std::size_t at) {
-            // MHA polarity: a true boolean forbids.
-            if (m.kind == MaskKind::boolean) return m.bools[at] ? neg_inf : 0.0f;
-            return m.values[at];
-        };
-        for (std::size_t n = 0; n < N; ++n)
-            for (std::size_t h = 0; h < H; ++h)
-                for (std::size_t i = 0; i < L; ++i) {
-                    float* b = bias + ((n * H + h) * L + i) * St;  // (St,)
-                    for (std::size_t j = 0; j < S; ++j) {
-                        float add = 0.0f;
-                        if (causal && j > i) add = neg_inf;
-                        if (masks.attn_mask.kind != MaskKind::none)
-                            add += mask_value(masks.attn_mask,
-                                              ((plan.attn_mask_per_head ? n * H + h : 0) * L + i) * S + j);
-                        if (masks.key_padding_mask.kind != MaskKind::none)
-                            add += mask_value(masks.key_padding_mask, n * S + j);
-                        b[j] = add;
-                    }
-                }
-    }
-
+    Carver carver(workspace);
+    Scratch::carve(*this, plan, carver, &w);
+    project_heads(plan, query, key, value, w);
+    if (plan.mask.kind != MaskKind::none) build_mask(plan, masks, w.mask);
     // 3. Attention per (n, h): the SDPA core with scale 1/sqrt(hd).   (N, H, L, hd)
-    MaskRef mask;
-    if (any_mask) mask = MaskRef{MaskKind::additive, nullptr, bias, {}};  // its shape was planned: the run needs none
-    float* attn = w.attn;  // (N, H, L, hd)
-    float* head_weights = w.head_weights;  // (N, H, L, St) when averaged
-    float* weights_out = !plan.need_weights ? nullptr : plan.average_attn_weights ? head_weights : weights;
-    run_sdpa(plan.attention, qh, kh, vh, mask, attn, weights_out, w.attention);
-
-    // 4. Merge heads and project out.   (N, H, L, hd) -> (L, E) per batch element -> output layout
-    float* merged = w.merged;  // (L, E)
-    for (std::size_t n = 0; n < N; ++n) {
-        for (std::size_t l = 0; l < L; ++l)
-            for (std::size_t h = 0; h < H; ++h)
-                std::copy_n(attn + ((n * H + h) * L + l) * hd, hd, merged + l * E + h * hd);
-        linear(L, merged, E, out_weight_.data(), config_.bias ? out_bias_.data() : nullptr, E, E,
-               row(output, n, 0, L, E), stride(E));
-    }
-
+    float* head_weights = !plan.need_weights ? nullptr : plan.average_attn_weights ? w.head_weights : weights;
+    run_sdpa(plan.attention, w.qh, w.kh, w.vh, mask_view(plan, w.mask), w.attn, head_weights, w.attention);
+    project_out(plan, w.attn, w.merged, output, w);
     // 5. Weights averaged over heads.   (N, H, L, St) -> (N, L, St)
-    if (plan.need_weights && plan.average_attn_weights)
-        for (std::size_t n = 0; n < N; ++n)
-            for (std::size_t x = 0; x < L * St; ++x) {
+    if (plan.need_weights && plan.average_attn_weights) {
+        const std::size_t H = config_.num_heads, per_head = plan.L * plan.S_total;
+        for (std::size_t n = 0; n < plan.N; ++n)
+            for (std::size_t x = 0; x < per_head; ++x) {
                 float acc = 0.0f;
-                for (std::size_t h = 0; h < H; ++h) acc += head_weights[(n * H + h) * L * St + x];
-                weights[n * L * St + x] = acc / static_cast<float>(H);
+                for (std::size_t h = 0; h < H; ++h) acc += w.head_weights[(n * H + h) * per_head + x];
+                weights[n * per_head + x] = acc / static_cast<float>(H);
             }
+    }
 }
 
 void MultiheadAttention::run_forward(const MhaPlan& plan, const float* query, const float* key, const float* value,
                                      const MhaMasks& masks, float* output, float* weights) const {
     std::vector<unsigned char> workspace = kernels::allocate_workspace(plan.workspace_bytes);
     run_forward(plan, query, key, value, masks, output, weights, workspace.data());
+}
+
+std::uint64_t MultiheadAttention::forward_workspace(const MultiheadAttention& m, const MhaPlan& plan) {
+    Carver c(nullptr);
+    Scratch::carve(m, plan, c, nullptr);
+    return c.bytes();
 }
 
 AttentionResult MultiheadAttention::forward(const xt::xarray<float>& query, const xt::xarray<float>& key,
@@ -458,8 +491,7 @@ AttentionResult MultiheadAttention::forward(const xt::xarray<float>& query, cons
     const MhaMasks masks{o.key_padding_mask.ref(), o.attn_mask.ref()};
     MhaPlan plan;
     if (Status st = plan_forward(q, k, v, masks.key_padding_mask.kind, masks.key_padding_mask.shape,
-                                 masks.attn_mask.kind, masks.attn_mask.shape, o.need_weights, o.average_attn_weights,
-                                 o.is_causal, &plan);
+                                 masks.attn_mask.kind, masks.attn_mask.shape, o, &plan);
         !st.ok())
         throw std::invalid_argument(st.error);
     AttentionResult result;

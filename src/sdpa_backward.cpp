@@ -1,10 +1,14 @@
 // Attention backward, two ways over the same formulas (xattn/sdpa_backward.hpp):
-//   backward_blocked  blocks of 64 query rows, every product on the SIMD linear kernel: the fast path;
-//   backward_rows     one query row at a time, the readable baseline and the path for non-finite inputs:
-//                     pass 1 (forward) scores, row max, row sum → output row and the row's log-sum-exp;
-//                     pass 2 (backward) recompute P_ij = exp(s_ij − lse_i), then dV, dP, D_i, dS, dQ, dK.
-// Both take their scratch from the caller's workspace; the planner sizes it for the larger of the two,
-// since which one runs depends on the data (finite or not).
+//   fused (the fast path)  the streaming forward writes O and each row's log-sum-exp, then the fused
+//                          backward kernel (kernels/attention_backward.hpp) recomputes each score tile,
+//                          on the forward's micro-kernels with float32 sums;
+//   backward_rows          one query row at a time: the readable baseline, and the path for a problem
+//                          whose inputs hold inf or NaN (whose rules it states exactly), for zero-width
+//                          problems and for heads too wide for the tiled kernels:
+//                          pass 1 (forward) scores, row max, row sum → output row and log-sum-exp;
+//                          pass 2 (backward) recompute P_ij = exp(s_ij − lse_i), then dV, dP, D_i, dS, dQ, dK.
+// Both take their scratch from the caller's workspace; the planner sizes it for what may run, since which
+// path a problem takes depends on its data.
 #include "xattn/sdpa_backward.hpp"
 
 #include <cmath>
@@ -52,41 +56,36 @@ struct RowScratch {
     }
 };
 
-// Whether backward_blocked can run a problem of these dims (it also needs finite inputs).
+// Whether a problem has the dims the fused path needs (it also needs finite inputs).
 bool blocked_dims(const SdpaPlan& plan) { return plan.batch > 0 && plan.L && plan.S && plan.E && plan.Ev; }
 
-// Scratch of backward_blocked: O(block · S + S · (E + Ev)), never (L, S) for the whole problem.
-struct BlockScratch {
-    static constexpr std::size_t kRows = 64;  // query rows per block
-    float *Kt, *Vt;            // (E, S), (Ev, S)
-    float *P, *Pd, *dP;        // (Lb, S) each
-    float *Pdt, *dSt;          // (S, Lb) each
-    float *Qt, *dOt;           // (E, Lb), (Ev, Lb)
-    float *partK, *partV;      // (S, E), (S, Ev): one block's dK, dV
-    void* linear;              // the linear kernel's scratch, for the largest of the products below
-    static std::uint64_t layout(const SdpaPlan& plan, const kernels::KernelSet& set, void* block, BlockScratch* out) {
-        if (!blocked_dims(plan)) return 0;
-        // 64-bit counts: Lb · S can pass 4 G where size_t is 32-bit.
-        const std::uint64_t S = plan.S, E = plan.E, Ev = plan.Ev, Lb = std::min(plan.L, kRows);
+// Scratch of the fused path: the forward's workspace, the rows' log-sum-exp, a flag per problem that the
+// row path takes, the backward kernel's workspace, and the row path's for those problems.
+struct FusedScratch {
+    void* forward;
+    float* lse;            // (problems, L)
+    unsigned char* skip;   // (problems): inputs not all finite
+    void* backward;
+    void* rows;
+    static std::uint64_t layout(const SdpaPlan& plan, const kernels::KernelSet& set, void* block, FusedScratch* out) {
         Carver c(block);
-        BlockScratch x;
-        x.Kt = c.take<float>(E * S), x.Vt = c.take<float>(Ev * S);
-        x.P = c.take<float>(Lb * S), x.Pd = c.take<float>(Lb * S), x.dP = c.take<float>(Lb * S);
-        x.Pdt = c.take<float>(S * Lb), x.dSt = c.take<float>(S * Lb);
-        x.Qt = c.take<float>(E * Lb), x.dOt = c.take<float>(Ev * Lb);
-        x.partK = c.take<float>(S * E), x.partV = c.take<float>(S * Ev);
-        std::uint64_t linear = 0;
-        for (const auto& [rows, in, outs] : {std::array<std::uint64_t, 3>{Lb, E, S}, {Lb, S, Ev}, {Lb, Ev, S}, {Lb, S, E},
-                                             {S, Lb, E}, {S, Lb, Ev}}) {
-            kernels::LinearProblem p;
-            p.rows = static_cast<std::size_t>(rows), p.in = static_cast<std::size_t>(in), p.out = static_cast<std::size_t>(outs);
-            linear = std::max(linear, kernels::linear_workspace_bytes(set, p));
-        }
-        x.linear = c.take<unsigned char>(linear);
+        const kernels::AttentionProblem ap =
+            kernels::attention_problem(plan, nullptr, nullptr, nullptr, MaskRef{}, nullptr, nullptr);
+        FusedScratch x{};
+        x.forward = c.take<unsigned char>(set.attention_workspace(ap));
+        x.lse = c.take<float>(std::uint64_t{plan.batch} * plan.L);
+        x.skip = c.take<unsigned char>(plan.batch);
+        x.backward = c.take<unsigned char>(set.backward_workspace(ap));
+        x.rows = c.take<unsigned char>(RowScratch::layout(plan, nullptr, nullptr));
         if (out) *out = x;
         return c.bytes();
     }
 };
+
+// The fused path runs a plan when every dim is non-zero and the heads are narrow enough for the tiles.
+bool fused_plan(const SdpaPlan& plan, const kernels::KernelSet& set) {
+    return blocked_dims(plan) && kernels::attention_workspace_bytes(set, plan) != sdpa_rows_workspace_bytes(plan);
+}
 
 }  // namespace
 
@@ -99,8 +98,8 @@ Status plan_sdpa_backward(const Shape& q, const Shape& k, const Shape& v, const 
     if (grad_output != p.output_shape)
         return Status::fail("scaled_dot_product_attention_backward: grad_output shape " + shape_to_string(grad_output) +
                             " != output shape " + shape_to_string(p.output_shape) + " (…, L, Ev)");
-    p.workspace_bytes = std::max(RowScratch::layout(p, nullptr, nullptr),
-                                 BlockScratch::layout(p, *p.kernel_set, nullptr, nullptr));
+    p.workspace_bytes = fused_plan(p, *p.kernel_set) ? FusedScratch::layout(p, *p.kernel_set, nullptr, nullptr)
+                                                     : RowScratch::layout(p, nullptr, nullptr);
     *plan = std::move(p);
     return {};
 }
@@ -109,18 +108,22 @@ namespace {
 
 // One query row at a time: the readable baseline, and the path for non-finite inputs (whose NaN and
 // inf rules it states exactly) and for zero-width problems.
-void backward_rows(const SdpaPlan& plan, const float* query, const float* key, const float* value,
-                   const MaskRef& mask, const float* grad_output, float* output, float* grad_query,
-                   float* grad_key, float* grad_value, void* workspace) {
+void zero_gradients(const SdpaPlan& plan, float* grad_query, float* grad_key, float* grad_value) {
+    std::fill(grad_query, grad_query + plan.problems * plan.L * plan.E, 0.0f);
+    std::fill(grad_key, grad_key + plan.kv_problems() * plan.S * plan.E, 0.0f);
+    std::fill(grad_value, grad_value + plan.kv_problems() * plan.S * plan.Ev, 0.0f);
+}
+
+// Problems [b_begin, b_end) one query row at a time; the gradients must start at 0 (dK and dV of a GQA
+// group are added to).
+void backward_rows(const SdpaPlan& plan, std::size_t b_begin, std::size_t b_end, const float* query,
+                   const float* key, const float* value, const MaskRef& mask, const float* grad_output,
+                   float* output, float* grad_query, float* grad_key, float* grad_value, void* workspace) {
     const std::size_t L = plan.L, S = plan.S, E = plan.E, Ev = plan.Ev;
     const float neg_inf = -std::numeric_limits<float>::infinity();
     const std::size_t mask_step = plan.mask_col_stride();
     const float keep_scale = plan.dropout_p > 0.0 ? static_cast<float>(1.0 / (1.0 - plan.dropout_p)) : 1.0f;
-    // An empty output means a zero loss: every gradient is 0, and plan.batch is 0 (nothing to loop over).
-    std::fill(grad_query, grad_query + plan.problems * L * E, 0.0f);
-    std::fill(grad_key, grad_key + plan.kv_problems() * S * E, 0.0f);
-    std::fill(grad_value, grad_value + plan.kv_problems() * S * Ev, 0.0f);
-    if (plan.batch == 0) return;  // and S may be huge when E = Ev = 0
+    if (plan.batch == 0) return;  // an empty output means a zero loss; and S may be huge when E = Ev = 0
     RowScratch scratch{};
     RowScratch::layout(plan, workspace, &scratch);
     float* s = scratch.s;      // (S) this row's scores, then its dP
@@ -141,7 +144,7 @@ void backward_rows(const SdpaPlan& plan, const float* query, const float* key, c
         return plan.dropout_p <= 0.0 || dropout_keeps(plan.seed, plan.dropout_p, (b * L + i) * S + j);
     };
 
-    for (std::size_t b = 0; b < plan.batch; ++b) {
+    for (std::size_t b = b_begin; b < b_end; ++b) {
         const std::size_t kv = plan.kv_index(b);
         const float* Qb = query + b * L * E;        // (L, E)
         const float* Kb = key + kv * S * E;         // (S, E)
@@ -212,109 +215,31 @@ bool all_finite(const float* x, std::size_t n) {
     return true;
 }
 
-// (rows, cols) -> (cols, rows)
-void transpose(const float* x, std::size_t rows, std::size_t cols, float* y) {
-    for (std::size_t r = 0; r < rows; ++r)
-        for (std::size_t c = 0; c < cols; ++c) y[c * rows + r] = x[r * cols + c];
-}
-
-// Blocks of query rows, with every product on the SIMD linear kernel (float64 sums):
-//   scores = Q Kᵀ, O = Pd V, dPd = dO Vᵀ, dQ = dS K, dK += dSᵀ Q, dV += Pdᵀ dO.
-void backward_blocked(const SdpaPlan& plan, const float* query, const float* key, const float* value,
-                      const MaskRef& mask, const float* grad_output, float* output, float* grad_query,
-                      float* grad_key, float* grad_value, void* workspace) {
-    const std::size_t L = plan.L, S = plan.S, E = plan.E, Ev = plan.Ev;
-    const std::size_t Lb = std::min(L, BlockScratch::kRows);  // query rows per block
-    const float neg_inf = -std::numeric_limits<float>::infinity();
-    const std::size_t mask_step = plan.mask_col_stride();
-    const float keep_scale = plan.dropout_p > 0.0 ? static_cast<float>(1.0 / (1.0 - plan.dropout_p)) : 1.0f;
-    std::fill(grad_key, grad_key + plan.kv_problems() * S * E, 0.0f);
-    std::fill(grad_value, grad_value + plan.kv_problems() * S * Ev, 0.0f);
+// The fast path: the streaming forward (O, lse) for every problem, then the fused backward kernel for
+// the problems whose inputs are all finite; the others take the row path, alone.
+void backward_fused(const SdpaPlan& plan, const float* query, const float* key, const float* value,
+                    const MaskRef& mask, const float* grad_output, float* output, float* grad_query,
+                    float* grad_key, float* grad_value, void* workspace) {
     const kernels::KernelSet& set = *plan.kernel_set;
-    BlockScratch w{};
-    BlockScratch::layout(plan, set, workspace, &w);
-    // y (rows, out) = x (rows, in) · Wᵀ with W stored (out, in)
-    auto linear = [&](std::size_t rows, std::size_t in, std::size_t out, const float* x, const float* W, float* y) {
-        kernels::LinearProblem p;
-        p.rows = rows, p.in = in, p.out = out;
-        p.x = x, p.x_stride = in, p.w = W, p.y = y, p.y_stride = out;
-        kernels::run_linear(set, p, w.linear);
-    };
-
+    FusedScratch w{};
+    FusedScratch::layout(plan, set, workspace, &w);
+    const std::size_t L = plan.L, S = plan.S, E = plan.E, Ev = plan.Ev;
+    kernels::AttentionProblem ap = kernels::attention_problem(plan, query, key, value, mask, output, nullptr);
+    ap.lse = w.lse;
+    set.attention(ap, w.forward);
     for (std::size_t b = 0; b < plan.batch; ++b) {
         const std::size_t kv = plan.kv_index(b);
-        const float* Qb = query + b * L * E;          // (L, E)
-        const float* Kb = key + kv * S * E;           // (S, E)
-        const float* Vb = value + kv * S * Ev;        // (S, Ev)
-        const float* dOb = grad_output + b * L * Ev;  // (L, Ev)
-        float* Ob = output + b * L * Ev;              // (L, Ev)
-        float* dQb = grad_query + b * L * E;          // (L, E)
-        float* dKb = grad_key + kv * S * E;           // (S, E), shared by a GQA group
-        float* dVb = grad_value + kv * S * Ev;        // (S, Ev)
-        transpose(Kb, S, E, w.Kt);
-        transpose(Vb, S, Ev, w.Vt);
-        for (std::size_t i0 = 0; i0 < L; i0 += Lb) {
-            const std::size_t nb = std::min(Lb, L - i0);
-            // Steps 1-2: scores of the block.   (nb, E) x (E, S) -> (nb, S)
-            linear(nb, E, S, Qb + i0 * E, Kb, w.P);
-            // Step 3 with the saved statistic: P = exp(s - lse), lse = max + log(sum); fully masked rows stay 0.
-            for (std::size_t r = 0; r < nb; ++r) {
-                const std::size_t i = i0 + r;
-                float* p = w.P + r * S;
-                const std::size_t mask_row = plan.mask_kind == MaskKind::none ? 0 : plan.mask_row_offset(b, i);
-                float m = neg_inf;
-                bool any_nan = false;
-                for (std::size_t j = 0; j < S; ++j) {
-                    float x = neg_inf;
-                    if (plan.causal_visible(i, j)) x = plan.apply_mask(p[j] * plan.scale, mask, mask_row + j * mask_step);
-                    p[j] = x;
-                    if (x > m) m = x;
-                    any_nan |= x != x;
-                }
-                float* pd = w.Pd + r * S;
-                if (m == neg_inf && !any_nan) {
-                    std::fill(p, p + S, 0.0f);
-                    std::fill(pd, pd + S, 0.0f);
-                    continue;
-                }
-                float sum = 0.0f;
-                for (std::size_t j = 0; j < S; ++j) sum += std::exp(p[j] - m);
-                const float lse = m + std::log(sum);
-                for (std::size_t j = 0; j < S; ++j) {
-                    p[j] = std::exp(p[j] - lse);
-                    const bool kept = plan.dropout_p <= 0.0 || dropout_keeps(plan.seed, plan.dropout_p, (b * L + i) * S + j);
-                    pd[j] = kept ? p[j] * keep_scale : 0.0f;
-                }
-            }
-            // Step 4: O = Pd V.   (nb, S) x (S, Ev) -> (nb, Ev)
-            linear(nb, S, Ev, w.Pd, w.Vt, Ob + i0 * Ev);
-            // dPd = dO Vᵀ.   (nb, Ev) x (Ev, S) -> (nb, S)
-            linear(nb, Ev, S, dOb + i0 * Ev, Vb, w.dP);
-            // dP = dPd ⊙ dropout (0 where Pd is 0); D_i = Σ_j P_ij dP_ij; dS = scale · P ⊙ (dP − D), kept in dP.
-            for (std::size_t r = 0; r < nb; ++r) {
-                const float* p = w.P + r * S;
-                const float* pd = w.Pd + r * S;
-                float* dp = w.dP + r * S;
-                float D = 0.0f;
-                for (std::size_t j = 0; j < S; ++j) {
-                    dp[j] = pd[j] == 0.0f ? 0.0f : dp[j] * (pd[j] / p[j]);
-                    D += p[j] * dp[j];
-                }
-                for (std::size_t j = 0; j < S; ++j) dp[j] = p[j] == 0.0f ? 0.0f : p[j] * (dp[j] - D) * plan.scale;
-            }
-            // dQ = dS K.   (nb, S) x (S, E) -> (nb, E)
-            linear(nb, S, E, w.dP, w.Kt, dQb + i0 * E);
-            // dK += dSᵀ Q and dV += Pdᵀ dO.   (S, nb) x (nb, E) and (S, nb) x (nb, Ev)
-            transpose(w.dP, nb, S, w.dSt);
-            transpose(Qb + i0 * E, nb, E, w.Qt);
-            linear(S, nb, E, w.dSt, w.Qt, w.partK);
-            transpose(w.Pd, nb, S, w.Pdt);
-            transpose(dOb + i0 * Ev, nb, Ev, w.dOt);
-            linear(S, nb, Ev, w.Pdt, w.dOt, w.partV);
-            for (std::size_t e = 0; e < S * E; ++e) dKb[e] += w.partK[e];
-            for (std::size_t e = 0; e < S * Ev; ++e) dVb[e] += w.partV[e];
-        }
+        w.skip[b] = !(all_finite(query + b * L * E, L * E) && all_finite(key + kv * S * E, S * E) &&
+                      all_finite(value + kv * S * Ev, S * Ev) && all_finite(grad_output + b * L * Ev, L * Ev));
     }
+    ap.grad_output = grad_output;
+    ap.grad_query = grad_query, ap.grad_key = grad_key, ap.grad_value = grad_value;
+    ap.skip = w.skip;
+    set.backward(ap, w.backward);
+    for (std::size_t b = 0; b < plan.batch; ++b)
+        if (w.skip[b])
+            backward_rows(plan, b, b + 1, query, key, value, mask, grad_output, output, grad_query, grad_key,
+                          grad_value, w.rows);
 }
 
 }  // namespace
@@ -322,15 +247,12 @@ void backward_blocked(const SdpaPlan& plan, const float* query, const float* key
 void run_sdpa_backward(const SdpaPlan& plan, const float* query, const float* key, const float* value,
                        const MaskRef& mask, const float* grad_output, float* output, float* grad_query,
                        float* grad_key, float* grad_value, void* workspace) {
-    const std::size_t n_q = plan.problems * plan.L * plan.E, n_k = plan.kv_problems() * plan.S * plan.E;
-    const std::size_t n_v = plan.kv_problems() * plan.S * plan.Ev, n_o = plan.problems * plan.L * plan.Ev;
-    const bool blocked = blocked_dims(plan) && all_finite(query, n_q) && all_finite(key, n_k) &&
-                         all_finite(value, n_v) && all_finite(grad_output, n_o);
-    if (blocked)
-        backward_blocked(plan, query, key, value, mask, grad_output, output, grad_query, grad_key, grad_value,
-                         workspace);
+    zero_gradients(plan, grad_query, grad_key, grad_value);
+    if (fused_plan(plan, *plan.kernel_set))
+        backward_fused(plan, query, key, value, mask, grad_output, output, grad_query, grad_key, grad_value, workspace);
     else
-        backward_rows(plan, query, key, value, mask, grad_output, output, grad_query, grad_key, grad_value, workspace);
+        backward_rows(plan, 0, plan.batch, query, key, value, mask, grad_output, output, grad_query, grad_key,
+                      grad_value, workspace);
 }
 
 void run_sdpa_backward(const SdpaPlan& plan, const float* query, const float* key, const float* value,

@@ -170,6 +170,7 @@ xattn::MultiheadAttention make_mha(const Case& c) {
     config.batch_first = c.flag("batch_first");
     config.add_bias_kv = c.flag("add_bias_kv");
     config.add_zero_attn = c.flag("add_zero_attn");
+    if (c.opts.count("dropout")) config.dropout = std::stod(c.opts.at("dropout"));
     xattn::MultiheadAttention mha(config);
     for (const auto& [name, tensor] : c.tensors)
         if (name.rfind("param:", 0) == 0) mha.set_parameter(name.substr(6), tensor.f32());
@@ -181,6 +182,8 @@ xattn::MhaForwardOptions mha_options(const Case& c) {
     o.need_weights = c.flag("need_weights");
     o.average_attn_weights = c.flag("average_attn_weights");
     o.is_causal = c.flag("is_causal");
+    if (c.opts.count("training")) o.training = c.flag("training");
+    if (c.opts.count("seed")) o.seed = std::stoull(c.opts.at("seed"));
     if (c.has("key_padding_mask")) o.key_padding_mask = c.at("key_padding_mask").mask();
     if (c.has("attn_mask")) o.attn_mask = c.at("attn_mask").mask();
     return o;

@@ -203,8 +203,8 @@ TEST_CASE("workspace: MultiheadAttention::run_forward allocates nothing, with ma
                 const xattn::MhaMasks masks{o.key_padding_mask.ref(), o.attn_mask.ref()};
                 xattn::MhaPlan plan;
                 REQUIRE(mha.plan_forward(shape_of(q), shape_of(k), shape_of(v), masks.key_padding_mask.kind,
-                                         masks.key_padding_mask.shape, masks.attn_mask.kind, masks.attn_mask.shape,
-                                         need_weights, average, causal, &plan)
+                                         masks.key_padding_mask.shape, masks.attn_mask.kind, masks.attn_mask.shape, o,
+                                         &plan)
                             .ok());
                 std::vector<float> out(xattn::numel(plan.output_shape));
                 std::vector<float> weights(need_weights ? xattn::numel(plan.weights_shape) : 0);
@@ -218,4 +218,46 @@ TEST_CASE("workspace: MultiheadAttention::run_forward allocates nothing, with ma
                 CHECK(same(out, want.output));
                 if (need_weights) CHECK(same(weights, want.weights));
             }
+}
+
+TEST_CASE("workspace: MultiheadAttention::run_backward allocates nothing, with masks, dropout and bias_kv") {
+    xattn::MhaConfig cfg;
+    cfg.embed_dim = 12;
+    cfg.num_heads = 3;
+    cfg.vdim = 5;
+    cfg.add_bias_kv = true;
+    cfg.dropout = 0.2;
+    cfg.batch_first = true;
+    cfg.init_seed = 4;
+    const xattn::MultiheadAttention mha(cfg);
+    const std::size_t L = 6, S = 9, N = 2;
+    const auto q = randn({N, L, 12}, 21), k = randn({N, S, 12}, 22), v = randn({N, S, 5}, 23), dO = randn({N, L, 12}, 24);
+    for (const bool causal : {true, false}) {
+        CAPTURE(causal);
+        xattn::MhaForwardOptions o;
+        o.is_causal = causal;
+        o.training = true;
+        o.seed = 9;
+        o.key_padding_mask = xattn::Mask::additive(randn({N, S}, 25));
+        const auto want = mha.backward(q, k, v, dO, o);
+        const xattn::MhaMasks masks{o.key_padding_mask.ref(), o.attn_mask.ref()};
+        xattn::MhaPlan plan;
+        REQUIRE(mha.plan_backward(shape_of(q), shape_of(k), shape_of(v), shape_of(dO), masks.key_padding_mask.kind,
+                                  masks.key_padding_mask.shape, masks.attn_mask.kind, masks.attn_mask.shape, o, &plan)
+                    .ok());
+        std::vector<float> out(q.size()), dq(q.size()), dk(k.size()), dv(v.size()), dp(mha.parameter_floats());
+        GuardedWorkspace ws(plan.workspace_bytes);
+        const long n = allocations_during([&] {
+            mha.run_backward(plan, q.data(), k.data(), v.data(), masks, dO.data(), out.data(), dq.data(), dk.data(),
+                             dv.data(), dp.data(), ws.data());
+        });
+        CHECK(n == 0);
+        CHECK(ws.guards_intact());
+        CHECK(same(out, want.output));
+        CHECK(same(dq, want.grad_query));
+        CHECK(same(dk, want.grad_key));
+        CHECK(same(dv, want.grad_value));
+        const auto& dw = want.grad_parameters.at("v_proj_weight");
+        CHECK(std::equal(dw.begin(), dw.end(), dp.begin() + mha.parameter_offset("v_proj_weight")));
+    }
 }

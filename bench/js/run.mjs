@@ -2,7 +2,10 @@
 // as a native reference), one Node process, one thread each, identical seeded inputs, every result checked
 // against a float64 reference before anything is timed. Prints a table and writes bench/results.json.
 //
-//   node bench/js/run.mjs [--shapes 1x128x64,8x256x64] [--no-streaming] [--out file] [--budget-ms 10000]
+//   node bench/js/run.mjs [--shapes 1x128x64,8x256x64] [--no-streaming] [--no-training] [--out file] [--budget-ms 10000]
+//
+// The training section (bench/js/training.mjs) adds the SDPA backward against the forward per shape,
+// MultiheadAttention's forward and backward beside PyTorch's, and masked against unmasked MHA.
 //
 // Shapes are B·H × L × E with S = L and Ev = E (legend: B batch, H heads, L query length, S key length,
 // E query/key dim, Ev value dim). FLOPs = 4·B·H·L·S·E. With --shapes the JSON is written only when --out is given,
@@ -18,6 +21,7 @@ import { TOLERANCE, loadImplementations } from './peers.mjs';
 import { agreement, agreementAll, referenceRows, sampleRows } from './reference.mjs';
 import { formatRefusals, formatTable, shapeRecord, streamingSummary, writeResults } from './report.mjs';
 import { STREAMING_DIMS, measureStreaming } from './streaming.mjs';
+import { measureTraining } from './training.mjs';
 import { interleave, warmUp } from './timing.mjs';
 
 const SHAPES = ['1x128x64', '8x256x64', '12x197x64', '32x512x64', '8x1024x64', '1x2048x64'];
@@ -27,6 +31,7 @@ const { values: args } = parseArgs({
   options: {
     shapes: { type: 'string' },
     'no-streaming': { type: 'boolean', default: false },
+    'no-training': { type: 'boolean', default: false },
     out: { type: 'string' },
     'budget-ms': { type: 'string', default: '10000' },
   },
@@ -115,6 +120,9 @@ async function main() {
     streaming = await measureStreaming({ log });
   }
 
+  let training = null;
+  if (!args['no-training']) training = await measureTraining(shapes, { log, budgetMs: Math.min(budgetMs, 6000) });
+
   const finished = new Date();
   log('');
   log(`Results · ${started.toISOString()} · ${machine} · Node ${process.version} · single thread, one process`);
@@ -147,6 +155,13 @@ async function main() {
     const summary = streamingSummary(streaming, records);
     Object.assign(meta, summary.fields);
     log(summary.line);
+  }
+  if (training) {
+    meta.training = training;
+    log('Training (xattn SIMD): backward GFLOP/s with FLOPs = 12·B·H·L·S·E, forward 4·B·H·L·S·E:');
+    for (const r of training.backward) {
+      log(`  ${r.shape.join('×')}: forward ${r.forward.gflops.toFixed(1)}, backward ${r.backward.gflops.toFixed(1)} (${r.ratio.toFixed(2)}× the forward)`);
+    }
   }
   log(`Took ${meta.durationSeconds} s; 1-minute load average ${loadAtStart} at the start, ${meta.loadAverageAtEnd} at the end (${os.cpus().length} CPUs; this run keeps one busy).`);
   if (out) {

@@ -58,12 +58,13 @@ struct SdpaCall {
     double scale = 0, dropout_p = 0, seed = 0;  // seed: JS checked an integer in [0, 2^53)
 };
 
-// MultiheadAttention.forward.
+// MultiheadAttention.forward and .backward (grad_output: rank 0 for the forward).
 struct MhaCall {
     int module = 0;
-    WireShape query, key, value, key_padding_mask, attn_mask;
+    WireShape query, key, value, key_padding_mask, attn_mask, grad_output;
     int kpm_kind = 0, attn_kind = 0;
-    bool need_weights = true, average_attn_weights = true, is_causal = false;
+    bool need_weights = true, average_attn_weights = true, is_causal = false, training = false;
+    double seed = 0;  // JS checked an integer in [0, 2^53)
 };
 
 // The reply to every plan: where each buffer sits in the call's block (bytes from its 64-byte aligned
@@ -73,7 +74,7 @@ struct Layout {
     int token = 0;
     double bytes = 0;   // the block, including up to 63 bytes to align its start
     double query = -1, key = -1, value = -1, attn_mask = -1, key_padding_mask = -1, grad_output = -1;
-    double output = -1, weights = -1, grad_query = -1, grad_key = -1, grad_value = -1;
+    double output = -1, weights = -1, grad_query = -1, grad_key = -1, grad_value = -1, grad_parameters = -1;
     WireShape output_shape, weights_shape;
 };
 
@@ -93,7 +94,7 @@ std::size_t mask_bytes(MaskKind kind) { return kind == MaskKind::boolean ? 1 : 4
 
 // A planned call waiting for its block: what to run and where each buffer is.
 struct Pending {
-    enum class Op { sdpa, sdpa_backward, mha } op = Op::sdpa;
+    enum class Op { sdpa, sdpa_backward, mha, mha_backward } op = Op::sdpa;
     xattn::SdpaPlan sdpa;
     xattn::MhaPlan mha;
     int module = 0;
@@ -101,7 +102,8 @@ struct Pending {
     std::uint64_t bytes = 0;  // the block's planned size
     // Offsets in the block, as in Layout, and the workspace's.
     std::size_t query = 0, key = 0, value = 0, attn_mask = 0, key_padding_mask = 0, grad_output = 0;
-    std::size_t output = 0, weights = 0, grad_query = 0, grad_key = 0, grad_value = 0, workspace = 0;
+    std::size_t output = 0, weights = 0, grad_query = 0, grad_key = 0, grad_value = 0, grad_parameters = 0;
+    std::size_t workspace = 0;
 };
 
 std::map<int, Pending>& pending() {
@@ -187,6 +189,8 @@ xattn::MultiheadAttention* find_module(int handle) {
 
 struct MhaConfigCall {
     double embed_dim = 0, num_heads = 0, kdim = 0, vdim = 0;  // JS checked integers in range; 0 = embed_dim
+    double init_seed = 0;                                      // JS checked an integer in [0, 2^53)
+    double dropout = 0;                                        // in [0, 1), checked by the core
     bool bias = true, batch_first = false, add_bias_kv = false, add_zero_attn = false;
 };
 
@@ -208,6 +212,8 @@ Created mha_create(const MhaConfigCall& w) {
     c.batch_first = w.batch_first;
     c.add_bias_kv = w.add_bias_kv;
     c.add_zero_attn = w.add_zero_attn;
+    c.init_seed = static_cast<std::uint64_t>(w.init_seed);
+    c.dropout = w.dropout;
     // The parameters are one allocation that may fail: a module that cannot fit is an error, not an abort. Then
     // the table's node, a few dozen bytes, which the headroom probe makes sure of.
     std::unique_ptr<xattn::MultiheadAttention> m;
@@ -231,6 +237,13 @@ std::string mha_set_parameter(int handle, const std::string& name, std::uintptr_
     return m->set_parameter(name, reinterpret_cast<const float*>(data), static_cast<std::size_t>(count)).error;
 }
 
+// Copies one parameter, `count` floats in PyTorch's layout, to `data`.
+std::string mha_get_parameter(int handle, const std::string& name, std::uintptr_t data, double count) {
+    auto* m = find_module(handle);
+    if (!m) return "MultiheadAttention: this module was disposed";
+    return m->get_parameter(name, reinterpret_cast<float*>(data), static_cast<std::size_t>(count)).error;
+}
+
 // Comma-separated "name:d0xd1" list of the parameters this configuration has.
 std::string mha_parameter_shapes(int handle) {
     auto* m = find_module(handle);
@@ -243,18 +256,26 @@ std::string mha_parameter_shapes(int handle) {
     return out;
 }
 
-Layout mha_plan(const MhaCall& c) {
+// Plans MultiheadAttention.forward (backward = false) or .backward.
+Layout plan_mha_call(const MhaCall& c, bool backward) {
     auto* m = find_module(c.module);
     if (!m) return refusal("MultiheadAttention: this module was disposed");
     const Shape q = shape_of(c.query), k = shape_of(c.key), v = shape_of(c.value);
     const Shape kpm = shape_of(c.key_padding_mask), am = shape_of(c.attn_mask);
     Pending p;
-    p.op = Pending::Op::mha;
+    p.op = backward ? Pending::Op::mha_backward : Pending::Op::mha;
     p.module = c.module;
     p.kpm_kind = static_cast<MaskKind>(c.kpm_kind);
     p.mask_kind = static_cast<MaskKind>(c.attn_kind);
-    const xattn::Status st = m->plan_forward(q, k, v, p.kpm_kind, kpm, p.mask_kind, am, c.need_weights,
-                                             c.average_attn_weights, c.is_causal, &p.mha);
+    xattn::MhaSettings settings;
+    settings.need_weights = c.need_weights;
+    settings.average_attn_weights = c.average_attn_weights;
+    settings.is_causal = c.is_causal;
+    settings.training = c.training;
+    settings.seed = static_cast<std::uint64_t>(c.seed);
+    const xattn::Status st =
+        backward ? m->plan_backward(q, k, v, shape_of(c.grad_output), p.kpm_kind, kpm, p.mask_kind, am, settings, &p.mha)
+                 : m->plan_forward(q, k, v, p.kpm_kind, kpm, p.mask_kind, am, settings, &p.mha);
     if (!st.ok()) return refusal(st.error);
     Layout l;
     BlockPlanner b;
@@ -264,12 +285,32 @@ Layout mha_plan(const MhaCall& c) {
     if (p.kpm_kind != MaskKind::none)
         b.take(mask_bytes(p.kpm_kind) * xattn::numel(kpm), &p.key_padding_mask, &l.key_padding_mask);
     if (p.mask_kind != MaskKind::none) b.take(mask_bytes(p.mask_kind) * xattn::numel(am), &p.attn_mask, &l.attn_mask);
+    if (backward) b.take(4 * xattn::numel(q), &p.grad_output, &l.grad_output);
     b.take(4 * xattn::numel(p.mha.output_shape), &p.output, &l.output);
     if (p.mha.need_weights) b.take(4 * xattn::numel(p.mha.weights_shape), &p.weights, &l.weights);
+    if (backward) {
+        b.take(4 * xattn::numel(q), &p.grad_query, &l.grad_query);
+        b.take(4 * xattn::numel(k), &p.grad_key, &l.grad_key);
+        b.take(4 * xattn::numel(v), &p.grad_value, &l.grad_value);
+        b.take(4 * std::uint64_t{m->parameter_floats()}, &p.grad_parameters, &l.grad_parameters);
+    }
     b.take(p.mha.workspace_bytes, &p.workspace, nullptr);
     l.output_shape = wire_of(p.mha.output_shape);
     l.weights_shape = wire_of(p.mha.weights_shape);
     return keep(std::move(p), std::move(l), b);
+}
+
+Layout mha_plan(const MhaCall& c) { return plan_mha_call(c, false); }
+Layout mha_backward_plan(const MhaCall& c) { return plan_mha_call(c, true); }
+
+// Comma-separated "name:offset" list: where each parameter's gradient starts among run_backward's.
+std::string mha_parameter_offsets(int handle) {
+    auto* m = find_module(handle);
+    if (!m) return {};
+    std::string out;
+    for (const auto& [name, shape] : m->parameter_shapes())
+        out += (out.empty() ? "" : ",") + name + ":" + std::to_string(m->parameter_offset(name));
+    return out;
 }
 
 // A mask for the run: its shape was checked by the plan, so the run needs none (and copies none).
@@ -317,6 +358,19 @@ int run(int token, std::uintptr_t block) {
                                     mask_at(p.mask_kind, base + p.attn_mask)};
         m->run_forward(p.mha, in(p.query), in(p.key), in(p.value), masks, out(p.output),
                        p.mha.need_weights ? out(p.weights) : nullptr, base + p.workspace);
+        break;
+    }
+    case Pending::Op::mha_backward: {
+        const auto* m = find_module(p.module);
+        if (!m) {
+            result = kModuleGone;
+            break;
+        }
+        const xattn::MhaMasks masks{mask_at(p.kpm_kind, base + p.key_padding_mask),
+                                    mask_at(p.mask_kind, base + p.attn_mask)};
+        m->run_backward(p.mha, in(p.query), in(p.key), in(p.value), masks, in(p.grad_output), out(p.output),
+                        out(p.grad_query), out(p.grad_key), out(p.grad_value), out(p.grad_parameters),
+                        base + p.workspace);
         break;
     }
     }
@@ -373,16 +427,21 @@ EMSCRIPTEN_BINDINGS(xattn) {
         .field("value", &MhaCall::value)
         .field("keyPaddingMask", &MhaCall::key_padding_mask)
         .field("attnMask", &MhaCall::attn_mask)
+        .field("gradOutput", &MhaCall::grad_output)
         .field("kpmKind", &MhaCall::kpm_kind)
         .field("attnKind", &MhaCall::attn_kind)
         .field("needWeights", &MhaCall::need_weights)
         .field("averageAttnWeights", &MhaCall::average_attn_weights)
-        .field("isCausal", &MhaCall::is_causal);
+        .field("isCausal", &MhaCall::is_causal)
+        .field("training", &MhaCall::training)
+        .field("seed", &MhaCall::seed);
     value_object<MhaConfigCall>("MhaConfigCall")
         .field("embedDim", &MhaConfigCall::embed_dim)
         .field("numHeads", &MhaConfigCall::num_heads)
         .field("kdim", &MhaConfigCall::kdim)
         .field("vdim", &MhaConfigCall::vdim)
+        .field("initSeed", &MhaConfigCall::init_seed)
+        .field("dropout", &MhaConfigCall::dropout)
         .field("bias", &MhaConfigCall::bias)
         .field("batchFirst", &MhaConfigCall::batch_first)
         .field("addBiasKv", &MhaConfigCall::add_bias_kv)
@@ -403,17 +462,21 @@ EMSCRIPTEN_BINDINGS(xattn) {
         .field("gradQuery", &Layout::grad_query)
         .field("gradKey", &Layout::grad_key)
         .field("gradValue", &Layout::grad_value)
+        .field("gradParameters", &Layout::grad_parameters)
         .field("outputShape", &Layout::output_shape)
         .field("weightsShape", &Layout::weights_shape);
 
     emscripten::function("sdpaPlan", &sdpa_plan);
     emscripten::function("sdpaBackwardPlan", &sdpa_backward_plan);
     emscripten::function("mhaPlan", &mha_plan);
+    emscripten::function("mhaBackwardPlan", &mha_backward_plan);
+    emscripten::function("mhaParameterOffsets", &mha_parameter_offsets);
     emscripten::function("run", &run);
     emscripten::function("forget", &forget);
     emscripten::function("mhaCreate", &mha_create);
     emscripten::function("mhaDestroy", &mha_destroy);
     emscripten::function("mhaSetParameter", &mha_set_parameter);
+    emscripten::function("mhaGetParameter", &mha_get_parameter);
     emscripten::function("mhaParameterShapes", &mha_parameter_shapes);
     emscripten::function("memoryBytes", &memory_bytes);
     emscripten::function("heapInUse", &heap_in_use);

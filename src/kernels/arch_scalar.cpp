@@ -3,14 +3,17 @@
 #include "kernels/kernels.hpp"
 #include "kernels/simd_scalar.hpp"
 #include "kernels/attention.hpp"
+#include "kernels/attention_backward.hpp"
 #include "kernels/linear.hpp"
 
 namespace xattn::kernels {
 namespace {
 // 8 scalar accumulators: scores 2 keys × 4 queries, outputs and projections 2 rows × 4 columns.
 using Attention = AttentionKernel<ScalarOps, 2, 4, 2, 4, 96>;
-using Linear = LinearKernel<ScalarOpsF64, 2, 4>;
-const KernelSet kSet{"scalar", &Attention::workspace, &Attention::run, &Linear::workspace, &Linear::run};
+using Backward = AttentionBackward<Attention>;
+using Linear = LinearKernel<ScalarOps, 2, 4>;
+const KernelSet kSet{"scalar", &Attention::workspace, &Attention::run, &Linear::workspace, &Linear::run,
+                    &Backward::workspace, &Backward::run};
 }  // namespace
 const KernelSet& scalar_kernels() { return kSet; }
 }  // namespace xattn::kernels

@@ -5,22 +5,25 @@
 #if defined(__SSE4_1__)
 #include "kernels/simd_xsimd.hpp"
 #include "kernels/attention.hpp"
+#include "kernels/attention_backward.hpp"
 #include "kernels/linear.hpp"
 
 namespace xattn::kernels {
 namespace {
 using Ops = XsimdOps<xsimd::sse4_1>;
 // 8 accumulators: scores 2 keys × 4 vectors (16 queries), outputs 2 rows × 4 vectors (16 columns),
-// projections 2 rows × 4 vectors of 2 doubles. Key tiles of up to 96. V8 keeps 8 live accumulators
+// projections 2 rows × 4 vectors (16 columns). Key tiles of up to 96. V8 keeps 8 live accumulators
 // in registers and reaches the wasm SIMD peak; at 12 it spills and falls to about half.
 using Attention = AttentionKernel<Ops, 2, 4, 2, 4, 96>;
-using Linear = LinearKernel<XsimdOpsF64<xsimd::sse4_1>, 2, 4>;
+using Backward = AttentionBackward<Attention>;
+using Linear = LinearKernel<Ops, 2, 4>;
 #if defined(__wasm_simd128__)
 constexpr const char* kName = "wasm-simd128";
 #else
 constexpr const char* kName = "sse4.1";
 #endif
-const KernelSet kSet{kName, &Attention::workspace, &Attention::run, &Linear::workspace, &Linear::run};
+const KernelSet kSet{kName, &Attention::workspace, &Attention::run, &Linear::workspace, &Linear::run,
+                    &Backward::workspace, &Backward::run};
 }  // namespace
 const KernelSet* sse41_kernels() { return &kSet; }
 }  // namespace xattn::kernels

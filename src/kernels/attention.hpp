@@ -8,6 +8,7 @@
 //      https://arxiv.org/abs/2205.14135 (Algorithm 1: the streaming path's online softmax)
 #pragma once
 
+#include <cmath>
 #include <cstddef>
 #include <cstdint>
 #include <limits>
@@ -37,7 +38,9 @@ template <class O, std::size_t KeyRows, std::size_t QueryVecs, std::size_t PvRow
           std::size_t KeyTile>
 struct AttentionKernel {
     static_assert(KeyTile % KeyRows == 0, "tiles hold whole score micro-kernels");
+    using Ops = O;
     using V = typename O::V;
+    static constexpr std::size_t KeyRowsN = KeyRows, QueryVecsN = QueryVecs, PvRowsN = PvRows, PvVecsN = PvVecs;
     static constexpr std::size_t W = O::width;
     static constexpr std::size_t GW = QueryVecs * W;                 // queries per group
     static constexpr std::size_t Bc = KeyTile;                       // keys per tile
@@ -378,6 +381,10 @@ struct AttentionKernel {
             const float* a = w.acc + i * h.evp;
             for (std::size_t c = 0; c < p.Ev; ++c) o[c] = l == 0.0f ? 0.0f : a[c] * inv;
         }
+        // The backward recomputes the weights from each row's log-sum-exp, m + log l (-inf: no visible key).
+        if (p.lse)
+            for (std::size_t i = 0; i < nq; ++i)
+                p.lse[h.b * p.L + q0 + i] = w.l[i] == 0.0f ? kNegInf : w.m[i] + std::log(w.l[i]);
     }
 
     // Materialising: the group's weights rows (GW, S) are an output anyway, so the softmax runs on them.

@@ -36,6 +36,13 @@ struct AttentionProblem {
     const float* value = nullptr;           // (kv problems, S, Ev)
     float* output = nullptr;                // (batch, L, Ev)
     float* weights = nullptr;               // (batch, L, S) or null: then nothing (L, S) is stored
+    float* lse = nullptr;                   // (batch, L) or null: each row's log-sum-exp (streaming only)
+    // The backward (attention_backward): dO in, dQ out, dK and dV added to (GQA groups share them).
+    const float* grad_output = nullptr;     // (batch, L, Ev)
+    float* grad_query = nullptr;            // (batch, L, E)
+    float* grad_key = nullptr;              // (kv problems, S, E)
+    float* grad_value = nullptr;            // (kv problems, S, Ev)
+    const unsigned char* skip = nullptr;    // (batch) or null: problems the backward leaves to another path
 
 };
 
@@ -57,6 +64,9 @@ struct KernelSet {
     void (*attention)(const AttentionProblem&, void* workspace);
     std::uint64_t (*linear_workspace)(const LinearProblem&);
     void (*linear)(const LinearProblem&, void* workspace);
+    // The fused backward (attention_backward.hpp): needs output and lse from the streaming forward.
+    std::uint64_t (*backward_workspace)(const AttentionProblem&);
+    void (*backward)(const AttentionProblem&, void* workspace);
 };
 
 // Defined in the per-arch files; null when this build has no such kernels.

@@ -1,16 +1,17 @@
-// Y (rows, out) = X (rows, in) · Wᵀ (in, out) + bias on one ops type: MultiheadAttention's projections.
+// Y (rows, out) = X (rows, in) · Wᵀ (in, out) + bias on one ops type: MultiheadAttention's projections
+// and every product of its backward.
 //
-// The sums are taken in float64: a float32 product is exact in float64, so only the float64 additions
-// round. Float32 sums lost up to 2x the golden tolerance on the E = 64 fixture without FMA (wasm, where
-// every product rounds too), and most of it with FMA; float64 lanes cost half the float32 rate.
+// The sums are float32, as PyTorch's are. (They were float64 once, after float32 sums missed the golden
+// tolerance on the E = 64 MultiheadAttention fixture; that fixture's parameters saturated the softmax so
+// much that PyTorch's own float32 forward missed it too. With parameters at PyTorch's init scale, float32
+// sums pass with room to spare, at twice the speed of float64 lanes.)
 //
-// Blocked like any GEMM, so scratch stays O(blocks) whatever E is (an embed_dim of 4096 has a 64 MiB
-// Wᵀ in float64), and the micro-kernel (micro.hpp: a = X rows, B = Wᵀ) reads only contiguous doubles:
-//   X  block (kRows, kDepth)     rows × a slice of `in`, converted once per slice
-//   Wᵀ panel (kDepth, Vecs·W)    the same slice of `in` × one panel of columns, rows contiguous (rows of
-//                                a whole (in, out) matrix are 8·out bytes apart: 4 KiB at out = 512, so
-//                                every row of a panel would fall in the same L1 set); past `out`: 0
-//   C        (kRows, outp)       the float64 sums across slices, outp = out rounded up to whole vectors
+// Blocked like any GEMM, so scratch stays O(blocks) whatever E is, and the micro-kernel (micro.hpp:
+// a = X rows, read in place; B = packed Wᵀ) reads B contiguously:
+//   Wᵀ panel (kDepth, Vecs·W)    a slice of `in` × one panel of columns, rows contiguous (rows of a whole
+//                                (in, out) matrix are 4·out bytes apart: 2 KiB at out = 512, so every row
+//                                of a panel would fall in the same L1 set); past `out`: 0
+//   C        (kRows, outp)       the sums across slices, outp = out rounded up to whole vectors
 #pragma once
 
 #include <cstddef>
@@ -22,10 +23,10 @@
 namespace xattn::kernels {
 namespace {
 
-// D: double ops (ScalarOpsF64, XsimdOpsF64<Arch>). Rows × Vecs: the register block.
-template <class D, std::size_t Rows, std::size_t Vecs>
+// O: float ops (ScalarOps, XsimdOps<Arch>). Rows × Vecs: the register block.
+template <class O, std::size_t Rows, std::size_t Vecs>
 struct LinearKernel {
-    static constexpr std::size_t W = D::width;
+    static constexpr std::size_t W = O::width;
     static constexpr std::size_t kRows = 64;     // rows of X sharing each packed Wᵀ panel
     static constexpr std::size_t kDepth = 256;   // slice of `in` per packed block
 
@@ -33,37 +34,35 @@ struct LinearKernel {
     static std::size_t depth(const LinearProblem& p) { return p.in < kDepth ? p.in : kDepth; }
     static std::uint64_t workspace(const LinearProblem& p) {  // 64-bit: out may be a huge S (backward)
         const std::uint64_t kc = depth(p);
-        return (kRows * kc + kc * Vecs * W + std::uint64_t{kRows} * padded(p.out)) * sizeof(double);
+        return (kc * Vecs * W + std::uint64_t{kRows} * padded(p.out)) * sizeof(float);
     }
 
     static void run(const LinearProblem& p, void* workspace) {
         const std::size_t outp = padded(p.out), nvec = outp / W, kc = depth(p);
-        double* xd = static_cast<double*>(workspace);  // (kRows, kc)
-        double* wp = xd + kRows * kc;                  // (kc, Vecs·W)
-        double* c = wp + kc * Vecs * W;                // (kRows, outp)
+        float* wp = static_cast<float*>(workspace);  // (kc, Vecs·W)
+        float* c = wp + kc * Vecs * W;               // (kRows, outp)
         for (std::size_t b0 = 0; b0 < p.rows; b0 += kRows) {
             const std::size_t nb = p.rows - b0 < kRows ? p.rows - b0 : kRows;
             for (std::size_t r = 0; r < nb; ++r)
-                for (std::size_t o = 0; o < outp; ++o) c[r * outp + o] = p.bias && o < p.out ? p.bias[o] : 0.0;
+                for (std::size_t o = 0; o < outp; ++o) c[r * outp + o] = p.bias && o < p.out ? p.bias[o] : 0.0f;
             for (std::size_t k0 = 0; k0 < p.in; k0 += kc) {
                 const std::size_t kn = p.in - k0 < kc ? p.in - k0 : kc;
-                for (std::size_t r = 0; r < nb; ++r)
-                    for (std::size_t k = 0; k < kn; ++k) xd[r * kn + k] = p.x[(b0 + r) * p.x_stride + k0 + k];
+                const float* x = p.x + b0 * p.x_stride + k0;  // (nb, kn), rows x_stride apart
                 for (std::size_t c0 = 0; c0 < nvec; c0 += Vecs) {
                     const std::size_t pv = nvec - c0 < Vecs ? nvec - c0 : Vecs, pw = pv * W;
                     for (std::size_t k = 0; k < kn; ++k)
                         for (std::size_t o = 0; o < pw; ++o) {
                             const std::size_t col = c0 * W + o;
-                            wp[k * pw + o] = col < p.out ? p.w[col * p.in + k0 + k] : 0.0;
+                            wp[k * pw + o] = col < p.out ? p.w[col * p.in + k0 + k] : 0.0f;
                         }
                     for (std::size_t r0 = 0; r0 < nb; r0 += Rows) {
                         with_count<Rows>(nb - r0, [&](auto nr_) {
                             with_count<Vecs>(pv, [&](auto nv_) {
                                 constexpr std::size_t NR = decltype(nr_)::value, NV = decltype(nv_)::value;
-                                Block<D, NR, NV> acc;
-                                double* dst = c + r0 * outp + c0 * W;
+                                Block<O, NR, NV> acc;
+                                float* dst = c + r0 * outp + c0 * W;
                                 acc.load(dst, outp);
-                                accumulate(acc, kn, xd + r0 * kn, kn, 1, wp, pw);  // (NR, kn) x (kn, NV·W)
+                                accumulate(acc, kn, x + r0 * p.x_stride, p.x_stride, 1, wp, pw);  // (NR, kn) x (kn, NV·W)
                                 acc.store(dst, outp);
                             });
                         });
@@ -71,7 +70,7 @@ struct LinearKernel {
                 }
             }
             for (std::size_t r = 0; r < nb; ++r)
-                for (std::size_t o = 0; o < p.out; ++o) p.y[(b0 + r) * p.y_stride + o] = static_cast<float>(c[r * outp + o]);
+                for (std::size_t o = 0; o < p.out; ++o) p.y[(b0 + r) * p.y_stride + o] = c[r * outp + o];
         }
     }
 };

@@ -3,7 +3,7 @@
 //   C[r][v] += Σ_k a[r·a_row + k·a_k] · B[k][v]      C: R rows × NV vectors, held in registers
 //
 // a is read one element at a time and broadcast (any strides: K rows, a transposed tile, X rows),
-// B one vector at a time from rows ldb elements apart (floats, or doubles for the projections). The three products instantiate it as
+// B one vector at a time from rows ldb floats apart. The three products instantiate it as
 //   scores   Sᵀ (keys, queries)   = K (S, E) · Qᵀ (E, queries)      a = K rows,  B = packed Qᵀ
 //   output   O  (queries, Ev)     = P (queries, keys) · V (keys, Ev) a = P,       B = V rows
 //   linear   Y  (rows, out)       = X (rows, in) · Wᵀ (in, out)      a = X rows,  B = packed Wᵀ

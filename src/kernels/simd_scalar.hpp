@@ -36,15 +36,6 @@ struct ScalarOps {
     static constexpr bool has_transpose4 = false;  // tiles are transposed one float at a time
 };
 
-// Doubles one at a time, for the projections' float64 sums (linear.hpp).
-struct ScalarOpsF64 {
-    using V = double;
-    static constexpr std::size_t width = 1;
-    static V load(const double* p) { return *p; }
-    static void store(double* p, V v) { *p = v; }
-    static V splat(double x) { return x; }
-    static V fmadd(V a, V b, V c) { return a * b + c; }
-};
 
 }  // namespace
 }  // namespace xattn::kernels

@@ -76,16 +76,6 @@ struct XsimdOps {
     }
 };
 
-// Double lanes, for the projections' float64 sums (linear.hpp): f64x2 in wasm, 4 doubles on AVX2.
-template <class Arch>
-struct XsimdOpsF64 {
-    using V = xsimd::batch<double, Arch>;
-    static constexpr std::size_t width = V::size;
-    static V load(const double* p) { return V::load_unaligned(p); }
-    static void store(double* p, const V& v) { v.store_unaligned(p); }
-    static V splat(double x) { return V(x); }
-    static V fmadd(const V& a, const V& b, const V& c) { return xsimd::fma(a, b, c); }
-};
 
 }  // namespace
 }  // namespace xattn::kernels

@@ -32,15 +32,23 @@ struct MhaConfig {
     bool batch_first = false;
     bool add_bias_kv = false;
     bool add_zero_attn = false;
+    double dropout = 0.0;         // PyTorch's `dropout`: on the attention weights, in [0, 1), when training
     std::uint64_t init_seed = 0;  // seeds the default (Xavier-uniform) initialisation
 };
 
-struct MhaForwardOptions {
-    Mask key_padding_mask;  // MHA polarity: bool true = ignore
-    Mask attn_mask;         // MHA polarity: bool true = not allowed
+// The scalar options of a forward (or backward) call, without the masks: what the raw layer takes.
+struct MhaSettings {
     bool need_weights = true;
     bool average_attn_weights = true;
     bool is_causal = false;  // builds the top-left causal mask when attn_mask is not given
+    bool training = false;   // apply config.dropout (module.train() in PyTorch); default as module.eval()
+    std::uint64_t seed = 0;  // dropout is a pure function of (seed, position), as in scaled_dot_product_attention
+};
+
+// The xtensor API's options: the settings and owned masks.
+struct MhaForwardOptions : MhaSettings {
+    Mask key_padding_mask;  // MHA polarity: bool true = ignore
+    Mask attn_mask;         // MHA polarity: bool true = not allowed
 };
 
 // Raw view of one forward call's masks for the no-throw layer.
@@ -49,17 +57,39 @@ struct MhaMasks {
     MaskRef attn_mask;
 };
 
+// How the heads' attention sees the masks: the key padding mask, the attention mask and the causal rule
+// become one SDPA mask of the smallest shape that holds them (N, H, L, S_total with 1 where a dim is not
+// needed), boolean when every source is, and the causal rule stays SDPA's causal flag when it can.
+struct MhaMaskPlan {
+    MaskKind kind = MaskKind::none;  // of the SDPA mask built in the workspace (SDPA polarity)
+    std::size_t n = 1, h = 1, l = 1;  // its dims before S_total: N or 1, H or 1, L or 1
+    std::size_t s = 0;                // S_total
+    bool causal_in_mask = false;      // the causal rule is written into the mask (appended keys stay visible)
+    bool causal_flag = false;         // the causal rule is SDPA's is_causal (no appended keys to keep visible)
+    std::size_t elements() const;
+};
+
 struct MhaPlan {
     bool batched = true;
     std::size_t N = 1, L = 0, S = 0;  // S before bias_kv / zero_attn columns
     std::size_t S_total = 0;          // S + add_bias_kv + add_zero_attn
     bool need_weights = true, average_attn_weights = true, is_causal = false;
     bool attn_mask_per_head = false;  // attn_mask is (N·H, L, S) rather than (L, S)
+    bool backward = false;            // planned by plan_backward
     Shape output_shape;               // like query, with E
     Shape weights_shape;              // (N, L, S_total) or (N, H, L, S_total), without N when unbatched
-    bool any_mask = false;            // a merged additive mask (N, H, L, S_total) is built
+    std::size_t query_rows = 0, key_rows = 0;  // rows of the inputs: L·N and S·N
+    MhaMaskPlan mask;
     SdpaPlan attention;               // the heads' attention: q (N, H, L, hd), k and v (N, H, S_total, hd)
-    std::uint64_t workspace_bytes = 0;  // what run_forward's workspace must hold (64-bit even in wasm32)
+    std::uint64_t workspace_bytes = 0;  // what the run's workspace must hold (64-bit even in wasm32)
+};
+
+// The xtensor API's backward result: the forward output, the inputs' gradients, and every parameter's
+// gradient under PyTorch's state_dict name, in its shape.
+struct MhaGradientResult {
+    xt::xarray<float> output;
+    xt::xarray<float> grad_query, grad_key, grad_value;
+    std::map<std::string, xt::xarray<float>> grad_parameters;
 };
 
 class MultiheadAttention {
@@ -87,13 +117,24 @@ public:
     Status set_parameter(const std::string& name, const float* data, std::size_t count);
     // Sets one parameter, throwing std::invalid_argument on an unknown name or a wrong size.
     void set_parameter(const std::string& name, const xt::xarray<float>& value);
+    // Copies one parameter, `count` floats in PyTorch's row-major layout, to `data`. Never throws.
+    Status get_parameter(const std::string& name, float* data, std::size_t count) const;
     // Current value of one parameter, in PyTorch's shape.
     xt::xarray<float> parameter(const std::string& name) const;
 
+    // Floats of all parameters, and where each one starts among them: the layout of the parameter
+    // gradients run_backward writes (the q, k and v weights are adjacent, so in_proj_weight is one run).
+    std::size_t parameter_floats() const { return parameter_floats(config_); }
+    std::size_t parameter_offset(const std::string& name) const;
+
     // Validates a forward call. Never throws.
     Status plan_forward(const Shape& query, const Shape& key, const Shape& value, MaskKind kpm_kind,
-                        const Shape& kpm_shape, MaskKind attn_kind, const Shape& attn_shape, bool need_weights,
-                        bool average_attn_weights, bool is_causal, MhaPlan* plan) const;
+                        const Shape& kpm_shape, MaskKind attn_kind, const Shape& attn_shape,
+                        const MhaSettings& settings, MhaPlan* plan) const;
+    // Validates a backward call: the forward's rules, and grad_output shaped like the output. Never throws.
+    Status plan_backward(const Shape& query, const Shape& key, const Shape& value, const Shape& grad_output,
+                         MaskKind kpm_kind, const Shape& kpm_shape, MaskKind attn_kind, const Shape& attn_shape,
+                         const MhaSettings& settings, MhaPlan* plan) const;
     // Runs a validated plan; `weights` may be null when !plan.need_weights; `workspace` holds
     // plan.workspace_bytes. Allocates nothing and never throws.
     void run_forward(const MhaPlan& plan, const float* query, const float* key, const float* value,
@@ -102,12 +143,35 @@ public:
     void run_forward(const MhaPlan& plan, const float* query, const float* key, const float* value,
                      const MhaMasks& masks, float* output, float* weights) const;
 
+    // Runs a validated backward plan: the forward output, the gradients of Σ grad_output ⊙ output with
+    // respect to query, key and value (shaped like them), and every parameter's gradient into
+    // `grad_parameters` (parameter_floats(), laid out as parameter_offset says). `workspace` holds
+    // plan.workspace_bytes. Allocates nothing and never throws.
+    void run_backward(const MhaPlan& plan, const float* query, const float* key, const float* value,
+                      const MhaMasks& masks, const float* grad_output, float* output, float* grad_query,
+                      float* grad_key, float* grad_value, float* grad_parameters, void* workspace) const;
+
     // The xtensor API: throws std::invalid_argument naming the argument and the shapes.
     AttentionResult forward(const xt::xarray<float>& query, const xt::xarray<float>& key,
                             const xt::xarray<float>& value, const MhaForwardOptions& options = {}) const;
+    MhaGradientResult backward(const xt::xarray<float>& query, const xt::xarray<float>& key,
+                               const xt::xarray<float>& value, const xt::xarray<float>& grad_output,
+                               const MhaForwardOptions& options = {}) const;
 
 private:
     struct Scratch;
+    struct BackwardScratch;
+    Status plan_call(const Shape& query, const Shape& key, const Shape& value, MaskKind kpm_kind,
+                     const Shape& kpm_shape, MaskKind attn_kind, const Shape& attn_shape,
+                     const MhaSettings& settings, bool backward, MhaPlan* plan) const;
+    // The steps forward and backward share (mha.cpp).
+    void project_heads(const MhaPlan& plan, const float* query, const float* key, const float* value,
+                       const Scratch& w) const;
+    void build_mask(const MhaPlan& plan, const MhaMasks& masks, void* mask) const;
+    void project_out(const MhaPlan& plan, const float* attn, float* merged, float* output, const Scratch& w) const;
+    static MaskRef mask_view(const MhaPlan& plan, const void* mask);
+    static std::uint64_t forward_workspace(const MultiheadAttention& m, const MhaPlan& plan);
+    static std::uint64_t backward_workspace(const MultiheadAttention& m, const MhaPlan& plan);
     // Values in a parameter named as PyTorch names it, or 0 for a name this configuration lacks.
     std::size_t parameter_count(const std::string& name) const;
 

@@ -60,6 +60,23 @@ export async function settled(page, computes) {
 
 export const computes = (page) => page.evaluate(() => window.__xattnDemo.computes);
 
+// Waits until nothing is scheduled or running (a compute, a study, a comparison).
+export async function idle(page) {
+  await page.waitForFunction(() => window.__xattnDemo && !window.__xattnDemo.busy, null, WAIT);
+}
+
+// Worker requests the page has made so far.
+export const requests = (page) => page.evaluate(() => window.__xattnDemo.requests);
+
+// Types into a field as a person does: focus, select what is there, type the keys one by one (each key is an
+// input event, so "20" passes through "2"). The field keeps the focus.
+export async function typeInto(page, name, text) {
+  const input = page.locator(`#controls [name="${name}"]`);
+  await input.click();
+  await input.press('Control+A');
+  await page.keyboard.type(String(text), { delay: 30 });
+}
+
 // Sets a number field and lets the page react as it does to typing.
 export async function setField(page, name, value) {
   await page.locator(`#controls [name="${name}"]`).fill(String(value));

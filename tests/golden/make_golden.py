@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """Writes the golden fixtures xattn is tested against, using PyTorch as the reference.
 
-    python3 tests/golden/make_golden.py        # rewrites tests/golden/{sdpa,mha,sdpa_grad}.txt
+    python3 tests/golden/make_golden.py        # rewrites tests/golden/{sdpa,mha,sdpa_grad,mha_grad}.txt
 
 Inputs are float32 (what xattn takes); expected outputs and weights are computed in float64
 from those float32 values, so the fixtures hold the exact answer, not PyTorch's float32 rounding.
@@ -16,6 +16,10 @@ from those float32 values, so the fixtures hold the exact answer, not PyTorch's 
 * gradients (sdpa_grad.txt): torch autograd through `sdpa_math` in float64. For dropout the fixture uses
   xattn's keep mask (a splitmix64 hash of seed and position, re-implemented here) so torch and xattn drop
   the same weights; PyTorch's own random stream cannot be reproduced.
+* MultiheadAttention gradients (mha_grad.txt): torch autograd through torch.nn.MultiheadAttention in
+  float64, for the inputs and every parameter. For dropout (the module's `dropout` in training mode),
+  torch.nn.functional.dropout is replaced during the call by xattn's keep mask over the weights
+  (N·H, L, S_total), the shape in which PyTorch applies it.
 
 Fixture format (plain text, read by tests/golden.cpp and the JS tests):
     case <name>
@@ -312,15 +316,19 @@ def grad_cases(gen):
 
 def mha_case(gen, name, E, H, L, S, N, kdim=None, vdim=None, bias=True, batch_first=False, add_bias_kv=False,
              add_zero_attn=False, kpm=None, attn_mask=None, is_causal=False, need_weights=True,
-             average_attn_weights=True):
-    """N None = unbatched. kpm / attn_mask: tensors in MultiheadAttention's polarity (true = masked)."""
+             average_attn_weights=True, param_scale=0.5):
+    """N None = unbatched. kpm / attn_mask: tensors in MultiheadAttention's polarity (true = masked).
+
+    param_scale: the parameters' standard deviation. Wide models use one near PyTorch's own init
+    (~1/sqrt(E)): with 0.5 at E = 64 the scores saturate the softmax and PyTorch's own float32 forward
+    misses the float64 answer by more than the tolerance (3 of 2560 outputs, up to 1.1e-4)."""
     kd, vd = kdim or E, vdim or E
     torch.manual_seed(int(torch.randint(0, 2**31 - 1, (1,), generator=gen)))
     module = torch.nn.MultiheadAttention(E, H, bias=bias, add_bias_kv=add_bias_kv, add_zero_attn=add_zero_attn,
                                          kdim=kdim, vdim=vdim, batch_first=batch_first, dtype=torch.float64)
     module.eval()
     # Parameters in float32 (what xattn stores), biases made non-zero so they are under test.
-    state = {name: randn(gen, *p.shape, scale=0.5) for name, p in module.state_dict().items()}
+    state = {name: randn(gen, *p.shape, scale=param_scale) for name, p in module.state_dict().items()}
     module.load_state_dict({k: v.double() for k, v in state.items()})
 
     def layout(T, D):
@@ -394,14 +402,117 @@ def mha_cases(gen):
                  kpm=torch.tensor([False, False, True, False, False]), attn_mask=randn(gen, 2, 4, 5)))
     add(mha_case(gen, "fully_masked_batch_element", E=8, H=2, L=3, S=4, N=2,
                  kpm=torch.tensor([[True] * 4, [False, True, False, False]])))
-    add(mha_case(gen, "wide_64_8_heads", E=64, H=8, L=20, S=20, N=2))
+    add(mha_case(gen, "wide_64_8_heads", E=64, H=8, L=20, S=20, N=2, param_scale=0.125))
+    return cases
+
+
+# ---------------------------------------------------------------- MultiheadAttention gradients
+
+def mha_grad_case(gen, name, E, H, L, S, N, kdim=None, vdim=None, bias=True, batch_first=False, add_bias_kv=False,
+                  add_zero_attn=False, kpm=None, attn_mask=None, is_causal=False, dropout=0.0, training=False, seed=0,
+                  param_scale=0.5):
+    """N None = unbatched. Masks in MultiheadAttention's polarity (true = masked); no row may be fully masked.
+
+    param_scale: the parameters' standard deviation. A wide model needs one near PyTorch's own init
+    (~1/sqrt(E)): with 0.5 at E = 64 the scores reach ~14, the softmax saturates, and float32 itself
+    (PyTorch's float32 autograd included) misses the float64 gradients by 1e-3, 50x the tolerance."""
+    kd, vd = kdim or E, vdim or E
+    torch.manual_seed(int(torch.randint(0, 2**31 - 1, (1,), generator=gen)))
+    module = torch.nn.MultiheadAttention(E, H, dropout=dropout, bias=bias, add_bias_kv=add_bias_kv,
+                                         add_zero_attn=add_zero_attn, kdim=kdim, vdim=vdim, batch_first=batch_first,
+                                         dtype=torch.float64)
+    module.train(training)
+    state = {pname: randn(gen, *p.shape, scale=param_scale) for pname, p in module.state_dict().items()}
+    module.load_state_dict({k: v.double() for k, v in state.items()})
+
+    def layout(T, D):
+        if N is None:
+            return (T, D)
+        return (N, T, D) if batch_first else (T, N, D)
+
+    q, k, v = randn(gen, *layout(L, E)), randn(gen, *layout(S, kd)), randn(gen, *layout(S, vd))
+    qd, kd_, vd_ = (x.double().requires_grad_() for x in (q, k, v))
+    mask = attn_mask
+    if is_causal:  # xattn builds this from is_causal; torch 1.13 takes it explicitly
+        mask = torch.ones(L, S, dtype=torch.bool).triu(diagonal=1)
+    S_total = S + int(add_bias_kv) + int(add_zero_attn)
+    original_dropout = F.dropout
+    if training and dropout > 0:
+        multiplier = dropout_multiplier(seed, dropout, ((N or 1) * H, L, S_total))
+        F.dropout = lambda x, p=0.5, training=True, inplace=False: x * multiplier
+    try:
+        out, _ = module(qd, kd_, vd_, key_padding_mask=kpm, attn_mask=mask, need_weights=True)
+    finally:
+        F.dropout = original_dropout
+    assert not torch.isnan(out).any(), name + ": a fully masked row (torch gives NaN, xattn 0)"
+    grad_out = randn(gen, *out.shape)
+    out.backward(grad_out.double())
+
+    c = Case(name, "mha_grad")
+    for key, value in [("embed_dim", E), ("num_heads", H), ("kdim", kd), ("vdim", vd), ("bias", bias),
+                       ("batch_first", batch_first), ("add_bias_kv", add_bias_kv), ("add_zero_attn", add_zero_attn),
+                       ("is_causal", is_causal), ("dropout", dropout), ("training", training), ("seed", seed)]:
+        c.opt(key, value)
+    for pname, p in state.items():
+        c.tensor("param:" + pname, p)
+    c.tensor("query", q)
+    c.tensor("key", k)
+    c.tensor("value", v)
+    if kpm is not None:
+        c.tensor("key_padding_mask", kpm)
+    if attn_mask is not None:
+        c.tensor("attn_mask", attn_mask)
+    c.tensor("grad_output", grad_out)
+    c.tensor("output", out.detach())
+    c.tensor("grad_query", qd.grad)
+    c.tensor("grad_key", kd_.grad)
+    c.tensor("grad_value", vd_.grad)
+    for pname, p in module.named_parameters():
+        c.tensor("grad:" + pname, p.grad)
+    return c
+
+
+def mha_grad_cases(gen):
+    cases = []
+    add = cases.append
+    add(mha_grad_case(gen, "self_attention_seq_first", E=8, H=2, L=5, S=5, N=3))
+    add(mha_grad_case(gen, "cross_attention_batch_first", E=12, H=3, L=4, S=6, N=2, batch_first=True))
+    add(mha_grad_case(gen, "unbatched", E=8, H=4, L=5, S=7, N=None))
+    add(mha_grad_case(gen, "kdim_vdim", E=8, H=2, L=3, S=6, N=2, kdim=5, vdim=3))
+    add(mha_grad_case(gen, "kdim_vdim_batch_first_no_bias", E=6, H=2, L=4, S=5, N=2, kdim=7, vdim=4, bias=False,
+                      batch_first=True))
+    kpm = torch.zeros(2, 6, dtype=torch.bool)
+    kpm[0, 4:] = True
+    kpm[1, 1] = True
+    add(mha_grad_case(gen, "key_padding_mask_bool", E=8, H=2, L=5, S=6, N=2, kpm=kpm))
+    add(mha_grad_case(gen, "key_padding_mask_float", E=8, H=2, L=5, S=6, N=2, kpm=randn(gen, 2, 6)))
+    am = torch.zeros(5, 6, dtype=torch.bool)
+    am[0, 1:] = True
+    am[3, :2] = True
+    add(mha_grad_case(gen, "attn_mask_bool_L_S", E=8, H=2, L=5, S=6, N=2, attn_mask=am))
+    add(mha_grad_case(gen, "attn_mask_float_per_head", E=8, H=2, L=5, S=6, N=3, attn_mask=randn(gen, 6, 5, 6)))
+    add(mha_grad_case(gen, "attn_mask_and_key_padding_bool", E=8, H=2, L=5, S=6, N=2, batch_first=True,
+                      kpm=kpm, attn_mask=am))
+    add(mha_grad_case(gen, "float_attn_mask_and_bool_key_padding", E=8, H=2, L=5, S=6, N=2, kpm=kpm,
+                      attn_mask=randn(gen, 5, 6)))
+    add(mha_grad_case(gen, "bias_kv_zero_attn_with_masks", E=8, H=2, L=5, S=6, N=2, add_bias_kv=True,
+                      add_zero_attn=True, kpm=kpm, attn_mask=am))
+    add(mha_grad_case(gen, "is_causal", E=8, H=2, L=6, S=6, N=2, is_causal=True))
+    add(mha_grad_case(gen, "is_causal_key_padding_bias_kv", E=8, H=2, L=6, S=6, N=2, is_causal=True,
+                      add_bias_kv=True, kpm=torch.tensor([[False] * 5 + [True], [False] * 6])))
+    add(mha_grad_case(gen, "dropout_training_seed_11", E=8, H=2, L=5, S=6, N=2, dropout=0.3, training=True, seed=11))
+    add(mha_grad_case(gen, "dropout_masks_bias_kv_batch_first", E=12, H=3, L=4, S=5, N=2, batch_first=True,
+                      add_bias_kv=True, add_zero_attn=True, kpm=kpm[:, :5], dropout=0.25, training=True, seed=3))
+    add(mha_grad_case(gen, "dropout_configured_but_eval", E=8, H=2, L=4, S=4, N=2, dropout=0.5, training=False))
+    add(mha_grad_case(gen, "wider_64_8_heads", E=64, H=8, L=16, S=16, N=2, param_scale=0.125))
     return cases
 
 
 def main():
     gen = torch.Generator().manual_seed(20261129)
     header = "# xattn golden fixtures, written by tests/golden/make_golden.py with torch %s; do not edit\n" % torch.__version__
-    for fname, make in (("sdpa.txt", sdpa_cases), ("mha.txt", mha_cases), ("sdpa_grad.txt", grad_cases)):
+    for fname, make in (("sdpa.txt", sdpa_cases), ("mha.txt", mha_cases), ("sdpa_grad.txt", grad_cases),
+                        ("mha_grad.txt", mha_grad_cases)):
         cases = make(gen)
         with open(os.path.join(HERE, fname), "w") as f:
             f.write(header)

@@ -209,6 +209,26 @@ describe('lifetimes of MultiheadAttention modules', async () => {
   });
 });
 
+describe('initSeed reaches the module', async () => {
+  test('the same seed gives the same parameters, another seed others', async () => {
+    const xa = await createXattn();
+    const x = t([3, 1, 8], 0);
+    for (let i = 0; i < x.data.length; i++) x.data[i] = Math.sin(i);
+    const out = (initSeed) => {
+      const m = xa.createMultiheadAttention({ embedDim: 8, numHeads: 2, initSeed });
+      try {
+        return m.forward(x, x, x).output.data;
+      } finally {
+        m.dispose();
+      }
+    };
+    assert.deepEqual(out(7), out(7));
+    assert.notDeepEqual(out(7), out(8));
+    assert.throws(() => xa.createMultiheadAttention({ embedDim: 8, numHeads: 2, initSeed: -1 }),
+      (e) => e instanceof RangeError && /initSeed must be an integer in \[0, 9007199254740991\], got -1/.test(e.message));
+  });
+});
+
 describe('createXattn and the version', async () => {
   test('a failed instantiation rejects with its cause, and a later createXattn succeeds', async () => {
     const factory = (await import('../../dist/xattn-simd.mjs')).default;

@@ -103,7 +103,10 @@ describe('createMultiheadAttention and MultiheadAttention refuse bad input', asy
     refused(() => xa.createMultiheadAttention({ embedDim: 8.5, numHeads: 1 }), RangeError, 'embedDim');
     refused(() => xa.createMultiheadAttention({ embedDim: '8', numHeads: 2 }), TypeError, 'embedDim must be a number');
     refused(() => xa.createMultiheadAttention({ embedDim: 8, numHeads: 2, batchFirst: 1 }), TypeError, 'batchFirst must be a boolean');
-    refused(() => xa.createMultiheadAttention({ embedDim: 8, numHeads: 2, dropout: 0.1 }), TypeError, "unknown config field 'dropout'");
+    refused(() => xa.createMultiheadAttention({ embedDim: 8, numHeads: 2, dropoutP: 0.1 }), TypeError, "unknown config field 'dropoutP'");
+    refused(() => xa.createMultiheadAttention({ embedDim: 8, numHeads: 2, dropout: 1 }), RangeError,
+      'createMultiheadAttention: dropout must be in [0, 1), got 1');
+    refused(() => xa.createMultiheadAttention({ embedDim: 8, numHeads: 2, dropout: '0.1' }), TypeError, 'dropout must be a number');
     refused(() => xa.createMultiheadAttention({ embedDim: 2 ** 20, numHeads: 2 }), RangeError, 'bytes');
   });
 

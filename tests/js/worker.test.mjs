@@ -51,6 +51,21 @@ describe('createXattnWorker', () => {
     }
   });
 
+  test('runs MultiheadAttention.backward and parameters() in the worker, as the synchronous API does', async () => {
+    const config = { embedDim: 8, numHeads: 2, initSeed: 3 };
+    const x = t([3, 2, 8], 0.25);
+    x.data.forEach((_, i) => { x.data[i] = Math.sin(i); });
+    const local = xa.createMultiheadAttention(config);
+    const remote = await worker.createMultiheadAttention(config);
+    assert.deepEqual(await remote.parameters(), local.parameters());
+    const want = local.backward(x, x, x, x);
+    const got = await remote.backward(x, x, x, x);
+    assert.deepEqual(got.gradQuery, want.gradQuery);
+    assert.deepEqual(got.gradParameters, want.gradParameters);
+    local.dispose();
+    await remote.dispose();
+  });
+
   test('loads a safetensors state dict in the worker', async () => {
     const f = readFixture('encoder_layer_f32.safetensors');
     const mha = await worker.createMultiheadAttention(fixtureConfig(f.metadata));

@@ -1,26 +1,63 @@
-// bench/results.json in the speed panel: whatever the benchmark writes becomes a readable table.
+// bench/results.json in the speed panel: a chart of GFLOP/s per shape and implementation, one line of
+// metadata, and a table whose columns a reader can name and whose counts are exact.
 import test from 'node:test';
 import assert from 'node:assert/strict';
-import { benchTable } from '../../web/src/bench-results.js';
+import { formatCell, humanise, metaLine, parseBench } from '../../web/src/bench-results.js';
 
-test('an object with one array of records: scalar fields become notes, nested fields dotted columns', () => {
-  const t = benchTable({
-    machine: 'x86-64',
-    date: '2025-01-01',
-    results: [
-      { build: 'simd', shape: [4, 10, 64], gflops: { median: 12.3456, best: 13 } },
-      { build: 'scalar', shape: [4, 10, 64], gflops: { median: 3.21 }, note: 'no weights' },
-    ],
-  });
-  assert.deepEqual(t.meta, { machine: 'x86-64', date: '2025-01-01' });
-  assert.deepEqual(t.cols, ['build', 'shape', 'gflops.median', 'gflops.best', 'note']);
-  assert.deepEqual(t.rows[0], { build: 'simd', shape: '(4, 10, 64)', 'gflops.median': 12.35, 'gflops.best': 13 });
-  assert.equal(t.rows[1].note, 'no weights');
+// The benchmark's layout, cut down to two shapes.
+const bench = {
+  date: '2026-11-29T20:31:44.044Z',
+  machine: 'AMD EPYC',
+  cpus: 2,
+  node: 'v20.20.2',
+  threads: 1,
+  legend: 'shape = [B·H, L, E]',
+  results: [
+    { shape: [1, 128, 64], flops: 4194304, xattnSimd: { ms: 0.125, gflops: 33.62 }, plainJs: { ms: 2.166, gflops: 1.94 }, bestPeer: 'ortWeb' },
+    { shape: [8, 256, 64], flops: 134217728, xattnSimd: { ms: 3.873, gflops: 34.65 }, plainJs: { ms: 70.28, gflops: 1.91 }, bestPeer: 'ortWeb' },
+  ],
+};
+
+test('counts are exact: 4194304 FLOPs is not shown as 4194000', () => {
+  assert.equal(formatCell(4194304), '4,194,304');
+  assert.equal(formatCell(134217728), '134,217,728');
+  assert.equal(formatCell(33.6249), '33.62');
+  assert.equal(formatCell('ortWeb'), 'onnxruntime-web');
+  assert.equal(formatCell('something else'), 'something else');
+  const { table } = parseBench(bench);
+  assert.equal(table.rows[0].flops, '4,194,304');
 });
 
-test('a bare array of records is a table; nothing to show gives null', () => {
-  assert.deepEqual(benchTable([{ a: 1 }, { b: 'x' }]).cols, ['a', 'b']);
-  assert.equal(benchTable([]), null);
-  assert.equal(benchTable({ only: 'scalars' }), null);
-  assert.equal(benchTable(42), null);
+test('the chart has one group per shape and one series per implementation, in the file\'s order', () => {
+  const { chart } = parseBench(bench);
+  assert.deepEqual(chart.groups, ['1×128×64', '8×256×64']);
+  assert.deepEqual(chart.series.map((s) => [s.key, s.label, s.values]), [
+    ['xattnSimd', 'xattn SIMD', [33.62, 34.65]],
+    ['plainJs', 'plain JS', [1.94, 1.91]],
+  ]);
+  // The file records no peak: the chart draws none rather than inventing one.
+  assert.equal(chart.peak, null);
+  assert.deepEqual(parseBench({ ...bench, wasmSimdPeakGflops: 43.1 }).chart.peak, { value: 43.1, label: 'wasm simd peak gflops' });
+});
+
+test('column names are words, each implementation named once over its columns; the metadata is one line', () => {
+  const { table, metaLine: line } = parseBench(bench);
+  assert.deepEqual(
+    table.cols.map((c) => [c.group, c.name]),
+    [[null, 'shape'], [null, 'FLOPs'], ['xattn SIMD', 'ms'], ['xattn SIMD', 'GFLOP/s'], ['plain JS', 'ms'], ['plain JS', 'GFLOP/s'], [null, 'best peer']],
+  );
+  assert.equal(table.rows[1].shape, '(8, 256, 64)');
+  assert.equal(table.rows[1]['xattnSimd.gflops'], '34.65');
+  assert.equal(line, 'AMD EPYC · 2 CPUs · 1 thread · 2026-11-29 · Node v20.20.2');
+  assert.equal(humanise('loadAverageAtStart'), 'load average at start');
+  assert.equal(metaLine({ date: 'last Tuesday' }), 'last Tuesday');
+});
+
+test('other layouts still make a table; nothing to show gives null', () => {
+  const bare = parseBench([{ a: 1 }, { b: 'x' }]);
+  assert.deepEqual(bare.table.cols.map((c) => c.name), ['a', 'b']);
+  assert.equal(bare.chart, null);
+  assert.equal(parseBench([]), null);
+  assert.equal(parseBench({ only: 'scalars' }), null);
+  assert.equal(parseBench(42), null);
 });

@@ -13,6 +13,12 @@ test('entropy is log S for uniform rows and 0 for one-hot rows', () => {
   assert.equal(h[1], 0);
 });
 
+test('a row holding NaN has NaN entropy, not the 0 of a one-hot row', () => {
+  const h = rowEntropy(Float64Array.of(NaN, NaN, 0, 1), 2, 2);
+  assert.ok(Number.isNaN(h[0]));
+  assert.equal(h[1], 0);
+});
+
 test('the softmax Jacobian norm matches ‖diag(p) − p pᵀ‖ computed entry by entry', () => {
   const p = [0.1, 0.2, 0.3, 0.4];
   let sq = 0;

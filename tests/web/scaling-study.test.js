@@ -7,7 +7,7 @@ import { meanStd } from '../../web/src/row-stats.js';
 
 const lib = await createXattn();
 const grad = (q, k, v, dO, o) => lib.scaledDotProductAttentionGrad(q, k, v, dO, o);
-const gen = { seed: 42, distribution: 'normal', scale: 1 };
+const gen = { seed: 42, distribution: 'normal', spread: 1 };
 
 // Over all E, the largest value of a measure divided by its smallest.
 const spread = (values) => Math.max(...values) / Math.min(...values);

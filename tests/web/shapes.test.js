@@ -1,7 +1,7 @@
 // The shape trace the page shows, row by row, in the lesson's notation.
 import test from 'node:test';
 import assert from 'node:assert/strict';
-import { checkDims, formatShape, parseShape, traceShapes } from '../../web/src/shapes.js';
+import { formatShape, parseShape, traceShapes } from '../../web/src/shapes.js';
 
 const lesson = { B: 4, L: 10, S: 10, E: 64, Ev: 64 };
 const shapeOf = (rows, name) => formatShape(rows.find((r) => r.name === name).shape);
@@ -69,10 +69,11 @@ test('typed shapes are read in the usual spellings', () => {
   }
 });
 
-test('impossible dims are named before anything is computed', () => {
-  assert.deepEqual(checkDims(lesson), []);
-  assert.deepEqual(checkDims({ ...lesson, L: 0 }), ['L must be a whole number ≥ 1, got 0']);
-  assert.deepEqual(checkDims({ ...lesson, E: NaN }), ['E must be a whole number ≥ 1, got NaN']);
-  const [problem] = checkDims({ ...lesson, useHeads: true, H: 6, Hkv: 4 });
-  assert.match(problem, /H must be a multiple of Hkv/);
+test('without a mask tensor the page\'s mask row still appears, saying so, with no shape', () => {
+  const rows = traceShapes(lesson, { maskLabel: 'mask', maskRow: { expr: '—', note: 'no mask' } });
+  const row = rows.find((r) => r.name === 'mask');
+  assert.equal(row.shape, null);
+  assert.equal(row.note, 'no mask');
+  assert.equal(rows.indexOf(row), rows.findIndex((r) => r.name === 'weights') - 1);
+  assert.equal(traceShapes(lesson).some((r) => r.name === 'mask'), false);
 });

@@ -1,44 +1,71 @@
-// The control form ↔ the page's settings. Reading never throws: a field that is not a whole number comes
-// back as NaN and checkDims/checkGen name it on the page.
+// The control form ↔ the page's settings. Reading never throws and never guesses: every numeric field goes
+// through fields.js, and a field that fails names itself, its bounds and the text typed in `problems`
+// (the page then computes nothing and says why).
+import { FIELDS, checkHeads, parseField } from './fields.js';
 
-const DIM_NAMES = ['B', 'H', 'Hkv', 'L', 'S', 'E', 'Ev'];
+export const DIM_NAMES = ['B', 'H', 'Hkv', 'L', 'S', 'E', 'Ev'];
 
-function intValue(input) {
-  const v = input.value.trim();
-  return /^\d+$/.test(v) ? Number(v) : NaN;
-}
-
+// { dims, gen, causal, alignment, paddingOn, problems: string[], invalid: field names }. H and Hkv are read
+// only with heads on (they are disabled otherwise, and dims.H = dims.Hkv = 1 then).
 export function readControls(form) {
   const f = form.elements;
-  const dims = { useHeads: f.useHeads.checked };
-  for (const name of DIM_NAMES) dims[name] = intValue(f[name]);
-  const gen = { seed: intValue(f.seed), distribution: f.distribution.value, scale: Number(f.scale.value) };
+  const problems = [];
+  const invalid = [];
+  const read = (name, spec = FIELDS[name]) => {
+    const r = parseField(spec, f[name].value);
+    if (r.problem) {
+      problems.push(r.problem);
+      invalid.push(name);
+      return NaN;
+    }
+    return r.value;
+  };
+  const useHeads = f.useHeads.checked;
+  const dims = { useHeads };
+  for (const name of DIM_NAMES) {
+    const headDim = name === 'H' || name === 'Hkv';
+    dims[name] = headDim && !useHeads ? 1 : read(name);
+  }
+  if (useHeads && Number.isInteger(dims.H) && Number.isInteger(dims.Hkv)) {
+    const heads = checkHeads(dims.H, dims.Hkv);
+    if (heads.length) {
+      problems.push(...heads);
+      invalid.push('Hkv');
+    }
+  }
+  const gen = { seed: read('seed'), distribution: f.distribution.value, spread: read('spread') };
   return {
     dims,
     gen,
     causal: f.causal.checked,
     alignment: form.querySelector('input[name="alignment"]:checked').value,
     paddingOn: f.padding.checked,
+    problems,
+    invalid,
   };
 }
 
-export function checkGen(gen) {
-  const problems = [];
-  if (!Number.isInteger(gen.seed) || gen.seed > 0xffffffff) problems.push('seed must be a whole number from 0 to 4294967295');
-  if (!Number.isFinite(gen.scale) || gen.scale <= 0) problems.push('scale must be a number above 0');
-  return problems;
+// Marks the fields that failed (aria-invalid, which the stylesheet outlines in red) and clears the others.
+export function markInvalid(form, invalid) {
+  for (const name of [...DIM_NAMES, 'seed', 'spread']) {
+    const input = form.elements[name];
+    if (invalid.includes(name)) input.setAttribute('aria-invalid', 'true');
+    else input.removeAttribute('aria-invalid');
+  }
 }
 
 // Writes settings back (presets, imports, restoring after a cancel). `locked` maps dims fixed by imported
 // files to the file that fixes them; those inputs are disabled.
 export function writeControls(form, { dims, gen, causal, alignment, paddingOn }, locked = {}) {
   const f = form.elements;
-  for (const name of DIM_NAMES) f[name].value = String(dims[name]);
+  for (const name of DIM_NAMES) {
+    if (Number.isFinite(dims[name])) f[name].value = String(dims[name]);
+  }
   f.useHeads.checked = dims.useHeads;
   if (gen) {
     f.seed.value = String(gen.seed);
     f.distribution.value = gen.distribution;
-    f.scale.value = String(gen.scale);
+    f.spread.value = String(gen.spread);
   }
   if (causal !== undefined) f.causal.checked = causal;
   if (alignment) form.querySelector(`input[name="alignment"][value="${alignment}"]`).checked = true;
@@ -58,7 +85,13 @@ export function syncEnabled(form, locked = {}) {
   for (const radio of form.querySelectorAll('input[name="alignment"]')) radio.disabled = !f.causal.checked;
 }
 
-// One number input per batch element: how many keys it keeps (the rest is padding).
+// The bounds of batch element b's padding field: how many of the S keys it keeps.
+export function paddingSpec(b, S) {
+  return { label: `keys kept by b = ${b}`, kind: 'int', min: 0, max: S };
+}
+
+// One number input per shown batch element: how many keys it keeps (the rest is padding). Built only while
+// key padding is on, and only for the B elements that exist: the cost follows what is on the screen.
 export function renderPaddingInputs(container, values, S) {
   container.replaceChildren(
     ...values.map((v, b) => {
@@ -76,13 +109,5 @@ export function renderPaddingInputs(container, values, S) {
       return label;
     }),
   );
-}
-
-// The padding values typed so far, clamped to [0, S]; an unreadable field keeps its previous value.
-export function readPaddingInputs(container, previous, S) {
-  return previous.map((old, b) => {
-    const input = container.querySelector(`input[data-b="${b}"]`);
-    const v = input ? intValue(input) : NaN;
-    return Number.isInteger(v) ? Math.min(S, v) : Math.min(S, old);
-  });
+  container.dataset.shape = `${values.length}x${S}`;
 }

@@ -1,6 +1,7 @@
 // Shrinks an (rows, cols) matrix window to at most (outRows, outCols) cells by taking the max of each block,
 // so a 1024×1024 weight matrix fits a few hundred canvas pixels and a single sharp weight stays visible
-// (a mean would blur it away).
+// (a mean would blur it away). A block holding a NaN is NaN: a max that skipped it would show overflowed
+// weights as dark, small ones.
 
 // window: { r0, c0, rows, cols } inside a matrix of `stride` columns. Returns { data, rows, cols, blockR, blockC }:
 // each output cell covers blockR × blockC source cells (the last ones may cover fewer).
@@ -20,7 +21,7 @@ export function downsampleMax(src, stride, window, outRows, outCols) {
         const base = (r0 + i) * stride + c0;
         for (let j = c * blockC; j < cEnd; j++) {
           const v = src[base + j];
-          if (v > m) m = v;
+          if (v > m || v !== v) m = v;
         }
       }
       data[r * nc + c] = m;

@@ -4,7 +4,10 @@ import { lutIndex } from './colormap.js';
 import { downsampleAll, downsampleMax } from './downsample.js';
 
 // Masked cells are a neutral grey that the viridis scale never produces; fully masked rows get red hatching.
+// NaN (a weight that is not a number: the scores overflowed) is a loud pink that neither scale produces,
+// so it can never pass for a small weight.
 export const MASKED_RGB = [205, 210, 219];
+export const NAN_RGB = [255, 45, 170];
 export const HATCH_COLOUR = '#c23b3b';
 export const HATCH_BACKGROUND = '#f6dede';
 
@@ -38,12 +41,17 @@ export function drawMatrix(ctx, area, { data, stride, window, lo, hi, lut, hidde
   const px = img.data;
   for (let k = 0; k < ds.data.length; k++) {
     const o = 4 * k;
+    const v = ds.data[k];
     if (hiddenBlocks && hiddenBlocks[k]) {
       px[o] = MASKED_RGB[0];
       px[o + 1] = MASKED_RGB[1];
       px[o + 2] = MASKED_RGB[2];
+    } else if (v !== v) {
+      px[o] = NAN_RGB[0];
+      px[o + 1] = NAN_RGB[1];
+      px[o + 2] = NAN_RGB[2];
     } else {
-      const t = 3 * lutIndex(ds.data[k], lo, hi);
+      const t = 3 * lutIndex(v, lo, hi);
       px[o] = lut[t];
       px[o + 1] = lut[t + 1];
       px[o + 2] = lut[t + 2];
@@ -104,12 +112,6 @@ export function hatchRows(ctx, area, window, fullRows, dpr) {
   ctx.restore();
 }
 
-// Largest |x| (0 for all-zero data), for a diverging scale symmetric around zero.
-export function absMax(data) {
-  let m = 0;
-  for (let i = 0; i < data.length; i++) {
-    const a = Math.abs(data[i]);
-    if (a > m) m = a;
-  }
-  return m;
-}
+// Largest finite |x| (0 for all-zero data), for a diverging scale symmetric around zero. NaN and ±∞ are
+// counted apart (finite.js) and said in the caption, never folded into the range.
+export { finiteAbsMax as absMax } from './finite.js';

@@ -1,19 +1,30 @@
-// The page: reads the controls, keeps the shape trace live, asks the worker to compute, and hands each
-// result to the views. Computing happens only in the worker (worker.js), through the package's public API.
+// The page: reads the controls, keeps the shape trace live, asks the workers to compute, and hands each
+// result to the views. Computing happens only in workers (worker.js, three of them: worker-pool.js),
+// through the package's public API.
+//
+// The rules of a change: every field is validated before any work (fields.js), and an invalid one stops
+// the work and marks the result panels stale; a change that changes nothing (the change event a field fires
+// when it loses focus after its input events) does nothing; each real change is one worker request, which
+// returns the attention and the slice shown; Cancel goes back to the last finished result, which the
+// holder worker still has, without computing anything.
 import './styles.css';
-import { WorkerClient, CancelledError } from './worker-client.js';
-import { checkGen, readControls, readPaddingInputs, renderPaddingInputs, syncEnabled, writeControls } from './controls.js';
-import { checkDims, formatShape, traceShapes } from './shapes.js';
-import { defaultPadding, describeMask, maskShapeFor } from './masks.js';
+import { CancelledError } from './worker-client.js';
+import { WorkerPool } from './worker-pool.js';
+import { markInvalid, paddingSpec, readControls, renderPaddingInputs, syncEnabled, writeControls } from './controls.js';
+import { parseField, headsHint } from './fields.js';
+import { formatShape, traceShapes } from './shapes.js';
+import { describeMask, maskShapeFor } from './masks.js';
+import { MaskState } from './mask-state.js';
 import { dimsFromImports } from './imports.js';
 import { renderTrace, renderTraceProblems, setupQuiz } from './trace-view.js';
 import { WeightsView } from './weights-view.js';
 import { HeadsView, TensorViews } from './tensor-views.js';
 import { ScalingView } from './scaling-view.js';
-import { renderBench, renderSpeed } from './speed-view.js';
+import { describeProblem, renderBench, renderSpeed } from './speed-view.js';
 import { EXPORT_NAMES, setupDataPanel } from './io-view.js';
 import { PRESETS } from './presets.js';
 import { createStatus } from './status.js';
+import { markStale, staleReason } from './stale.js';
 
 const $ = (id) => document.getElementById(id);
 const form = $('controls');
@@ -29,19 +40,21 @@ const status = createStatus({
 });
 
 const state = {
-  padding: [], // keys kept per batch element when key padding is on
-  custom: null, // Uint8Array (L·S), 1 = hidden by hand; sized for customSize
-  customSize: null,
+  masks: new MaskState(),
+  paddingProblems: new Map(), // b → message, for padding fields holding an invalid value
   imported: {}, // query / key / value read from .npy files
   locked: {}, // dims fixed by imported files
   pick: { b: 0, h: 0 },
-  lastGood: null, // settings of the last finished compute, restored after a cancel
-  studyKey: null,
-  computes: 0,
+  wantedKey: null, // the settings the page last acted on (computing, or refusing as invalid)
+  lastGood: null, // the last finished compute: its settings, masks and key, restored by Cancel
+  dims: null, // dims of the result on screen
   view: null,
+  computes: 0,
+  study: { key: null, wanted: null, running: false, draw: 0 },
 };
 
-const client = new WorkerClient({ onCrash: (message) => status.error(`The worker stopped: ${message}`) });
+const pool = new WorkerPool({ onCrash: (message) => status.error(`The worker stopped: ${message}`) });
+const resultCards = [$('weights-card'), $('tensors-card'), $('heads-card')];
 
 const weightsView = new WeightsView(
   {
@@ -54,140 +67,167 @@ const weightsView = new WeightsView(
     legendTicks: $('legend-ticks'),
     rowSummary: $('row-summary'),
     colourRange: $('colour-range'),
+    nanSwatch: $('nan-swatch'),
+    overflow: $('overflow-note'),
   },
-  { onPaint: paintCustom, isHiddenByHand: (i, j) => Boolean(state.custom && state.custom[i * state.customSize.S + j]) },
+  { onPaint: paintCustom, isHiddenByHand: (i, j) => state.masks.isHidden(i, j) },
 );
 const tensorViews = new TensorViews($('tensor-grid'));
 const headsView = new HeadsView({ card: $('heads-card'), grid: $('heads-grid'), hint: $('heads-hint') }, (h) => pickView({ h }));
 const scalingView = new ScalingView({ charts: $('scaling-charts'), intro: $('scaling-intro'), summary: $('scaling-summary') });
 
-// Everything the worker needs for one computation, from the controls and the page's state.
+// Everything one computation needs, from the controls and the page's state, with every problem found.
 function settings() {
   const c = readControls(form);
-  const customActive = state.custom && state.custom.some((x) => x);
+  const problems = [...c.problems];
+  const { B, L, S } = c.dims;
+  const dimsOk = problems.length === 0;
+  if (c.paddingOn) for (const [b, message] of state.paddingProblems) if (!dimsOk || b < B) problems.push(message);
+  if (Object.keys(state.imported).length) problems.push(...dimsFromImports(c.dims, state.imported).problems);
   return {
     ...c,
+    problems,
     mask: {
       causal: c.causal,
       alignment: c.alignment,
-      padding: c.paddingOn ? state.padding.slice() : null,
-      custom: customActive ? state.custom : null,
+      padding: c.paddingOn && dimsOk ? state.masks.padding(B, S) : null,
+      custom: dimsOk ? state.masks.custom(L, S) : null,
     },
   };
 }
 
-function problemsOf(s) {
-  const problems = [...checkDims(s.dims), ...checkGen(s.gen)];
-  if (Object.keys(state.imported).length) problems.push(...dimsFromImports(s.dims, state.imported).problems);
-  return problems;
+// What identifies a computation: equal keys, equal results.
+function settingsKey(s) {
+  const custom = s.mask.custom ? [...s.mask.custom.keys()].filter((k) => s.mask.custom[k]) : null;
+  const imports = Object.entries(state.imported).map(([n, t]) => `${n}:${t.label}`);
+  return JSON.stringify([s.dims, s.gen, s.mask.causal, s.mask.alignment, s.mask.padding, custom, imports]);
 }
 
-// Keeps the page's own state in step with the controls: padding per batch element, the drawn mask's size.
-function syncState() {
-  const c = readControls(form);
+// Keeps the controls around the fields in step with them: enabled fields, padding inputs, hints, notes.
+function syncControls(s) {
   syncEnabled(form, state.locked);
-  const { B, S, L } = c.dims;
+  markInvalid(form, s.invalid);
+  const { B, S, L } = s.dims;
   const container = $('padding-inputs');
-  if (Number.isInteger(B) && Number.isInteger(S) && B >= 1 && S >= 1) {
-    const fresh = defaultPadding(B, S);
-    const kept = readPaddingInputs(container, state.padding, S);
-    const next = fresh.map((v, b) => (b < kept.length ? kept[b] : v));
-    const rebuild = next.length !== state.padding.length || container.childElementCount !== next.length || container.querySelector('input')?.max !== String(S);
-    state.padding = next;
-    if (rebuild) renderPaddingInputs(container, state.padding, S);
+  container.hidden = !s.paddingOn;
+  const dimsOk = s.invalid.length === 0 || (Number.isInteger(B) && Number.isInteger(S));
+  if (!s.paddingOn) {
+    // Nothing is built for a control that is off: B and S cost nothing while padding is hidden.
+    if (container.childElementCount) container.replaceChildren();
+    delete container.dataset.shape;
+    state.paddingProblems.clear();
+  } else if (dimsOk && Number.isInteger(B) && Number.isInteger(S) && container.dataset.shape !== `${B}x${S}`) {
+    renderPaddingInputs(container, state.masks.padding(B, S), S);
+    state.paddingProblems.clear();
   }
-  container.hidden = !c.paddingOn;
-  if (Number.isInteger(L) && Number.isInteger(S) && state.custom && (state.customSize.L !== L || state.customSize.S !== S)) {
-    // Keep the drawn cells that still exist when L or S changes.
-    const next = new Uint8Array(L * S);
-    for (let i = 0; i < Math.min(L, state.customSize.L); i++) {
-      for (let j = 0; j < Math.min(S, state.customSize.S); j++) next[i * S + j] = state.custom[i * state.customSize.S + j];
-    }
-    state.custom = next;
-    state.customSize = { L, S };
+  for (const input of container.querySelectorAll('input')) {
+    input.toggleAttribute('aria-invalid', state.paddingProblems.has(Number(input.dataset.b)));
   }
-  writeCustomNote();
-  const hint = $('gqa-hint');
-  hint.hidden = !c.dims.useHeads;
-  if (c.dims.useHeads) {
-    hint.textContent =
-      c.dims.Hkv < c.dims.H
-        ? `GQA: ${c.dims.H} query heads share ${c.dims.Hkv} key/value heads (enableGqa).`
-        : 'Hkv = H: every query head has its own keys and values. Make Hkv smaller for GQA.';
-  }
-}
-
-function writeCustomNote() {
-  const count = state.custom ? state.custom.reduce((n, x) => n + x, 0) : 0;
-  $('custom-mask-note').textContent = count
-    ? `${count} cell${count === 1 ? '' : 's'} hidden by hand, for every b and h.`
-    : 'No cells drawn. Hidden cells apply to every b and h.';
-  $('clear-mask').disabled = count === 0;
+  const count = Number.isInteger(L) && Number.isInteger(S) ? state.masks.countIn(L, S) : 0;
+  const offScreen = state.masks.cells.size - count;
+  $('custom-mask-note').textContent =
+    (count ? `${count} cell${count === 1 ? '' : 's'} hidden by hand, for every b and h.` : 'No cells drawn. Hidden cells apply to every b and h.') +
+    (offScreen ? ` ${offScreen} more lie outside L × S and come back when it grows.` : '');
+  $('clear-mask').disabled = state.masks.cells.size === 0;
+  // The hint is written only for dims that passed every check, so it can never contradict an error.
+  const hint = s.problems.length ? null : headsHint(s.dims);
+  $('gqa-hint').hidden = hint === null;
+  $('gqa-hint').textContent = hint ?? '';
 }
 
 function renderShapes(s) {
-  const problems = problemsOf(s);
   const tbody = $('trace').querySelector('tbody');
-  if (problems.length) {
-    renderTraceProblems(tbody, problems);
-    return problems;
+  if (s.problems.length) {
+    renderTraceProblems(tbody, s.problems);
+    return;
   }
   const maskShape = maskShapeFor(s.dims, s.mask);
-  renderTrace(tbody, traceShapes(s.dims, { maskShape, maskLabel: `mask: ${describeMask(s.mask)}` }));
-  return problems;
+  const causalOnly = s.mask.causal && !maskShape;
+  renderTrace(
+    tbody,
+    traceShapes(s.dims, {
+      maskShape,
+      maskLabel: maskShape || causalOnly ? `mask: ${describeMask(s.mask)}` : 'mask',
+      maskRow: causalOnly
+        ? { expr: 'isCausal=True', note: 'causal alone needs no mask tensor: the package hides j > i itself' }
+        : { expr: '—', note: 'no mask: every query sees every key (try causal, padding or drawn cells)' },
+    }),
+  );
+}
+
+// A key-padding field: its value is the learner's, kept across B and S changes (mask-state.js), once valid.
+function readPaddingField(input) {
+  const b = Number(input.dataset.b);
+  const S = Number(input.max);
+  const r = parseField(paddingSpec(b, S), input.value);
+  if (r.problem) state.paddingProblems.set(b, r.problem);
+  else {
+    state.paddingProblems.delete(b);
+    state.masks.setKept(b, r.value);
+  }
 }
 
 let debounce = null;
-function onControlsChanged() {
-  syncState();
+function onControlsChanged(event) {
+  // The import inputs are handled by the Data panel; their change events bubbling here must not count as
+  // an edit (they used to trigger a recompute whose success cleared the import's error message).
+  if (event?.target?.matches?.('[data-import]')) return;
+  if (event?.target?.matches?.('#padding-inputs input')) readPaddingField(event.target);
   const s = settings();
-  if (renderShapes(s).length) return;
+  syncControls(s);
+  renderShapes(s);
+  const key = s.problems.length ? `invalid ${JSON.stringify(s.problems)}` : settingsKey(s);
+  if (key === state.wantedKey) return;
+  state.wantedKey = key;
+  status.clearError(); // the learner changed something: an old message no longer applies
   clearTimeout(debounce);
+  debounce = null;
+  if (s.problems.length) {
+    // Nothing runs for settings that cannot be computed, and nothing older finishes in their place.
+    computeSeq++;
+    pool.cancelCompute();
+    markStale(resultCards, staleReason(s.problems, state.dims));
+    return;
+  }
+  markStale(resultCards, null);
   debounce = setTimeout(() => {
     debounce = null;
-    compute(s);
+    compute(s, key);
   }, 120);
 }
 
 let computeSeq = 0;
-async function compute(s = settings()) {
-  if (problemsOf(s).length) return;
+async function compute(s, key) {
   const seq = ++computeSeq;
   // Anything still running was for older settings: stop it rather than wait for it.
-  if (client.busy) client.cancel();
-  const payload = { dims: s.dims, gen: s.gen, mask: s.mask, imported: state.imported };
+  pool.cancelCompute();
+  const H = s.dims.useHeads ? s.dims.H : 1;
+  state.pick = { b: Math.min(state.pick.b, s.dims.B - 1), h: Math.min(state.pick.h, H - 1) };
+  const payload = { dims: s.dims, gen: s.gen, mask: s.mask, imported: state.imported, pick: state.pick };
   try {
-    const summary = await status.track(client.request('compute', payload, { onProgress: status.progress }), 'computing attention');
+    const result = await status.track(pool.compute(payload, { onProgress: status.progress }), 'computing attention');
     if (seq !== computeSeq) return;
-    status.setBuild(summary.build, summary.ms.attention);
-    state.lastGood = snapshot(s);
+    status.setBuild(result.build, result.ms.attention);
+    state.lastGood = { ...s, masks: state.masks.snapshot(), imported: state.imported, locked: state.locked, key };
     state.computes++;
     state.dims = s.dims;
-    await showView(seq);
-    status.clearError();
+    showView(result.view);
     maybeRunStudy(s);
   } catch (err) {
-    if (err instanceof CancelledError) return;
-    if (seq === computeSeq) status.error(err.message);
+    if (err instanceof CancelledError || seq !== computeSeq) return;
+    status.error(err.message);
+    markStale(resultCards, staleReason([err.message.replace(/\.$/, '')], state.dims));
   }
 }
 
-function snapshot(s) {
-  return { ...s, padding: state.padding.slice(), custom: state.custom && state.custom.slice(), customSize: state.customSize };
-}
-
-async function showView(seq = computeSeq) {
+function showView(view) {
   const dims = state.dims;
   const H = dims.useHeads ? dims.H : 1;
-  state.pick.b = Math.min(state.pick.b, dims.B - 1);
-  state.pick.h = Math.min(state.pick.h, H - 1);
   $('pick-b').max = String(dims.B - 1);
-  $('pick-b').value = String(state.pick.b);
+  $('pick-b').value = String(view.b);
   $('pick-h').max = String(H - 1);
-  $('pick-h').value = String(state.pick.h);
+  $('pick-h').value = String(view.h);
   $('pick-h-label').hidden = !dims.useHeads;
-  const view = await client.request('view', { ...state.pick });
-  if (seq !== computeSeq) return;
   state.view = view;
   weightsView.setData(view);
   tensorViews.setData(view);
@@ -198,47 +238,64 @@ async function pickView({ b = state.pick.b, h = state.pick.h }) {
   if (!state.dims) return;
   state.pick = { b, h };
   try {
-    await showView();
+    showView(await pool.view(state.pick));
   } catch (err) {
     if (!(err instanceof CancelledError)) status.error(err.message);
   }
 }
 
-// The study uses at most 128 queries and keys: enough rows for stable averages, quick at E = 1024.
-async function maybeRunStudy(s, force = false) {
+// The study uses at most 128 queries and keys: enough rows for stable averages, quick at E = 1024. One
+// study runs at a time; settings that change meanwhile are studied when it ends (the latest only).
+async function maybeRunStudy(s, { force = false } = {}) {
   const L = Math.min(128, s.dims.L);
   const S = Math.min(128, s.dims.S);
-  const key = JSON.stringify([s.gen, L, S]);
-  if (!force && key === state.studyKey) return;
+  const study = state.study;
+  const request = { gen: s.gen, L, S, draw: study.draw };
+  const key = JSON.stringify(request);
+  if (!force && key === study.key) return;
+  study.wanted = request;
+  if (study.running) return;
+  study.running = true;
   try {
-    const rows = await status.track(client.request('scaling', { gen: s.gen, L, S }, { onProgress: status.progress }), 'scaling study');
-    state.studyKey = key;
-    scalingView.setData(rows, { L, S, gen: s.gen });
+    while (study.wanted) {
+      const next = study.wanted;
+      study.wanted = null;
+      const rows = await status.track(pool.sideJob('scaling', next, { onProgress: status.progress }), 'scaling study');
+      study.key = JSON.stringify(next);
+      scalingView.setData(rows, next);
+    }
   } catch (err) {
-    if (!(err instanceof CancelledError)) status.error(`Scaling study: ${err.message}`);
+    study.wanted = null;
+    if (err instanceof CancelledError) $('scaling-summary').insertAdjacentHTML('afterbegin', '<p class="muted">Study cancelled: “New draw” runs it.</p>');
+    else status.error(`Scaling study: ${err.message}`);
+  } finally {
+    study.running = false;
   }
 }
 
 function paintCustom(cells, hide) {
-  const { L, S } = readControls(form).dims;
-  if (!state.custom) {
-    state.custom = new Uint8Array(L * S);
-    state.customSize = { L, S };
-  }
-  for (const [i, j] of cells) state.custom[i * S + j] = hide ? 1 : 0;
+  state.masks.paint(cells, hide);
   onControlsChanged();
 }
 
-function applyImports() {
-  const s = readControls(form);
-  const { dims, locked, problems } = dimsFromImports(s.dims, state.imported);
-  state.locked = locked;
-  writeControls(form, { ...s, dims }, locked);
+function writeImportNote() {
   const names = Object.entries(state.imported).map(([n, t]) => `${EXPORT_NAMES[n]} ${t.label} ${formatShape(t.shape)}`);
   $('import-note').hidden = names.length === 0;
   $('import-note').textContent = names.length ? `Imported: ${names.join(', ')}. Dims they fix are locked.` : '';
   $('clear-imports').disabled = names.length === 0;
-  return problems;
+}
+
+// A file joins the others only if they all agree; a refused file changes nothing (no dim, no lock).
+function acceptImport(name, tensor) {
+  const next = { ...state.imported, [name]: tensor };
+  const c = readControls(form);
+  const { dims, locked, problems } = dimsFromImports(c.dims, next);
+  if (problems.length) throw new Error(problems.join('; '));
+  state.imported = next;
+  state.locked = locked;
+  writeControls(form, { ...c, dims }, locked);
+  writeImportNote();
+  onControlsChanged();
 }
 
 function wireControls() {
@@ -248,8 +305,9 @@ function wireControls() {
   for (const button of form.querySelectorAll('[data-preset]')) {
     button.addEventListener('click', () => {
       state.imported = {};
-      applyImports();
-      state.custom = null;
+      state.locked = {};
+      writeImportNote();
+      state.masks.clear();
       writeControls(form, PRESETS[button.dataset.preset], {});
       onControlsChanged();
     });
@@ -259,29 +317,20 @@ function wireControls() {
     e.currentTarget.setAttribute('aria-pressed', String(on));
     e.currentTarget.textContent = on ? 'Done drawing' : 'Draw mask by clicking cells';
     weightsView.setEditing(on);
-    if (on) $('weights-canvas').focus();
+    if (on) $('weights-canvas').focus({ preventScroll: true });
   });
   $('clear-mask').addEventListener('click', () => {
-    state.custom = null;
+    state.masks.clearCells();
     onControlsChanged();
   });
   setupDataPanel(form, {
-    fetchTensor: (name) => client.request('tensor', { name }),
-    // A new file joins the others; if the files then disagree, it is dropped again and the page says why.
-    onImport(name, tensor) {
-      const before = state.imported;
-      state.imported = { ...before, [name]: tensor };
-      const problems = applyImports();
-      if (problems.length) {
-        state.imported = before;
-        applyImports();
-        throw new Error(problems.join('; '));
-      }
-      onControlsChanged();
-    },
+    fetchTensor: (name) => pool.tensor(name),
+    onImport: acceptImport,
     onClear() {
       state.imported = {};
-      applyImports();
+      state.locked = {};
+      writeControls(form, readControls(form), {});
+      writeImportNote();
       onControlsChanged();
     },
     onError: (err) => status.error(err.message),
@@ -291,39 +340,67 @@ function wireControls() {
   $('zoom-in').addEventListener('click', () => weightsView.zoom(0.5, weightsView.cursor ?? weightsView.centre()));
   $('zoom-out').addEventListener('click', () => weightsView.zoom(2, weightsView.cursor ?? weightsView.centre()));
   $('zoom-reset').addEventListener('click', () => weightsView.fit());
-  $('run-scaling').addEventListener('click', () => maybeRunStudy(settings(), true));
-  $('run-speed').addEventListener('click', runSpeed);
-  status.onCancel(() => {
-    client.cancel();
-    restoreLastGood();
+  $('run-scaling').addEventListener('click', () => {
+    if (!state.lastGood) return;
+    state.study.draw++;
+    maybeRunStudy(state.lastGood, { force: true });
   });
+  $('run-speed').addEventListener('click', runSpeed);
+  status.onCancel(cancelAll);
 }
 
+// The comparison times the result on screen, in the side worker: changing a control meanwhile does not stop
+// it, and when it ends after such a change, the panel says which settings it timed.
 async function runSpeed() {
+  const g = state.lastGood;
+  if (!g) return;
+  const payload = { dims: g.dims, gen: g.gen, mask: g.mask, imported: g.imported };
+  $('run-speed').disabled = true;
   try {
-    const result = await status.track(client.request('speed', {}, { onProgress: status.progress }), 'speed comparison');
-    renderSpeed($('speed-table'), $('speed-intro'), result);
+    const result = await status.track(pool.sideJob('speed', payload, { onProgress: status.progress }), 'speed comparison');
+    renderSpeed({ table: $('speed-table'), intro: $('speed-intro'), chart: $('speed-chart') }, result);
+    const moved = state.wantedKey !== g.key;
+    $('speed-note').hidden = !moved;
+    $('speed-note').textContent = moved
+      ? `Timed for the settings shown when it started (${describeProblem(g.dims)}); the controls have changed since: run it again to time them.`
+      : '';
   } catch (err) {
-    if (!(err instanceof CancelledError)) status.error(`Speed: ${err.message}`);
+    if (err instanceof CancelledError) {
+      $('speed-note').hidden = false;
+      $('speed-note').textContent = 'Comparison cancelled.';
+    } else status.error(`Speed: ${err.message}`);
+  } finally {
+    $('run-speed').disabled = false;
   }
 }
 
-// After a cancel the fresh worker holds nothing: go back to the last settings that finished, and recompute them.
-function restoreLastGood() {
+// Cancel: stop whatever runs, and put the controls back to the last finished result, which is still on
+// screen and still held by a worker. Nothing is recomputed.
+function cancelAll() {
+  clearTimeout(debounce);
+  debounce = null;
+  computeSeq++;
+  pool.cancelCompute();
+  pool.cancelSide();
   const g = state.lastGood;
   if (!g) {
     status.note('Cancelled. Change a control to compute again.');
     return;
   }
-  state.padding = g.padding;
-  state.custom = g.custom;
-  state.customSize = g.customSize;
+  state.masks = g.masks.snapshot();
+  state.imported = g.imported;
+  state.locked = g.locked;
+  state.paddingProblems.clear();
+  writeImportNote();
   writeControls(form, g, state.locked);
-  renderPaddingInputs($('padding-inputs'), state.padding, g.dims.S);
-  syncState();
-  renderShapes(settings());
+  $('padding-inputs').replaceChildren();
+  delete $('padding-inputs').dataset.shape;
+  const s = settings();
+  syncControls(s);
+  renderShapes(s);
+  state.wantedKey = g.key;
+  markStale(resultCards, null);
   status.note('Cancelled: back to the last finished result.');
-  compute(settings());
 }
 
 function clampInt(text, lo, hi) {
@@ -336,9 +413,13 @@ window.__xattnDemo = {
   get computes() {
     return state.computes;
   },
-  // Busy while a compute is scheduled or the worker is working: tests wait for it to fall.
+  // Busy while a compute is scheduled or any worker is working: tests wait for it to fall.
   get busy() {
-    return debounce !== null || client.busy;
+    return debounce !== null || pool.busy;
+  },
+  // Worker requests made so far (one per change of the controls).
+  get requests() {
+    return pool.requests;
   },
   get renders() {
     return weightsView.renderCount;
@@ -352,17 +433,24 @@ window.__xattnDemo = {
   get lastError() {
     return status.lastError;
   },
-  // The last scaling study: its rows as measured and, by chart, the series the charts were given.
+  // The last scaling study: its rows as measured and, by chart, the series and value-axis ticks the charts
+  // were given.
   get scaling() {
-    return scalingView.rows ? { rows: scalingView.rows, plotted: scalingView.plotted() } : null;
+    return scalingView.rows ? { rows: scalingView.rows, plotted: scalingView.plotted(), ticks: { ...scalingView.ticks } } : null;
   },
-  tensor: (name) => client.request('tensor', { name }),
+  tensor: (name) => pool.tensor(name),
 };
 
-setupQuiz({ form: $('quiz'), question: $('quiz-question'), input: $('quiz-answer'), feedback: $('quiz-feedback') });
+setupQuiz({
+  form: $('quiz'),
+  counter: $('quiz-counter'),
+  question: $('quiz-question'),
+  label: $('quiz-label'),
+  input: $('quiz-answer'),
+  feedback: $('quiz-feedback'),
+  next: $('quiz-next'),
+});
 wireControls();
-syncState();
-renderShapes(settings());
-compute();
+onControlsChanged();
 renderBench($('bench'));
-$('speed-intro').textContent = 'Times the current attention with the SIMD build, the scalar build and plain JavaScript.';
+$('speed-intro').textContent = 'Times the attention on screen with the SIMD build, the scalar build and plain JavaScript, against the wasm SIMD peak measured in the same worker.';

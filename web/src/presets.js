@@ -1,5 +1,5 @@
 // Starting points for the controls. "lesson" is the lesson's example and the page's first load.
-const base = { gen: { seed: 42, distribution: 'normal', scale: 1 }, causal: false, alignment: 'top-left', paddingOn: false };
+const base = { gen: { seed: 42, distribution: 'normal', spread: 1 }, causal: false, alignment: 'top-left', paddingOn: false };
 
 export const PRESETS = {
   lesson: { ...base, dims: { B: 4, H: 4, Hkv: 4, useHeads: false, L: 10, S: 10, E: 64, Ev: 64 } },

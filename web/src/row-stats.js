@@ -12,7 +12,8 @@ export function rowSums(weights, L, S) {
   return out;
 }
 
-// Shannon entropy −Σ p log p in nats (0 log 0 = 0): log S for uniform attention, 0 for one-hot.
+// Shannon entropy −Σ p log p in nats (0 log 0 = 0): log S for uniform attention, 0 for one-hot. A row
+// holding NaN (overflowed scores) has NaN entropy, not the 0 of a one-hot row.
 export function rowEntropy(weights, L, S) {
   const out = new Float64Array(L);
   for (let i = 0; i < L; i++) {
@@ -20,6 +21,7 @@ export function rowEntropy(weights, L, S) {
     for (let j = 0; j < S; j++) {
       const p = weights[i * S + j];
       if (p > 0) h -= p * Math.log(p);
+      else if (p !== p) h = NaN;
     }
     out[i] = h;
   }

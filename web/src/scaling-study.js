@@ -17,6 +17,7 @@
 // The gradient norms grow like √Ev with the value dim for scaled and unscaled alike, so a fixed Ev
 // changes their level, not the comparison.
 import { randomValues } from './prng.js';
+import { drawOptions } from './tensors.js';
 import { meanStd, saturationStats, rowNorms, median, mean } from './row-stats.js';
 import { attentionGeometry, rawScores } from './plain-attention.js';
 
@@ -24,8 +25,15 @@ export const STUDY_ES = [4, 8, 16, 32, 64, 128, 256, 512, 1024];
 export const STUDY_EV = 16;
 export const STUDY_TRIALS = 8;
 
-// Streams 10+ so the study never reuses the page's own Q, K, V streams (0, 1, 2).
+// Streams 10+ so the study never reuses the page's own Q, K, V streams (0, 1, 2). Draw d ≥ 1 of the study
+// (the panel's "New draw" button) uses streams 12 + 4d to 14 + 4d (16, 17, 18 for the first), clear of dO's
+// stream 13: fresh Q, K, V from the same seed and spread, so the learner sees which figures are noise.
 const STUDY_STREAMS = { query: 10, key: 11, value: 12 };
+export function studyStreams(draw = 0) {
+  if (draw === 0) return STUDY_STREAMS;
+  const base = 12 + 4 * draw;
+  return { query: base, key: base + 1, value: base + 2 };
+}
 export const GRAD_OUTPUT = { seed: 20240607, stream: 13, distribution: 'normal', scale: 1 };
 
 // Per-row gradient norms of a (B, n, E) gradient, rows = B·n: the median (the typical row) and the mean (which
@@ -40,14 +48,15 @@ function gradStats(grad, rows, E) {
 //   gradKeyMean }, unscaled: { … } }. gradNorm is the softmax Jacobian's norm (from the weights alone);
 // maxWeight and entropy average over the B·L weight rows; gradQuery* are over the B·L norms ‖dQᵢ‖ of the
 // query rows, gradKey* over the B·S norms ‖dKⱼ‖ of the key rows.
-export function runScalingStudy({ grad, gen, L, S, Es = STUDY_ES, onProgress = () => {} }) {
+export function runScalingStudy({ grad, gen, L, S, draw = 0, Es = STUDY_ES, onProgress = () => {} }) {
   const B = STUDY_TRIALS;
-  const value = { data: randomValues(B * S * STUDY_EV, { ...gen, stream: STUDY_STREAMS.value }), shape: [B, S, STUDY_EV] };
+  const streams = studyStreams(draw);
+  const value = { data: randomValues(B * S * STUDY_EV, drawOptions(gen, streams.value)), shape: [B, S, STUDY_EV] };
   const gradOutput = { data: randomValues(B * L * STUDY_EV, GRAD_OUTPUT), shape: [B, L, STUDY_EV] };
   const rows = [];
   Es.forEach((E, n) => {
-    const query = { data: randomValues(B * L * E, { ...gen, stream: STUDY_STREAMS.query }), shape: [B, L, E] };
-    const key = { data: randomValues(B * S * E, { ...gen, stream: STUDY_STREAMS.key }), shape: [B, S, E] };
+    const query = { data: randomValues(B * L * E, drawOptions(gen, streams.query)), shape: [B, L, E] };
+    const key = { data: randomValues(B * S * E, drawOptions(gen, streams.key)), shape: [B, S, E] };
     const measure = (options) => {
       const r = grad(query, key, value, gradOutput, { ...options, needWeights: true });
       const dQ = gradStats(r.gradQuery, B * L, E);

@@ -6,6 +6,8 @@ import uPlot from 'uplot';
 import 'uplot/dist/uPlot.min.css';
 import { formatNumber } from './shapes.js';
 import { GRAD_OUTPUT, STUDY_EV, STUDY_TRIALS } from './scaling-study.js';
+import { scalingSummary } from './scaling-summary.js';
+import { ticksBetween } from './ticks.js';
 
 const CHARTS = [
   { key: 'maxWeight', title: 'largest weight per row', y: 'mean max weight', range: [0, 1] },
@@ -32,6 +34,7 @@ export class ScalingView {
   constructor({ charts, intro, summary }) {
     Object.assign(this, { container: charts, intro, summary });
     this.plots = [];
+    this.ticks = {}; // chart key → the value-axis ticks last drawn
     this.boxes = CHARTS.map((c) => {
       const box = document.createElement('figure');
       box.className = 'chart';
@@ -47,15 +50,17 @@ export class ScalingView {
     return Math.max(220, Math.floor(w));
   }
 
-  setData(rows, { L, S, gen }) {
+  setData(rows, { L, S, gen, draw = 0 }) {
     const B = STUDY_TRIALS;
     this.intro.textContent =
-      `For each E, ${B} independent Q (${B}, ${L}, E) and K (${B}, ${S}, E) are drawn with the page's seed and distribution ` +
-      `(${gen.distribution}, scale ${gen.scale}), with V (${B}, ${S}, ${STUDY_EV}) likewise; the package's backward pass ` +
+      `Draw ${draw + 1}. For each E, ${B} independent Q (${B}, ${L}, E) and K (${B}, ${S}, E) are drawn with the page's seed and distribution ` +
+      `(${gen.distribution}, data spread ${formatNumber(gen.spread)}), with V (${B}, ${S}, ${STUDY_EV}) likewise; the package's backward pass ` +
       `(scaledDotProductAttentionGrad) computes the weights and the gradients with its default scale 1/√E and with scale = 1, ` +
       `for a fixed upstream gradient dO (${B}, ${L}, ${STUDY_EV}) of standard normals (seed ${GRAD_OUTPUT.seed}). ` +
       `Weight statistics are means over the ${B * L} query rows; the gradient charts show the median over rows of each ` +
-      `row's L2 norm: ${B * L} rows of dQ (${B}, ${L}, E), ${B * S} rows of dK (${B}, ${S}, E).`;
+      `row's L2 norm: ${B * L} rows of dQ (${B}, ${L}, E), ${B * S} rows of dK (${B}, ${S}, E). ` +
+      `"New draw" draws fresh Q, K and V from the same seed (other streams of it): the figures move a little, the conclusion does not.`;
+    this.intro.dataset.draw = String(draw);
     const xs = rows.map((r) => r.E);
     this.plots.forEach((p) => p.destroy());
     this.boxes.forEach((b) => b.replaceChildren());
@@ -75,7 +80,8 @@ export class ScalingView {
           {
             label: c.y,
             size: c.log ? 62 : 52,
-            ...(c.log ? { splits: logSplits } : {}),
+            // The ticks each axis was given are kept for the page's test hook.
+            splits: (u, axis, min, max) => (this.ticks[c.key] = c.log ? logSplits(u, axis, min, max) : ticksBetween(min, max)),
             values: (_u, vals) => vals.map((v) => (v == null ? '' : formatNumber(v))),
           },
         ],
@@ -84,49 +90,21 @@ export class ScalingView {
           { label: 'scaled 1/√E', stroke: SCALED, width: 2, points: { show: true, size: 6, fill: SCALED }, value: (_u, v) => (v == null ? '–' : formatNumber(v)) },
           { label: 'unscaled', stroke: UNSCALED, width: 2, dash: [6, 4], points: { show: true, size: 6, fill: UNSCALED }, value: (_u, v) => (v == null ? '–' : formatNumber(v)) },
         ],
-        // One legend for all the charts sits above them (chart-legend in index.html).
-        legend: { show: false },
+        // The key sits above the charts (chart-legend in index.html); each chart's own legend shows the values
+        // under the cursor, so the crosshair reads as numbers.
+        legend: { show: true, live: true },
       };
       return new uPlot(opts, data, this.boxes[k]);
     });
-    this.writeSummary(rows);
+    this.writeSummary(rows, gen.spread);
     this.rows = rows;
   }
 
-  writeSummary(rows) {
-    const first = rows[0];
-    const last = rows[rows.length - 1];
-    const ratio = (a, b) => (b > 0 ? a / b : NaN);
-    const f = formatNumber;
-    const s0 = first.scaled;
-    const s1 = last.scaled;
-    const u0 = first.unscaled;
-    const u1 = last.unscaled;
-    const softmax =
-      `Raw scores q·k spread out as E grows: standard deviation ${f(first.scoreStd)} at E = ${first.E}, ` +
-      `${f(last.scoreStd)} at E = ${last.E} (√E grows ×${f(Math.sqrt(last.E / first.E))}). ` +
-      `Unscaled, at E = ${last.E} the largest weight averages <strong>${f(u1.maxWeight)}</strong> ` +
-      `and the softmax gradient is ${f(ratio(u1.gradNorm, u0.gradNorm))}× its value at E = ${first.E}: ` +
-      `the softmax saturates and passes almost no gradient. Scaled by 1/√E the same rows keep a largest weight of ` +
-      `<strong>${f(s1.maxWeight)}</strong> and a gradient ${f(ratio(s1.gradNorm, s0.gradNorm))}× the E = ${first.E} value.`;
-    // Every figure below is measured by the package's backward pass. The interpretive sentences appear only
-    // when the figures bear them out (with a small Q and K scale, nothing saturates and they would be false).
-    const qRatio = ratio(u1.gradQueryMedian, s1.gradQueryMedian);
-    const vanished = qRatio < 0.1;
-    const spiky = vanished && u1.gradQueryMean > 10 * u1.gradQueryMedian;
-    const gradients =
-      `What reaches Q and K: scaled, the median query row gets ‖dQᵢ‖ = ${f(s0.gradQueryMedian)} at E = ${first.E} and ` +
-      `${f(s1.gradQueryMedian)} at E = ${last.E} (keys: ‖dKⱼ‖ = ${f(s0.gradKeyMedian)} and ${f(s1.gradKeyMedian)}). ` +
-      `Unscaled, the median query row gets ${f(u0.gradQueryMedian)} at E = ${first.E} and <strong>${f(u1.gradQueryMedian)}</strong> ` +
-      `at E = ${last.E}, <strong>${f(qRatio)}×</strong> the scaled value${vanished ? ': for most rows the gradient vanishes' : ''}. ` +
-      `The mean over query rows is ${f(u1.gradQueryMean)} (scaled ${f(s1.gradQueryMean)})` +
-      (spiky
-        ? `, pulled up by the few rows whose two largest scores nearly tie, which still get large gradients. ` +
-          `So the learning signal is not merely smaller: most rows get almost none and a few get a lot. `
-        : '. ') +
-      `Keys gather gradient from every query row${spiky ? ', those few included' : ''}: their median is ${f(u1.gradKeyMedian)}, ` +
-      `${f(ratio(u1.gradKeyMedian, s1.gradKeyMedian))}× the scaled value.`;
-    this.summary.innerHTML = `<p>${softmax}</p><p>${gradients}</p>`;
+  writeSummary(rows, spread) {
+    const { html, saturated, vanished } = scalingSummary(rows, { spread });
+    this.summary.innerHTML = html;
+    this.summary.dataset.saturated = String(saturated);
+    this.summary.dataset.vanished = String(vanished);
   }
 
   // What the charts were given, by chart key: [E values, scaled, unscaled] as uPlot holds them (null = no

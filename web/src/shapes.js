@@ -44,26 +44,11 @@ export function inputShapes({ B, H = 1, Hkv = H, L, S, E, Ev, useHeads = false }
   };
 }
 
-// Checks the dims a person chose before anything is computed, with a message that names the dim.
-export function checkDims(dims) {
-  const problems = [];
-  for (const name of ['B', 'L', 'S', 'E', 'Ev']) {
-    const v = dims[name];
-    if (!Number.isInteger(v) || v < 1) problems.push(`${name} must be a whole number ≥ 1, got ${v}`);
-  }
-  if (dims.useHeads) {
-    if (!Number.isInteger(dims.H) || dims.H < 1) problems.push(`H must be a whole number ≥ 1, got ${dims.H}`);
-    if (!Number.isInteger(dims.Hkv) || dims.Hkv < 1) problems.push(`Hkv must be a whole number ≥ 1, got ${dims.Hkv}`);
-    else if (Number.isInteger(dims.H) && dims.H % dims.Hkv !== 0) {
-      problems.push(`H = ${dims.H} query heads cannot share Hkv = ${dims.Hkv} key/value heads: H must be a multiple of Hkv`);
-    }
-  }
-  return problems;
-}
-
 // One row per step of the lesson: { step, name, expr, shape, letters, note }. `maskShape` adds the mask
-// row when a mask is in use. Shapes follow PyTorch's scaled_dot_product_attention.
-export function traceShapes(dims, { maskShape = null, maskLabel = 'mask' } = {}) {
+// row when a mask tensor is in use. `maskRow` (the page's) always adds one: without a mask tensor it says so
+// ({ expr, note } given, shape null), so the table keeps its height when a mask is turned on and the
+// heatmap below it does not jump under the pointer. Shapes follow PyTorch's scaled_dot_product_attention.
+export function traceShapes(dims, { maskShape = null, maskLabel = 'mask', maskRow = null } = {}) {
   const { B, L, S, E, Ev, useHeads = false } = dims;
   const H = useHeads ? dims.H : 1;
   const Hkv = useHeads ? dims.Hkv ?? H : 1;
@@ -116,6 +101,8 @@ export function traceShapes(dims, { maskShape = null, maskLabel = 'mask' } = {})
       letters: null,
       note: `broadcast to ${formatShape([...lead, L, S])}; false = this key is hidden from this query`,
     });
+  } else if (maskRow) {
+    rows.push({ step: '2', name: maskLabel, expr: maskRow.expr, shape: null, letters: null, note: maskRow.note });
   }
   rows.push(
     {

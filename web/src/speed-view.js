@@ -1,6 +1,8 @@
-// The speed panel: one row per implementation (the package's SIMD build, its scalar build, plain JS) on
-// the page's current tensors and mask, and the repository's benchmark results when bench/results.json exists.
-import { benchTable } from './bench-results.js';
+// The speed panel: the live comparison (the package's SIMD build, its scalar build and plain JS on the page's
+// settings) and the repository's benchmark results, both as grouped bar charts of GFLOP/s against the
+// measured peak; the numbers behind each chart stay available as a table.
+import { humanise, parseBench } from './bench-results.js';
+import { drawBarChart } from './bar-chart.js';
 
 const fmtMs = (ms) => (ms >= 100 ? ms.toFixed(0) : ms >= 1 ? ms.toFixed(2) : String(Number(ms.toPrecision(3))));
 const fmtG = (g) => (g >= 10 ? g.toFixed(1) : g.toFixed(2));
@@ -11,12 +13,32 @@ export function describeProblem(dims) {
   return `B = ${dims.B}${h}, L = ${dims.L}, S = ${dims.S}, E = ${dims.E}, Ev = ${dims.Ev}`;
 }
 
-export function renderSpeed(table, intro, { flops, dims, results }) {
+// The problem as a bar group label, in the benchmark's own form: B·H × L × E (and S, Ev when they differ).
+export function problemLabel(dims) {
+  const BH = dims.B * (dims.useHeads ? dims.H : 1);
+  const tail = dims.S === dims.L && dims.Ev === dims.E ? '' : ` (S ${dims.S}, Ev ${dims.Ev})`;
+  return `${BH}×${dims.L}×${dims.E}${tail}`;
+}
+
+const PEAK_LABEL = 'wasm SIMD peak, measured now';
+
+// elements: { table, intro, chart }. result: the worker's speed answer.
+export function renderSpeed({ table, intro, chart }, { flops, dims, results, peak }) {
   intro.textContent =
     `${describeProblem(dims)} with the current mask: 2·B·H·L·S·(E + Ev) = ${flops.toExponential(3)} flops per call ` +
     `(4·B·H·L·S·E when Ev = E; the softmax is not counted). Median time per call after a warm-up call. ` +
+    (peak ? `The dashed line is this browser's wasm SIMD mul+add peak, measured just before. ` : '') +
     (flops < 1e8 ? 'At this size the fixed cost of each call (copying Q, K, V into wasm memory and results out) dominates; try L = S = 1024.' : '');
   const timed = results.filter((r) => !r.unavailable);
+  drawBarChart(
+    chart,
+    {
+      groups: [problemLabel(dims)],
+      series: timed.map((r) => ({ key: r.kind, label: r.name, values: [r.gflops] })),
+      peak: peak ? { value: peak, label: PEAK_LABEL } : null,
+    },
+    { title: `GFLOP/s of each implementation on ${describeProblem(dims)}`, groupTitle: 'B·H × L × E' },
+  );
   const fastest = Math.min(...timed.map((r) => r.ms));
   const head = '<thead><tr><th scope="col">implementation</th><th scope="col">time per call (ms)</th><th scope="col">calls</th><th scope="col">GFLOP/s</th><th scope="col">vs fastest</th><th scope="col">max |Δ| vs the first</th></tr></thead>';
   const body = results
@@ -32,6 +54,21 @@ export function renderSpeed(table, intro, { flops, dims, results }) {
   table.hidden = false;
 }
 
+// Two header rows: each implementation's name once, over its own columns (ms, GFLOP/s); other columns span both.
+function benchHead(cols) {
+  const top = [];
+  for (const c of cols) {
+    const last = top[top.length - 1];
+    if (c.group && last?.group === c.group) last.span++;
+    else top.push({ group: c.group, name: c.name, span: 1 });
+  }
+  const first = top
+    .map((t) => (t.group ? `<th scope="colgroup" colspan="${t.span}" class="group">${escape(t.group)}</th>` : `<th scope="col" rowspan="2">${escape(t.name)}</th>`))
+    .join('');
+  const second = cols.filter((c) => c.group).map((c) => `<th scope="col">${escape(c.name)}</th>`).join('');
+  return `<thead><tr>${first}</tr><tr>${second}</tr></thead>`;
+}
+
 // Fetches the benchmark results the dev server exposes; says so plainly when there are none yet.
 export async function renderBench(container) {
   let json = null;
@@ -41,18 +78,30 @@ export async function renderBench(container) {
   } catch {
     json = null;
   }
-  const table = json && benchTable(json);
-  if (!table) {
+  const bench = json && parseBench(json);
+  if (!bench) {
     container.innerHTML = '<p class="hint">No benchmark results yet: <code>bench/results.json</code> appears here once the repository\'s benchmark has been run.</p>';
     return false;
   }
-  const { rows, cols } = table;
-  const meta = Object.entries(table.meta).map(([k, v]) => `${escape(k)}: ${escape(v)}`).join(' · ');
+  const { cols, rows } = bench.table;
+  const notes = Object.entries(bench.meta)
+    .filter(([k]) => !['machine', 'cpus', 'threads', 'date', 'node', 'xattnVersion'].includes(k))
+    .map(([k, v]) => `<li><span class="muted">${escape(humanise(k))}</span> ${escape(String(v))}</li>`)
+    .join('');
   container.innerHTML =
     `<h3>Benchmark results <span class="sub">(bench/results.json)</span></h3>` +
-    (meta ? `<p class="hint">${meta}</p>` : '') +
-    `<div class="table-wrap"><table class="results"><thead><tr>${cols.map((c) => `<th scope="col">${escape(c)}</th>`).join('')}</tr></thead><tbody>` +
-    rows.map((r) => `<tr>${cols.map((c) => `<td>${escape(r[c] ?? '')}</td>`).join('')}</tr>`).join('') +
-    '</tbody></table></div>';
+    `<p class="hint bench-meta">${escape(bench.metaLine)}</p>` +
+    `<div class="bench-chart"></div>` +
+    (bench.chart && !bench.chart.peak ? '<p class="hint">The file records no arithmetic peak; the live comparison above measures this browser\'s.</p>' : '') +
+    `<details class="bench-details"><summary>All figures (${rows.length} shapes × ${cols.length} columns) and the run's notes</summary>` +
+    `<div class="table-wrap"><table class="results bench-table">${benchHead(cols)}<tbody>` +
+    rows.map((r) => `<tr>${cols.map((c) => `<td class="${/^[\d,.−-]+$/.test(r[c.id] ?? '') ? 'num' : ''}">${escape(r[c.id] ?? '')}</td>`).join('')}</tr>`).join('') +
+    `</tbody></table></div>${notes ? `<ul class="bench-notes">${notes}</ul>` : ''}</details>`;
+  if (bench.chart) {
+    drawBarChart(container.querySelector('.bench-chart'), bench.chart, {
+      title: `Benchmark GFLOP/s by shape and implementation (${bench.metaLine})`,
+      groupTitle: 'B·H × L × E',
+    });
+  }
   return true;
 }

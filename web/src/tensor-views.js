@@ -2,6 +2,7 @@
 import { DIVERGING, SEQUENTIAL } from './colormap.js';
 import { absMax, drawMatrix, fitCanvas } from './heatmap.js';
 import { formatNumber, formatShape } from './shapes.js';
+import { countNonFinite, describeNonFinite } from './finite.js';
 
 const PANELS = [
   { key: 'query', title: 'Q', rows: 'L', cols: 'E' },
@@ -47,14 +48,18 @@ export class TensorViews {
       const cols = dims[p.cols];
       const data = v[p.key];
       const a = absMax(data);
-      const range = a ? `±${formatNumber(a)}` : 'all 0';
+      // NaN and ±∞ are said, not hidden: an overflowed output is not "all 0".
+      const bad = describeNonFinite(countNonFinite(data));
+      const range = bad ? `${bad}${a ? `, the rest within ±${formatNumber(a)}` : ''}` : a ? `±${formatNumber(a)}` : 'all 0';
+      p.fig.classList.toggle('has-nan', bad !== '');
       // Tall, thin matrices (L = 1024, E = 64) would be a sliver: cap the aspect ratio, cells go rectangular.
       p.canvas.style.aspectRatio = String(Math.min(2, Math.max(0.25, cols / rows)));
       const { w, h } = fitCanvas(p.canvas);
       const ctx = p.canvas.getContext('2d');
       drawMatrix(ctx, { x: 0, y: 0, w, h }, { data, stride: cols, window: { r0: 0, c0: 0, rows, cols }, lo: -(a || 1), hi: a || 1, lut: DIVERGING });
       p.cap.innerHTML = `<strong>${p.title}</strong> <span class="mono">${formatShape([rows, cols])}</span> <span class="sub">(${p.rows}, ${p.cols}) · ${where} · ${range}</span>`;
-      p.canvas.setAttribute('aria-label', `${p.title} of ${where}: ${rows} rows by ${cols} columns, values ${a ? `within ${range}` : 'all 0'}`);
+      p.canvas.setAttribute('aria-label', `${p.title} of ${where}: ${rows} rows by ${cols} columns, values ${bad ? range : a ? `within ${range}` : 'all 0'}`);
+      p.fig.dataset.range = range;
     }
   }
 }
@@ -71,7 +76,9 @@ export class HeadsView {
     const group = dims.H / dims.Hkv;
     this.hint.textContent =
       `Weights of every head for b = ${view.b} (each thumbnail max-pooled to at most 48×48, scaled to its own max). ` +
-      (group > 1 ? `GQA: Hkv = ${dims.Hkv} key/value heads, each shared by ${group} query heads.` : `H = ${dims.H} heads, each with its own K and V.`);
+      (group > 1
+        ? `GQA: Hkv = ${dims.Hkv} key/value head${dims.Hkv === 1 ? '' : 's'}, ${dims.Hkv === 1 ? 'shared by all' : 'each shared by'} ${group} query heads.`
+        : `H = ${dims.H} head${dims.H === 1 ? '' : 's'}, each with its own K and V.`);
     const buttons = view.thumbs.map(({ head, data, rows, cols, hidden }) => {
       const button = document.createElement('button');
       button.type = 'button';

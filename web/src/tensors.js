@@ -5,8 +5,14 @@ import { elementCount, formatShape, inputShapes } from './shapes.js';
 
 export const STREAMS = { query: 0, key: 1, value: 2 };
 
-// gen: { seed, distribution: 'normal' | 'uniform', scale }. `imported` may hold any of query, key, value
-// read from .npy files; those are used as they are.
+// The generator's options for one stream of the page's settings. The page calls the data's standard
+// deviation (or half-width) its "spread", so it is never confused with attention's scale factor 1/√E.
+export function drawOptions({ seed, distribution, spread }, stream) {
+  return { seed, distribution, scale: spread, stream };
+}
+
+// gen: { seed, distribution: 'normal' | 'uniform', spread }: N(0, spread²) or U(−spread, spread). `imported`
+// may hold any of query, key, value read from .npy files; those are used as they are.
 export function generateInputs(dims, gen, imported = {}) {
   const shapes = inputShapes(dims);
   const out = {};
@@ -16,7 +22,7 @@ export function generateInputs(dims, gen, imported = {}) {
       continue;
     }
     const shape = shapes[name].shape;
-    out[name] = { data: randomValues(elementCount(shape), { ...gen, stream: STREAMS[name] }), shape };
+    out[name] = { data: randomValues(elementCount(shape), drawOptions(gen, STREAMS[name])), shape };
   }
   return out;
 }

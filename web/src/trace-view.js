@@ -1,7 +1,7 @@
 // The shape table and the quiz. The table is rebuilt from traceShapes on every control change, before any
 // computing, so it is live even while the worker is busy.
 import { formatLetters, formatShape } from './shapes.js';
-import { QUIZ, checkQuizAnswer } from './quiz.js';
+import { QUESTIONS, checkAnswer } from './quiz.js';
 
 function cell(tag, text, className) {
   const el = document.createElement(tag);
@@ -22,7 +22,7 @@ export function renderTrace(tbody, rows) {
         cell('td', row.step ? (row.step === 'GQA' ? 'GQA' : `${row.step}`) : 'input', 'step'),
         th,
         cell('td', row.expr, 'mono expr'),
-        cell('td', formatShape(row.shape), 'mono shape'),
+        cell('td', row.shape ? formatShape(row.shape) : 'none', row.shape ? 'mono shape' : 'mono shape none'),
         cell('td', row.letters ? formatLetters(row.letters) : '', 'mono letters'),
         cell('td', row.note, 'note-col'),
       );
@@ -40,15 +40,31 @@ export function renderTraceProblems(tbody, problems) {
   tbody.replaceChildren(tr);
 }
 
-export function setupQuiz({ form, question, input, feedback }) {
-  question.innerHTML =
-    `<strong>Quiz.</strong> Q and K have shape <span class="mono">${formatShape(QUIZ.query)}</span> and V has shape ` +
-    `<span class="mono">${formatShape(QUIZ.value)}</span>. What is the shape of the attention output?`;
+// The quiz: one question at a time, in order, "Next question" moving on (and round again after the last).
+export function setupQuiz({ form, counter, question, label, input, feedback, next }) {
+  let k = 0;
+  const show = () => {
+    const q = QUESTIONS[k];
+    form.dataset.question = q.id;
+    counter.textContent = `Question ${k + 1} of ${QUESTIONS.length}`;
+    question.innerHTML = q.prompt;
+    label.textContent = q.label;
+    input.value = '';
+    input.removeAttribute('aria-invalid');
+    feedback.textContent = '';
+    feedback.className = 'feedback';
+  };
   form.addEventListener('submit', (e) => {
     e.preventDefault();
-    const { correct, message } = checkQuizAnswer(input.value);
+    const { correct, message } = checkAnswer(QUESTIONS[k], input.value);
     feedback.textContent = message;
     feedback.className = `feedback ${correct ? 'good' : 'bad'}`;
     input.setAttribute('aria-invalid', String(!correct));
   });
+  next.addEventListener('click', () => {
+    k = (k + 1) % QUESTIONS.length;
+    show();
+    input.focus();
+  });
+  show();
 }

@@ -1,12 +1,14 @@
 // What sits beside the weights heatmap: the per-row strip (row sum, row entropy), the colour legend, the
 // row summary and the cell readout. Pure drawing and text from a view slice; no interaction here.
 import { SEQUENTIAL, cssColor } from './colormap.js';
-import { fitCanvas } from './heatmap.js';
+import { NAN_RGB, fitCanvas } from './heatmap.js';
 import { formatNumber } from './shapes.js';
 
+const NAN_CSS = `rgb(${NAN_RGB.join(', ')})`;
 const TEXT_ROW_PX = 15; // rows at least this tall (CSS px) get their row sum and entropy written out
 
-export const fmt = (x, digits = 4) => (Number.isFinite(x) ? Number(x.toPrecision(digits)).toString() : String(x));
+export const fmt = (x, digits = 4) =>
+  Number.isFinite(x) ? Number(x.toPrecision(digits)).toString() : x === Infinity ? '+∞' : x === -Infinity ? '−∞' : 'NaN';
 
 // One band per row of the window: the row sum as a colour (green = 1, red = fully masked, 0) and the
 // entropy as a bar against log S, the entropy of uniform attention; numbers too when rows are tall.
@@ -26,7 +28,8 @@ export function drawRowStrip(canvas, view, win) {
     const hh = Math.max(1, Math.floor((r + 1) * cellH) - y);
     const gap = hh > 3 ? dpr : 0;
     const full = view.fullyMasked[i];
-    ctx.fillStyle = full ? '#f6dede' : '#e9f3ec';
+    const nan = Number.isNaN(view.rowSums[i]);
+    ctx.fillStyle = nan ? NAN_CSS : full ? '#f6dede' : '#e9f3ec';
     ctx.fillRect(0, y, half - dpr, hh - gap);
     const frac = view.rowEntropy[i] / maxEntropy;
     ctx.fillStyle = '#eef0f4';
@@ -34,10 +37,11 @@ export function drawRowStrip(canvas, view, win) {
     ctx.fillStyle = '#5b6fd6';
     ctx.fillRect(half + dpr, y, Math.max(0, (w - half - dpr) * frac), hh - gap);
     if (showText) {
-      ctx.fillStyle = full ? '#9b2c2c' : '#1d5b32';
+      ctx.fillStyle = nan ? '#fff' : full ? '#9b2c2c' : '#1d5b32';
       ctx.fillText(view.rowSums[i].toFixed(3), 4 * dpr, y + hh / 2);
       ctx.fillStyle = frac > 0.55 ? '#fff' : '#1f2544';
-      ctx.fillText(view.rowEntropy[i].toFixed(2), half + 5 * dpr, y + hh / 2);
+      const e = view.rowEntropy[i];
+      ctx.fillText(Number.isFinite(e) ? e.toFixed(2) : fmt(e), half + 5 * dpr, y + hh / 2);
     }
   }
 }
@@ -57,10 +61,23 @@ export function drawLegend(canvas, ticks, lo, hi) {
   );
 }
 
-// Row sums and entropy over the whole slice, as sentences.
+// q·k for query i and key j of a view slice: one dot product of a row of its Q (L, E) and a row of its K
+// (S, E), summed in float64 and rounded to float32 as the package's scores are.
+export function rawScore(view, i, j) {
+  const E = view.E;
+  let dot = 0;
+  for (let e = 0; e < E; e++) dot += view.query[i * E + e] * view.key[j * E + e];
+  return Math.fround(dot);
+}
+
+const plural = (n, word, verb = null) => `${n} ${word}${n === 1 ? '' : 's'}${verb ? ` ${n === 1 ? verb[0] : verb[1]}` : ''}`;
+
+// Row sums and entropy over the whole slice, as sentences. Rows holding NaN are counted apart: "sum to 1
+// (largest error NaN)" would hide that the softmax broke down.
 export function rowSummaryHtml(view) {
   let worst = 0;
   let masked = 0;
+  let broken = 0;
   let eMin = Infinity;
   let eMax = -Infinity;
   let eSum = 0;
@@ -69,17 +86,25 @@ export function rowSummaryHtml(view) {
       masked++;
       continue;
     }
+    if (!Number.isFinite(view.rowSums[i])) {
+      broken++;
+      continue;
+    }
     worst = Math.max(worst, Math.abs(view.rowSums[i] - 1));
     eMin = Math.min(eMin, view.rowEntropy[i]);
     eMax = Math.max(eMax, view.rowEntropy[i]);
     eSum += view.rowEntropy[i];
   }
-  const live = view.L - masked;
-  const plural = (n, word) => `${n} ${word}${n === 1 ? '' : 's'}`;
-  const sums = live ? `${plural(live, 'row')} sum to 1 (largest error ${worst.toExponential(1)})` : 'no row has a visible key';
+  const live = view.L - masked - broken;
+  const sums = live
+    ? `${plural(live, 'row', ['sums', 'sum'])} to 1 (largest error ${worst.toExponential(1)})`
+    : broken
+      ? 'no row sums to a number'
+      : 'no row has a visible key';
   const parts = [
     `<p><strong>Row sums</strong> (left strip): ${sums}` +
-      `${masked ? `; <span class="bad">${plural(masked, 'fully masked row')} sum to 0</span>` : ''}.</p>`,
+      `${broken ? `; <span class="nan-text">${plural(broken, 'row', ['holds', 'hold'])} NaN (not a number)</span>` : ''}` +
+      `${masked ? `; <span class="bad">${plural(masked, 'fully masked row', ['sums', 'sum'])} to 0</span>` : ''}.</p>`,
   ];
   if (live) {
     parts.push(
@@ -95,7 +120,7 @@ export function readoutHtml(view, cursor, blocks) {
   if (!view || !cursor) return '<p class="muted">Point at a cell, or focus the map and use the arrow keys.</p>';
   const { i, j } = cursor;
   const k = i * view.S + j;
-  const raw = view.scores[k];
+  const raw = rawScore(view, i, j);
   const rows = [
     ['query', `i = ${i}`],
     ['key', `j = ${j}`],
@@ -105,6 +130,7 @@ export function readoutHtml(view, cursor, blocks) {
   ];
   let note = '';
   if (view.fullyMasked[i]) note = '<p class="bad">Every key is hidden from this query: its weights are all 0 and its output row is 0, never NaN.</p>';
+  else if (Number.isNaN(view.weights[k])) note = '<p class="nan-text">This weight is NaN: the row\'s scores overflowed float32 (see above the map).</p>';
   else if (!view.allowed[k]) note = '<p class="muted">This key is hidden from this query, so its weight is exactly 0.</p>';
   const blocky = blocks.blockR > 1 || blocks.blockC > 1;
   return (

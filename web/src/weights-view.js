@@ -4,11 +4,16 @@
 import { SEQUENTIAL } from './colormap.js';
 import { drawMatrix, fitCanvas, hatchRows } from './heatmap.js';
 import { drawLegend, drawRowStrip, readoutHtml, rowSummaryHtml } from './weights-side.js';
+import { colourRange, wheelAction, zoomWindow } from './zoom.js';
+import { countNonFinite, overflowExplanation } from './finite.js';
 
-const MIN_WINDOW = 4; // never zoom to fewer cells than this per side
+// The hover cursor is drawn at least this big (CSS px) around its cell, with guides along its row and column:
+// on a 1024×1024 map a cell is a fraction of a pixel, and a cell-sized box would be invisible.
+const CURSOR_MIN_PX = 12;
 
 export class WeightsView {
-  // elements: { canvas, strip, axisTop, axisLeft, readout, legendCanvas, legendTicks, rowSummary, colourRange }
+  // elements: { canvas, strip, axisTop, axisLeft, readout, legendCanvas, legendTicks, rowSummary, colourRange,
+  // nanSwatch, overflow }
   // onPaint(cells, hide): cells drawn in mask mode, [[i, j], …], and whether they are to be hidden.
   // isHiddenByHand(i, j): whether the custom mask already hides a cell (decides what a stroke paints).
   constructor(elements, { onPaint, isHiddenByHand }) {
@@ -38,6 +43,12 @@ export class WeightsView {
       const ratio = Math.min(2, Math.max(0.5, view.S / view.L));
       this.canvas.style.aspectRatio = `${ratio}`;
     }
+    // NaN gets its own colour on the map, a swatch in the key, and a sentence on why (overflow of the scores).
+    view.nonFinite ??= countNonFinite(view.weights);
+    this.nanSwatch.hidden = view.nonFinite.bad === 0;
+    const why = overflowExplanation(view);
+    this.overflow.hidden = why === null;
+    this.overflow.textContent = why ?? '';
     this.draw();
     this.showReadout();
     this.rowSummary.innerHTML = rowSummaryHtml(view);
@@ -52,10 +63,15 @@ export class WeightsView {
     this.canvas.classList.toggle('editing', on);
   }
 
+  // The colour range for the current window and mode (see zoom.js), computed once per window.
   range() {
-    // An all-zero slice (every row fully masked) keeps the 0 … 1 scale rather than a meaningless tiny one.
-    const hi = this.colourRange.value === 'one' ? 1 : maxOf(this.view.weights) || 1;
-    return { lo: 0, hi };
+    const { view, window: win } = this;
+    const key = `${this.colourRange.value} ${win.r0},${win.c0},${win.rows},${win.cols}`;
+    if (this.rangeCache?.view !== view || this.rangeCache.key !== key) {
+      const whole = { r0: 0, c0: 0, rows: view.L, cols: view.S };
+      this.rangeCache = { view, key, range: colourRange(this.colourRange.value, view.weights, view.S, win, whole) };
+    }
+    return this.rangeCache.range;
   }
 
   // Draws the map. The expensive part (max-pooling the window, hatching, grid, the strip and the axes) is
@@ -74,19 +90,48 @@ export class WeightsView {
     const cellW = w / win.cols;
     const cellH = h / win.rows;
     if (this.stroke) this.drawStroke(ctx, cellW, cellH);
-    if (this.cursor && inWindow(this.cursor, win)) {
-      // White outside, black inside: visible on the darkest and the brightest colours alike.
-      const x = (this.cursor.j - win.c0) * cellW;
-      const y = (this.cursor.i - win.r0) * cellH;
-      ctx.lineWidth = 3 * dpr;
-      ctx.strokeStyle = '#fff';
-      ctx.strokeRect(x + 1.5 * dpr, y + 1.5 * dpr, Math.max(1, cellW - 3 * dpr), Math.max(1, cellH - 3 * dpr));
-      ctx.lineWidth = 1.5 * dpr;
-      ctx.strokeStyle = '#111';
-      ctx.strokeRect(x + 3.5 * dpr, y + 3.5 * dpr, Math.max(1, cellW - 7 * dpr), Math.max(1, cellH - 7 * dpr));
-    }
+    if (this.cursor && inWindow(this.cursor, win)) this.drawCursor(ctx, cellW, cellH, w, h, dpr);
+    else delete this.canvas.dataset.cursorBox;
     this.renderCount++;
     this.canvas.dataset.renders = String(this.renderCount);
+  }
+
+  // The cell under the cursor, boxed white outside and black inside (visible on the darkest and brightest
+  // colours alike), never smaller than CURSOR_MIN_PX, with faint guides along its row and column.
+  drawCursor(ctx, cellW, cellH, w, h, dpr) {
+    const win = this.window;
+    const min = CURSOR_MIN_PX * dpr;
+    const cx = (this.cursor.j - win.c0 + 0.5) * cellW;
+    const cy = (this.cursor.i - win.r0 + 0.5) * cellH;
+    // Whole device pixels, so the white and black frames are crisp and never blend into grey.
+    const bw = Math.round(Math.max(min, cellW));
+    const bh = Math.round(Math.max(min, cellH));
+    const x = Math.round(cx - bw / 2);
+    const y = Math.round(cy - bh / 2);
+    ctx.save();
+    if (cellW < min || cellH < min) {
+      ctx.strokeStyle = 'rgba(255, 255, 255, 0.55)';
+      ctx.lineWidth = dpr;
+      ctx.beginPath();
+      ctx.moveTo(0, cy);
+      ctx.lineTo(x, cy);
+      ctx.moveTo(x + bw, cy);
+      ctx.lineTo(w, cy);
+      ctx.moveTo(cx, 0);
+      ctx.lineTo(cx, y);
+      ctx.moveTo(cx, y + bh);
+      ctx.lineTo(cx, h);
+      ctx.stroke();
+    }
+    ctx.lineWidth = 3 * dpr;
+    ctx.strokeStyle = '#fff';
+    ctx.strokeRect(x + 1.5 * dpr, y + 1.5 * dpr, bw - 3 * dpr, bh - 3 * dpr);
+    ctx.lineWidth = 1.5 * dpr;
+    ctx.strokeStyle = '#111';
+    ctx.strokeRect(x + 3.75 * dpr, y + 3.75 * dpr, Math.max(1, bw - 7.5 * dpr), Math.max(1, bh - 7.5 * dpr));
+    ctx.restore();
+    // Where the box is, in CSS px of the canvas, for the tests (which check that it is drawn and big enough).
+    this.canvas.dataset.cursorBox = [x, y, bw, bh].map((v) => (v / dpr).toFixed(1)).join(',');
   }
 
   // Pointer moves arrive faster than frames: draw at most once per frame.
@@ -113,6 +158,7 @@ export class WeightsView {
     this.base = { view, key, canvas };
     drawRowStrip(this.strip, view, win);
     drawLegend(this.legendCanvas, this.legendTicks, lo, hi);
+    this.canvas.dataset.colourHi = String(hi);
     this.writeAxes();
     const blocky = this.blocks.blockR > 1 || this.blocks.blockC > 1;
     this.canvas.setAttribute(
@@ -240,8 +286,11 @@ export class WeightsView {
       'wheel',
       (e) => {
         if (!this.view) return;
+        const action = wheelAction({ deltaY: e.deltaY, focused: document.activeElement === c, win: this.window, dims: this.view });
+        this.canvas.dataset.lastWheel = action;
+        if (action === 'scroll') return; // the page scrolls as it would anywhere else
         e.preventDefault();
-        this.zoom(e.deltaY < 0 ? 0.5 : 2, this.cellAt(e) ?? this.centre());
+        if (action === 'zoom') this.zoom(e.deltaY < 0 ? 0.5 : 2, this.cellAt(e) ?? this.centre());
       },
       { passive: false },
     );
@@ -302,13 +351,7 @@ export class WeightsView {
   // factor < 1 zooms in; the cell at `at` stays where it is on screen.
   zoom(factor, at) {
     if (!this.view) return;
-    const { L, S } = this.view;
-    const w = this.window;
-    const rows = clamp(Math.round(w.rows * factor), Math.min(L, MIN_WINDOW), L);
-    const cols = clamp(Math.round(w.cols * factor), Math.min(S, MIN_WINDOW), S);
-    const r0 = Math.round(at.i - ((at.i - w.r0) * rows) / w.rows);
-    const c0 = Math.round(at.j - ((at.j - w.c0) * cols) / w.cols);
-    this.setWindow({ r0, c0, rows, cols });
+    this.setWindow(zoomWindow(this.window, this.view, factor, at));
   }
 
   fit() {
@@ -340,10 +383,4 @@ function invert(allowed) {
   const out = new Uint8Array(allowed.length);
   for (let k = 0; k < allowed.length; k++) out[k] = allowed[k] ? 0 : 1;
   return out;
-}
-
-function maxOf(data) {
-  let m = 0;
-  for (let k = 0; k < data.length; k++) if (data[k] > m) m = data[k];
-  return m;
 }

@@ -1,6 +1,7 @@
-// The page's side of the worker: requests as promises, progress callbacks, and cancelling.
-// A wasm call cannot be interrupted from outside, so cancel() terminates the worker and starts a fresh one;
-// the caller then recomputes whatever the fresh worker needs.
+// The page's side of one worker: requests as promises, progress callbacks, and cancelling.
+// A wasm call cannot be interrupted from outside, so cancel() terminates the worker and starts a fresh one,
+// which loads the package at once ('init'), while nothing waits for it: the first request queues behind it.
+// worker-pool.js decides which worker may be cancelled, so a cancel never loses a finished result.
 
 export class CancelledError extends Error {
   constructor() {
@@ -28,6 +29,8 @@ export class WorkerClient {
       this.onCrash(message);
     };
     this.worker.onmessageerror = () => this.failAll(new Error('a message from the worker could not be read'));
+    this.ready = this.request('init', {});
+    this.ready.catch(() => {}); // a failure to load reaches onCrash and every later request
   }
 
   receive({ id, kind, value, message, done, total, label }) {
@@ -50,13 +53,16 @@ export class WorkerClient {
   request(type, payload, { onProgress, transfer = [] } = {}) {
     const id = this.nextId++;
     return new Promise((resolve, reject) => {
-      this.pending.set(id, { resolve, reject, onProgress });
+      this.pending.set(id, { type, resolve, reject, onProgress });
       this.worker.postMessage({ id, type, payload }, transfer);
     });
   }
 
+  // Busy while real work is pending: the start-up 'init' and the pool's 'drop' are housekeeping, and
+  // cancelling a worker for them would only make it load the package again.
   get busy() {
-    return this.pending.size > 0;
+    for (const job of this.pending.values()) if (job.type !== 'init' && job.type !== 'drop') return true;
+    return false;
   }
 
   cancel() {

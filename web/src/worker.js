@@ -1,6 +1,7 @@
 // The demo's module Worker: every computation happens here so the page never freezes. It loads the
 // package exactly as a user would, through its public API, and keeps the last result so the page can ask
-// for one (b, h) slice at a time instead of receiving every weight.
+// for one (b, h) slice at a time instead of receiving every weight. The page runs three of these
+// (worker-pool.js): one holds the last finished result, one computes the next, one runs the side studies.
 //
 // Protocol: the page posts { id, type, payload }; the worker answers { id, kind: 'progress', done, total,
 // label } while it works and then { id, kind: 'result', value } or { id, kind: 'error', message }.
@@ -9,15 +10,17 @@ import { createXattn } from 'xattn';
 import { generateInputs, matrixOf, checkFootprint } from './tensors.js';
 import { inputShapes } from './shapes.js';
 import { sdpaMaskOptions, allowedMatrix, fullyMaskedRows } from './masks.js';
-import { attentionGeometry, plainAttention, rawScores } from './plain-attention.js';
+import { attentionGeometry, plainAttention } from './plain-attention.js';
 import { rowEntropy, rowSums } from './row-stats.js';
 import { downsampleAll, downsampleMax } from './downsample.js';
 import { runScalingStudy } from './scaling-study.js';
 import { attentionFlops, gflopsPerSecond, maxAbsDiff, timeRuns } from './speed.js';
+import { measureSimdPeak } from './simd-peak.js';
 
 // The page's own float32 data (Q, K, V, output, weights) is capped here; the package refuses any single
-// tensor past 1 GiB itself, with its own message.
-const FOOTPRINT_LIMIT = 1.5 * 2 ** 30;
+// tensor past 1 GiB itself, with its own message. Two workers of one tab can hold a result at once (the
+// finished one and the one being computed), so each gets 1 GiB.
+const FOOTPRINT_LIMIT = 2 ** 30;
 // Above this many flops the attention runs one batch element per call, so progress can be reported.
 const CHUNK_FLOPS = 5e7;
 const THUMB = 48;
@@ -44,7 +47,21 @@ function maskSlice(options, b) {
   return { ...options, attnMask: batchSlice(mask, b) };
 }
 
-async function compute({ dims, gen, mask, imported }, progress) {
+// The inputs and the package's options for one set of settings (also what the speed comparison times).
+function prepare({ dims, gen, mask, imported }) {
+  const { query, key, value } = generateInputs(dims, gen, imported ?? {});
+  const { options: maskOptions, maskShape } = sdpaMaskOptions(dims, mask);
+  const options = { ...maskOptions, enableGqa: dims.useHeads && dims.Hkv !== dims.H };
+  return { query, key, value, options, maskShape };
+}
+
+// One request per change of the controls: the attention and the (b, h) slice the page shows, together.
+async function compute(payload, progress) {
+  const summary = await attend(payload, progress);
+  return { ...summary, view: view(payload.pick ?? { b: 0, h: 0 }) };
+}
+
+async function attend({ dims, gen, mask, imported }, progress) {
   const shapes = inputShapes(dims);
   const H = dims.useHeads ? dims.H : 1;
   const lead = dims.useHeads ? [dims.B, H] : [dims.B];
@@ -62,10 +79,10 @@ async function compute({ dims, gen, mask, imported }, progress) {
   const lib = await xattn();
   progress(0, 3, 'generating Q, K, V');
   const t0 = now();
-  const { query, key, value } = generateInputs(dims, gen, imported ?? {});
+  const prepared = prepare({ dims, gen, mask, imported });
+  const { query, key, value, maskShape } = prepared;
   const tGen = now() - t0;
-  const { options: maskOptions, maskShape } = sdpaMaskOptions(dims, mask);
-  const options = { ...maskOptions, enableGqa: dims.useHeads && dims.Hkv !== dims.H, needWeights: true };
+  const options = { ...prepared.options, needWeights: true };
   const t1 = now();
   let output;
   let weights;
@@ -102,7 +119,9 @@ function requireCurrent() {
   return current;
 }
 
-// One (b, h) slice: everything the heatmaps, hover and row statistics need, as transferable arrays.
+// One (b, h) slice: everything the heatmaps, hover and row statistics need, as transferable arrays. The
+// hover's raw score q·k is one dot product of a row of `query` and a row of `key`, computed on the page
+// when the pointer moves, so no (L, S) score matrix is computed for every change.
 function view({ b, h }) {
   const c = requireCurrent();
   const { dims } = c;
@@ -131,7 +150,6 @@ function view({ b, h }) {
     Ev: dims.Ev,
     scale: 1 / Math.sqrt(dims.E),
     weights,
-    scores: rawScores(c.query, c.key, geometry, m),
     allowed,
     fullyMasked: fullyMaskedRows(allowed, L, S),
     rowSums: Float32Array.from(rowSums(weights, L, S)),
@@ -152,23 +170,28 @@ function tensor({ name }) {
   return { data: t.data.slice(), shape: [...t.shape] };
 }
 
-async function scaling({ gen, L, S }, progress) {
+async function scaling({ gen, L, S, draw }, progress) {
   const lib = await xattn();
   return runScalingStudy({
     grad: (q, k, v, dO, o) => lib.scaledDotProductAttentionGrad(q, k, v, dO, o),
     gen,
     L,
     S,
+    draw,
     onProgress: (done, total, label) => progress(done, total, label),
   });
 }
 
-// SIMD build, scalar build and plain JS on the current tensors and mask; each checked against the first
-// that runs. An engine without wasm SIMD gets a row saying so instead of a failed comparison.
-async function speed(_payload, progress) {
-  const c = requireCurrent();
-  const { query, key, value, options } = c;
-  const flops = attentionFlops(c.dims);
+// SIMD build, scalar build and plain JS on the page's settings (the same inputs the attention used,
+// generated again here: this runs in the side worker, so the finished result stays where it is); each
+// checked against the first that runs. An engine without wasm SIMD gets a row saying so instead of a failed
+// comparison. The wasm SIMD mul+add peak is measured first, in this same thread, as the chart's ceiling.
+async function speed(payload, progress) {
+  const { dims } = payload;
+  const { query, key, value, options } = prepare(payload);
+  const flops = attentionFlops(dims);
+  progress(0, 4, 'measuring the wasm SIMD peak');
+  const peak = measureSimdPeak({ clock: now });
   const runners = [
     { name: 'WebAssembly SIMD', kind: 'simd' },
     { name: 'WebAssembly scalar', kind: 'scalar' },
@@ -178,11 +201,10 @@ async function speed(_payload, progress) {
   let reference = null;
   for (let n = 0; n < runners.length; n++) {
     const r = runners[n];
-    progress(n, runners.length, `timing ${r.name}`);
+    progress(n + 1, runners.length + 1, `timing ${r.name}`);
     let fn;
     if (r.kind === 'js') {
-      const { needWeights, ...jsOptions } = options;
-      fn = () => plainAttention(query, key, value, jsOptions);
+      fn = () => plainAttention(query, key, value, options);
     } else {
       let lib;
       try {
@@ -197,10 +219,10 @@ async function speed(_payload, progress) {
     const out = fn().output.data;
     const maxDiff = reference ? maxAbsDiff(out, reference) : null;
     reference ??= out;
-    const t = timeRuns(fn, { clock: now, onRun: (k) => progress(n, runners.length, `timing ${r.name}, batch ${k}`) });
+    const t = timeRuns(fn, { clock: now, onRun: (k) => progress(n + 1, runners.length + 1, `timing ${r.name}, batch ${k}`) });
     results.push({ name: r.name, kind: r.kind, ms: t.median, calls: t.runs * t.calls, gflops: gflopsPerSecond(flops, t.median), maxDiff });
   }
-  return { flops, dims: c.dims, results };
+  return { flops, dims, results, peak };
 }
 
 async function init() {
@@ -208,7 +230,13 @@ async function init() {
   return { simd: lib.simd, version: lib.version };
 }
 
-const handlers = { init, compute, view, tensor, scaling, speed };
+// The holder's old result is dropped when it becomes the runner, so two big results never stay in memory.
+function drop() {
+  current = null;
+  return true;
+}
+
+const handlers = { init, compute, view, tensor, scaling, speed, drop };
 
 // Typed arrays in a result are transferred, not copied: a 1024×1024 slice moves in no time.
 function transferables(value, out = []) {

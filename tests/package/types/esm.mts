@@ -64,6 +64,11 @@ mha.loadStateDict({ in_proj_weight: [1, 2, 3] });
 mha.setParameters({ outProjBias: new Float64Array(64) });
 // @ts-expect-error initSeed is a number
 xa.createMultiheadAttention({ embedDim: 4, numHeads: 2, initSeed: 1n });
+const grads = mha.backward(q, q, q, q, { training: true, seed: 1 });
+const gradBias: Float32Array<ArrayBuffer> | undefined = grads.gradParameters.outProjBias;
+void gradBias;
+// @ts-expect-error the backward has no weights to ask for
+mha.backward(q, q, q, q, { needWeights: true });
 mha.dispose();
 
 // The worker: the same types, in Promises.

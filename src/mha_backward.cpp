@@ -1,0 +1,236 @@
+// torch.nn.MultiheadAttention's backward: the gradients of Σ grad_output ⊙ output with respect to the
+// inputs and every parameter, through the same steps as the forward (mha.cpp), in reverse:
+//
+//   forward                                    backward (rows r of an input, in its own order)
+//   Qp = Xq Wqᵀ + bq   (and K, V likewise)     dXq = dQp Wq     dWq = dQpᵀ Xq     dbq = Σ_r dQp
+//   heads: Qp (L·N, E) -> qh (N, H, L, hd)     dQp gathered back from dqh
+//   attn = SDPA(qh, kh, vh)                     dqh, dkh, dvh = SDPA backward(dattn)   (sdpa_backward.cpp)
+//   merged = heads of attn side by side         dattn = heads of dmerged
+//   out = merged Woᵀ + bo                       dmerged = dOut Wo   dWo = dOutᵀ merged   dbo = Σ_r dOut
+//
+// bias_k and bias_v get the gradient of the key and value they append (summed over the batch); the zero
+// key of add_zero_attn has none. Every product runs on the linear kernel, which computes Y = X Wᵀ: a
+// product by W or by a transposed operand takes a transposed copy in the workspace.
+#include <algorithm>
+#include <cstdint>
+#include <stdexcept>
+
+#include "kernels/carver.hpp"
+#include "kernels/kernels.hpp"
+#include "xattn/mha.hpp"
+#include "xattn/sdpa_backward.hpp"
+
+#include "mha_internal.hpp"
+
+namespace xattn {
+
+// The backward's own buffers, carved after the forward's (Scratch) from the same workspace.
+struct MultiheadAttention::BackwardScratch {
+    float* dmerged;  // (L·N, E)            dOut Wo, in the query's row order
+    float* dattn;    // (N, H, L, hd)       dmerged split into heads
+    float* dqh;      // (N, H, L, hd)
+    float* dkh;      // (N, H, S_total, hd)
+    float* dvh;      // (N, H, S_total, hd)
+    float* drows;    // (max(L, S)·N, E)    one input's projection gradient, in its row order
+    float* dy_t;     // (E, max(L, S)·N)    a gradient transposed, for a weight gradient
+    float* x_t;      // (max(E, kdim, vdim), max(L, S)·N)  an input (or merged) transposed
+    float* w_t;      // (max(E, kdim, vdim), E)            a weight transposed, for an input gradient
+    void* linear;    // the linear kernel's scratch, for the largest of these products
+
+    template <class Carver>
+    static void carve(const MultiheadAttention& m, const MhaPlan& plan, Carver& c, BackwardScratch* out) {
+        const std::uint64_t E = m.config_.embed_dim, N = plan.N, L = plan.L, St = plan.S_total;
+        const std::uint64_t rows = std::max(plan.query_rows, plan.key_rows);
+        const std::uint64_t widest = std::max({m.config_.embed_dim, m.kdim(), m.vdim()});
+        BackwardScratch x;
+        x.dmerged = c.template take<float>(L * N * E);
+        x.dattn = c.template take<float>(N * L * E);
+        x.dqh = c.template take<float>(N * L * E);
+        x.dkh = c.template take<float>(N * St * E);
+        x.dvh = c.template take<float>(N * St * E);
+        x.drows = c.template take<float>(rows * E);
+        x.dy_t = c.template take<float>(E * rows);
+        x.x_t = c.template take<float>(widest * rows);
+        x.w_t = c.template take<float>(widest * E);
+        // Y (rows, out) = X (rows, in) · Wᵀ for every product below: dX = dY·W has in = E, out = in_dim;
+        // dW = dYᵀ·X has rows = E, in = the rows of the input, out = in_dim.
+        std::uint64_t linear = 0;
+        const kernels::KernelSet& set = *plan.attention.kernel_set;
+        for (const auto& [in_rows, in_dim] : {std::pair{plan.query_rows, m.config_.embed_dim},
+                                              std::pair{plan.key_rows, m.kdim()}, std::pair{plan.key_rows, m.vdim()}}) {
+            kernels::LinearProblem input_grad, weight_grad;
+            input_grad.rows = in_rows, input_grad.in = m.config_.embed_dim, input_grad.out = in_dim;
+            weight_grad.rows = m.config_.embed_dim, weight_grad.in = in_rows, weight_grad.out = in_dim;
+            linear = std::max({linear, kernels::linear_workspace_bytes(set, input_grad),
+                               kernels::linear_workspace_bytes(set, weight_grad)});
+        }
+        x.linear = c.template take<unsigned char>(linear);
+        if (out) *out = x;
+    }
+};
+
+std::uint64_t MultiheadAttention::backward_workspace(const MultiheadAttention& m, const MhaPlan& plan) {
+    Carver c(nullptr);
+    Scratch::carve(m, plan, c, nullptr);
+    BackwardScratch::carve(m, plan, c, nullptr);
+    return c.bytes();
+}
+
+Status MultiheadAttention::plan_backward(const Shape& q, const Shape& k, const Shape& v, const Shape& grad_output,
+                                         MaskKind kpm_kind, const Shape& kpm, MaskKind attn_kind, const Shape& am,
+                                         const MhaSettings& settings, MhaPlan* plan) const {
+    MhaPlan p;
+    if (Status st = plan_call(q, k, v, kpm_kind, kpm, attn_kind, am, settings, true, &p); !st.ok()) return st;
+    if (grad_output != p.output_shape)
+        return Status::fail("multi_head_attention_backward: grad_output shape " + shape_to_string(grad_output) +
+                            " != output shape " + shape_to_string(p.output_shape) + " (the query's)");
+    *plan = std::move(p);
+    return {};
+}
+
+namespace {
+
+// (cols, rows) <- (rows, cols), rows `stride` floats apart.
+void transpose(const float* x, std::size_t rows, std::size_t cols, std::size_t stride, float* y) {
+    for (std::size_t r = 0; r < rows; ++r)
+        for (std::size_t c = 0; c < cols; ++c) y[c * rows + r] = x[r * stride + c];
+}
+
+// Column sums of (rows, cols) in float64: a bias gradient sums every row of a batch.
+void column_sums(const float* x, std::size_t rows, std::size_t cols, float* sums) {
+    for (std::size_t c = 0; c < cols; ++c) {
+        double acc = 0.0;
+        for (std::size_t r = 0; r < rows; ++r) acc += x[r * cols + c];
+        sums[c] = static_cast<float>(acc);
+    }
+}
+
+struct Products {
+    const kernels::KernelSet& set;
+    void* workspace;
+    // Y (rows, out) = X (rows, in) · Wᵀ, W stored (out, in), everything contiguous.
+    void linear(std::size_t rows, std::size_t in, std::size_t out, const float* x, const float* w, float* y) const {
+        kernels::LinearProblem p;
+        p.rows = rows, p.in = in, p.out = out;
+        p.x = x, p.x_stride = in, p.w = w, p.y = y, p.y_stride = out;
+        kernels::run_linear(set, p, workspace);
+    }
+};
+
+}  // namespace
+
+void MultiheadAttention::run_backward(const MhaPlan& plan, const float* query, const float* key, const float* value,
+                                      const MhaMasks& masks, const float* grad_output, float* output,
+                                      float* grad_query, float* grad_key, float* grad_value, float* grad_parameters,
+                                      void* workspace) const {
+    const std::size_t E = config_.embed_dim, H = config_.num_heads, hd = E / H;
+    const std::size_t N = plan.N, L = plan.L, S = plan.S, St = plan.S_total;
+    const std::size_t Rq = plan.query_rows, Rk = plan.key_rows;
+    // Every gradient starts at 0: an empty batch or sequence contributes nothing (and leaves no garbage).
+    std::fill(output, output + Rq * E, 0.0f);
+    std::fill(grad_query, grad_query + Rq * E, 0.0f);
+    std::fill(grad_key, grad_key + Rk * kdim(), 0.0f);
+    std::fill(grad_value, grad_value + Rk * vdim(), 0.0f);
+    std::fill(grad_parameters, grad_parameters + parameter_floats(), 0.0f);
+    if (Rq == 0) return;  // no output, no loss: every gradient is 0
+
+    Scratch w{};
+    BackwardScratch b{};
+    Carver carver(workspace);
+    Scratch::carve(*this, plan, carver, &w);
+    BackwardScratch::carve(*this, plan, carver, &b);
+    const Products products{*plan.attention.kernel_set, b.linear};
+    const detail::RowOrder query_order{config_.batch_first && plan.batched, N, L};
+    const detail::RowOrder key_order{config_.batch_first && plan.batched, N, S};
+    auto grad_of = [&](const ParamSpan& p) { return grad_parameters + (p.data() - storage_.get()); };
+
+    // The forward's first steps: projected heads and the mask.
+    project_heads(plan, query, key, value, w);
+    if (plan.mask.kind != MaskKind::none) build_mask(plan, masks, w.mask);
+
+    // dmerged = dOut Wo, split into heads.   (L·N, E) · (E, E) -> (L·N, E) -> dattn (N, H, L, hd)
+    transpose(out_weight_.data(), E, E, E, b.w_t);
+    products.linear(Rq, E, E, grad_output, b.w_t, b.dmerged);
+    for (std::size_t r = 0; r < Rq; ++r)
+        for (std::size_t h = 0; h < H; ++h)
+            std::copy_n(b.dmerged + r * E + h * hd, hd,
+                        b.dattn + ((query_order.n(r) * H + h) * L + query_order.t(r)) * hd);
+
+    // The heads' attention and its gradients (the forward output comes with them).
+    run_sdpa_backward(plan.attention, w.qh, w.kh, w.vh, mask_view(plan, w.mask), b.dattn, w.attn, b.dqh, b.dkh,
+                      b.dvh, w.attention);
+    project_out(plan, w.attn, w.merged, output, w);
+
+    // Out-projection: dWo = dOutᵀ merged (E, E), dbo = Σ_r dOut.
+    transpose(grad_output, Rq, E, E, b.dy_t);
+    transpose(w.merged, Rq, E, E, b.x_t);
+    products.linear(E, Rq, E, b.dy_t, b.x_t, grad_of(out_weight_));
+    if (config_.bias) column_sums(grad_output, Rq, E, grad_of(out_bias_));
+
+    // In-projections, one input at a time: gather its rows' gradient from the heads, then
+    // dX = dP W (rows, in), dW = dPᵀ X (E, in), db = Σ_r dP.
+    struct Input {
+        const float* dh;        // (N, H, T, hd) the heads' gradient
+        std::size_t T;          // positions per head in dh: L, or S_total for keys and values
+        const detail::RowOrder& order;  // of the input's rows
+        std::size_t rows, in;
+        const float* x;
+        const ParamSpan& weight;
+        float* grad_x;
+        std::size_t bias_at;    // this input's part of in_proj_bias
+    };
+    for (const Input& in : {Input{b.dqh, L, query_order, Rq, E, query, q_weight_, grad_query, 0},
+                            Input{b.dkh, St, key_order, Rk, kdim(), key, k_weight_, grad_key, E},
+                            Input{b.dvh, St, key_order, Rk, vdim(), value, v_weight_, grad_value, 2 * E}}) {
+        for (std::size_t r = 0; r < in.rows; ++r)
+            for (std::size_t h = 0; h < H; ++h)
+                std::copy_n(in.dh + ((in.order.n(r) * H + h) * in.T + in.order.t(r)) * hd, hd, b.drows + r * E + h * hd);
+        transpose(in.weight.data(), E, in.in, in.in, b.w_t);           // (in, E)
+        products.linear(in.rows, E, in.in, b.drows, b.w_t, in.grad_x);  // (rows, E) · (E, in)
+        transpose(b.drows, in.rows, E, E, b.dy_t);                       // (E, rows)
+        transpose(in.x, in.rows, in.in, in.in, b.x_t);                   // (in, rows)
+        products.linear(E, in.rows, in.in, b.dy_t, b.x_t, grad_of(in.weight));
+        if (config_.bias) column_sums(b.drows, in.rows, E, grad_of(in_bias_) + in.bias_at);
+    }
+
+    // bias_k and bias_v: the gradient of the key and value appended at position S, summed over the batch.
+    if (config_.add_bias_kv)
+        for (std::size_t n = 0; n < N; ++n)
+            for (std::size_t h = 0; h < H; ++h)
+                for (std::size_t d = 0; d < hd; ++d) {
+                    grad_of(bias_k_)[h * hd + d] += b.dkh[((n * H + h) * St + S) * hd + d];
+                    grad_of(bias_v_)[h * hd + d] += b.dvh[((n * H + h) * St + S) * hd + d];
+                }
+}
+
+MhaGradientResult MultiheadAttention::backward(const xt::xarray<float>& query, const xt::xarray<float>& key,
+                                               const xt::xarray<float>& value, const xt::xarray<float>& grad_output,
+                                               const MhaForwardOptions& o) const {
+    const Shape q(query.shape().begin(), query.shape().end());
+    const Shape k(key.shape().begin(), key.shape().end());
+    const Shape v(value.shape().begin(), value.shape().end());
+    const Shape g(grad_output.shape().begin(), grad_output.shape().end());
+    const MhaMasks masks{o.key_padding_mask.ref(), o.attn_mask.ref()};
+    MhaPlan plan;
+    if (Status st = plan_backward(q, k, v, g, masks.key_padding_mask.kind, masks.key_padding_mask.shape,
+                                  masks.attn_mask.kind, masks.attn_mask.shape, o, &plan);
+        !st.ok())
+        throw std::invalid_argument(st.error);
+    MhaGradientResult r;
+    r.output = xt::xarray<float>::from_shape(q);
+    r.grad_query = xt::xarray<float>::from_shape(q);
+    r.grad_key = xt::xarray<float>::from_shape(k);
+    r.grad_value = xt::xarray<float>::from_shape(v);
+    std::vector<float> grads(parameter_floats());
+    std::vector<unsigned char> workspace = kernels::allocate_workspace(plan.workspace_bytes);
+    run_backward(plan, query.data(), key.data(), value.data(), masks, grad_output.data(), r.output.data(),
+                 r.grad_query.data(), r.grad_key.data(), r.grad_value.data(), grads.data(), workspace.data());
+    for (const auto& [name, shape] : parameter_shapes()) {
+        xt::xarray<float> grad = xt::xarray<float>::from_shape(shape);
+        std::copy_n(grads.begin() + parameter_offset(name), grad.size(), grad.begin());
+        r.grad_parameters.emplace(name, std::move(grad));
+    }
+    return r;
+}
+
+}  // namespace xattn

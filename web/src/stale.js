@@ -1,0 +1,20 @@
+// Result panels that no longer match the controls. While a field is invalid (or a compute failed) the
+// heatmap and the Q, K, V panels still hold the last finished result; they say so, and are dimmed, instead
+// of passing for the answer to the settings on screen.
+
+// cards: elements holding a `.stale-note` paragraph. reason: a sentence, or null when the panels are current.
+export function markStale(cards, reason) {
+  for (const card of cards) {
+    card.toggleAttribute('data-stale', reason !== null);
+    const note = card.querySelector('.stale-note');
+    note.hidden = reason === null;
+    note.textContent = reason ?? '';
+  }
+}
+
+// The sentence for a set of problems with the controls, naming what is still shown.
+export function staleReason(problems, shownDims) {
+  if (!shownDims) return `Nothing computed: ${problems.join('; ')}.`;
+  const { B, L, S, E, Ev } = shownDims;
+  return `Not updated: still showing B = ${B}, L = ${L}, S = ${S}, E = ${E}, Ev = ${Ev}, because ${problems.join('; ')}.`;
+}

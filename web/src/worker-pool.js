@@ -1,0 +1,62 @@
+// The page's three workers, each with one job, so that cancelling one kind of work never throws away
+// another's state (a cancel terminates a worker: a running wasm call cannot be interrupted):
+// - the holder keeps the last finished attention and answers the heatmap's view and export requests;
+// - the runner computes the next settings; when it finishes it becomes the holder, and the old holder
+//   becomes the runner (dropping its old result, so two big results never linger);
+// - the side worker runs the scaling study and the speed comparison, which need no finished result.
+// Cancelling the runner or the side worker leaves the holder, and so the last finished result, untouched:
+// nothing has to be recomputed, and the replacement worker loads the package while nobody waits for it.
+import { WorkerClient } from './worker-client.js';
+
+export class WorkerPool {
+  constructor({ onCrash }) {
+    this.holder = new WorkerClient({ onCrash });
+    this.runner = new WorkerClient({ onCrash });
+    this.side = new WorkerClient({ onCrash });
+    this.requests = 0; // every request made, for the tests' "one request per change"
+  }
+
+  async compute(payload, options) {
+    const runner = this.runner;
+    this.requests++;
+    const result = await runner.request('compute', payload, options);
+    if (this.runner === runner) {
+      this.runner = this.holder;
+      this.holder = runner;
+      this.runner.request('drop', {}).catch(() => {});
+    }
+    return result;
+  }
+
+  view(pick) {
+    this.requests++;
+    return this.holder.request('view', pick);
+  }
+
+  tensor(name) {
+    this.requests++;
+    return this.holder.request('tensor', { name });
+  }
+
+  sideJob(type, payload, options) {
+    this.requests++;
+    return this.side.request(type, payload, options);
+  }
+
+  get computing() {
+    return this.runner.busy;
+  }
+
+  get busy() {
+    return this.runner.busy || this.holder.busy || this.side.busy;
+  }
+
+  // Stops a running compute (its promise rejects with CancelledError); the holder is not touched.
+  cancelCompute() {
+    if (this.runner.busy) this.runner.cancel();
+  }
+
+  cancelSide() {
+    if (this.side.busy) this.side.cancel();
+  }
+}
