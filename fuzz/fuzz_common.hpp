@@ -11,7 +11,7 @@
 #include <cstdio>
 #include <cstdlib>
 
-#include "xattn/reference.hpp"
+#include "reference/reference.hpp"
 #include "xattn/xattn.hpp"
 
 #define FUZZ_CHECK(cond, ...)                                   \

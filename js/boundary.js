@@ -140,18 +140,19 @@ export function makeBoundary(mod) {
   }
 
   // Copies Float32Arrays into one fresh block, runs use(pointers), frees: for calls that hand the core
-  // buffers without a plan (setting parameters).
+  // buffers without a plan (setting and reading parameters). A number instead of an array reserves that
+  // many floats without copying anything in (for the core to fill; read them with copyOut).
   function withBuffers(fn, arrays, use) {
     let bytes = 0;
     const offsets = arrays.map((a) => {
       const at = bytes;
-      bytes += aligned(4 * typedArrayLength(a));
+      bytes += aligned(4 * (typeof a === 'number' ? a : typedArrayLength(a)));
       return at;
     });
     const block = memory.allocate(fn, bytes + ALIGN, 'its buffers');
     try {
       const base = aligned(block);
-      arrays.forEach((a, i) => memory.copyIn(base + offsets[i], a));
+      arrays.forEach((a, i) => { if (typeof a !== 'number') memory.copyIn(base + offsets[i], a); });
       return use(offsets.map((at) => base + at));
     } finally {
       memory.free(block);
@@ -161,6 +162,7 @@ export function makeBoundary(mod) {
   return {
     mod, guarded, ensureUsable, invoke, withBuffers, count, shapeString,
     memoryBytes: memory.memoryBytes,
+    copyOut: memory.copyOut,
     // A { data, shape } result from a shape record.
     tensorOf: (data, wire) => ({ data, shape: shapeOfWire(wire) }),
     get broken() { return broken !== null; },

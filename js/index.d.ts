@@ -1,141 +1,332 @@
 /// <reference lib="esnext.disposable" />
-// Type declarations for xattn (ESM). Dimension legend: B batch, H heads, L query length,
-// S key length, E query/key dim, Ev value dim; "…" any leading dims.
+// Type declarations for xattn (ESM); they need TypeScript 5.7 or later (generic typed arrays).
+// Dimension legend: B batch, H heads, L query length, S key/value length, E query/key dim (embedDim for
+// MultiheadAttention), Ev value dim; "…" any number of leading dims.
 
-/** Plain data: row-major and contiguous; data.length equals the product of shape. */
+/**
+ * An input tensor: plain data, row-major and contiguous.
+ *
+ * `data.length` must equal the product of `shape`. Any Float32Array works: a subarray of a larger buffer, one
+ * over a SharedArrayBuffer, one from another realm (an iframe, `node:vm`). Each tensor is read once per call.
+ */
 export interface Tensor {
+  /** The values, row-major. */
   data: Float32Array;
+  /** The dims: integers in [0, 2^31), at most 16 of them; a `readonly` array or tuple is fine. */
+  shape: readonly number[];
+}
+
+/**
+ * A result tensor: `data` is a fresh Float32Array over its own ArrayBuffer, owned by the caller (never a
+ * view of WebAssembly memory), so `data.buffer` is an `ArrayBuffer` and `data` is a `BlobPart`.
+ * It is also a valid {@link Tensor} input.
+ */
+export interface OutputTensor {
+  /** The values, row-major. */
+  data: Float32Array<ArrayBuffer>;
+  /** The dims. */
   shape: number[];
 }
 
-/** Uint8Array = boolean (non-zero = true); Float32Array = added to the scaled scores. */
+/**
+ * A mask that broadcasts to the weights' shape.
+ *
+ * A Uint8Array is boolean (non-zero = true); its polarity depends on the function: for
+ * `scaledDotProductAttention` true = **may attend**, for `MultiheadAttention.forward` true = **masked out**
+ * (both as in PyTorch). A Float32Array is added to the scaled scores (`-Infinity` forbids).
+ */
 export interface Mask {
+  /** Uint8Array: boolean; Float32Array: added to the scores. */
   data: Uint8Array | Float32Array;
-  shape: number[];
+  /** The dims, as for {@link Tensor}. */
+  shape: readonly number[];
 }
 
+/** Options of {@link Xattn.scaledDotProductAttention} and {@link Xattn.scaledDotProductAttentionGrad}. */
 export interface SdpaOptions {
-  /** Broadcasts to (…, L, S). Boolean: true = this query may attend to this key. */
-  attnMask?: Mask;
-  /** Query i sees key j when j <= i (top-left) or j <= i + S - L (bottom-right). Not with attnMask. */
-  isCausal?: boolean;
-  /** Only with isCausal: true. Default 'top-left'. */
-  causalAlignment?: 'top-left' | 'bottom-right';
-  /** Default 1/sqrt(E); its float32 value must be finite and non-zero. */
-  scale?: number;
-  /** In [0, 1); applied to the weights, kept weights scaled by 1/(1 - p). */
-  dropoutP?: number;
-  /** Integer in [0, 2^53): the same seed drops the same weights. Default 0. */
-  seed?: number;
-  /** Query heads Hq (dim -3) may be a multiple of key/value heads. */
-  enableGqa?: boolean;
-  /** Also return the weights (…, L, S). Default false. */
-  needWeights?: boolean;
+  /**
+   * Broadcasts to (…, L, S). Boolean: **true = this query may attend to this key** (PyTorch's SDPA polarity);
+   * float: added to the scaled scores. Not together with `isCausal`. Default: no mask.
+   */
+  attnMask?: Mask | undefined;
+  /**
+   * Hides the keys after each query: query i sees key j when j ≤ i (top-left) or j ≤ i + S − L
+   * (bottom-right, see `causalAlignment`). Not together with `attnMask`. Default false.
+   */
+  isCausal?: boolean | undefined;
+  /**
+   * Which diagonal `isCausal` uses: `'top-left'` (PyTorch's `is_causal`) or `'bottom-right'` (PyTorch's
+   * `causal_lower_right`: the last query sees every key). Only with `isCausal: true`: given without it, the call
+   * throws a TypeError. Default `'top-left'`.
+   */
+  causalAlignment?: 'top-left' | 'bottom-right' | undefined;
+  /** Multiplies the scores. Default 1/√E; its float32 value must be finite and non-zero (else RangeError). */
+  scale?: number | undefined;
+  /**
+   * Dropout on the weights, in [0, 1) (else RangeError); kept weights are scaled by 1/(1 − p). Default 0.
+   * Which weights drop is a pure function of `seed` and the position (PyTorch's random stream is not reproduced).
+   */
+  dropoutP?: number | undefined;
+  /** Dropout seed, an integer in [0, 2^53): the same seed drops the same weights. Default 0. */
+  seed?: number | undefined;
+  /**
+   * Grouped-query attention: query heads Hq (dim −3) may be a multiple of the key/value heads Hkv; query head h
+   * reads key/value head ⌊h / (Hq/Hkv)⌋. Default false.
+   */
+  enableGqa?: boolean | undefined;
+  /** Also return the weights (…, L, S), after dropout. Default false. */
+  needWeights?: boolean | undefined;
 }
 
+/** What attention returns: the output, and the weights when they were asked for. */
 export interface AttentionResult {
-  /** (…, L, Ev) for SDPA; the query's layout for MultiheadAttention. */
-  output: Tensor;
-  /** Present when weights were asked for. */
-  weights?: Tensor;
+  /** (…, L, Ev) for SDPA; shaped like the query for MultiheadAttention. */
+  output: OutputTensor;
+  /** (…, L, S) for SDPA; (N, L, S) or (N, H, L, S) for MultiheadAttention. Present when weights were asked for. */
+  weights?: OutputTensor | undefined;
 }
 
+/** {@link AttentionResult} when the weights were asked for. */
+export interface AttentionResultWithWeights extends AttentionResult {
+  /** (…, L, S) for SDPA; (N, L, S) averaged over heads or (N, H, L, S) for MultiheadAttention. */
+  weights: OutputTensor;
+}
+
+/** {@link AttentionResult} of a call made with `needWeights: false`. */
+export interface AttentionResultWithoutWeights extends AttentionResult {
+  weights?: undefined;
+}
+
+/** What {@link Xattn.scaledDotProductAttentionGrad} returns. */
 export interface GradientResult {
   /** The forward output (…, L, Ev). */
-  output: Tensor;
-  /** Shaped like query, key and value. */
-  gradQuery: Tensor;
-  gradKey: Tensor;
-  gradValue: Tensor;
-  /** Present with needWeights. */
-  weights?: Tensor;
+  output: OutputTensor;
+  /** ∂/∂query of Σ gradOutput ⊙ output: (…, L, E), shaped like the query. */
+  gradQuery: OutputTensor;
+  /** ∂/∂key: (…, S, E), shaped like the key (under GQA, summed over the query heads that read each key head). */
+  gradKey: OutputTensor;
+  /** ∂/∂value: (…, S, Ev), shaped like the value. */
+  gradValue: OutputTensor;
+  /** The forward weights (…, L, S), with `needWeights: true`. */
+  weights?: OutputTensor | undefined;
 }
 
+/** {@link GradientResult} when the weights were asked for. */
+export interface GradientResultWithWeights extends GradientResult {
+  weights: OutputTensor;
+}
+
+/** The configuration of {@link Xattn.createMultiheadAttention}, as `torch.nn.MultiheadAttention` takes it. */
 export interface MultiheadAttentionConfig {
+  /** E, the model dim: an integer ≥ 1, a multiple of `numHeads`. */
   embedDim: number;
+  /** H, the number of heads: an integer ≥ 1 that divides `embedDim`. */
   numHeads: number;
-  /** Default embedDim. */
-  kdim?: number;
-  /** Default embedDim. */
-  vdim?: number;
-  /** Default true. */
-  bias?: boolean;
-  /** Inputs (N, L, E) instead of (L, N, E). Default false. */
-  batchFirst?: boolean;
-  addBiasKv?: boolean;
-  addZeroAttn?: boolean;
-  /** Integer in [0, 2^53): seeds the default initialisation (PyTorch's distributions). Default 0. */
-  initSeed?: number;
-  /** PyTorch's `dropout`: in [0, 1), on the attention weights of calls made with `training: true`. Default 0. */
-  dropout?: number;
+  /** The key's last dim. Default `embedDim`. */
+  kdim?: number | undefined;
+  /** The value's last dim. Default `embedDim`. */
+  vdim?: number | undefined;
+  /** Biases on the input and output projections (`in_proj_bias`, `out_proj.bias`). Default true. */
+  bias?: boolean | undefined;
+  /** Inputs and output are (N, L, E) instead of (L, N, E). Default false. */
+  batchFirst?: boolean | undefined;
+  /** Appends the learned `bias_k` and `bias_v` as one more key and value. Default false. */
+  addBiasKv?: boolean | undefined;
+  /** Appends a key and a value of zeros. Default false. */
+  addZeroAttn?: boolean | undefined;
+  /**
+   * Seeds the initial parameters, drawn from PyTorch's distributions (Xavier-uniform in-projections, uniform
+   * out-projection, zero biases, Xavier-normal bias_k/bias_v; not PyTorch's random values): an integer in
+   * [0, 2^53). Default 0.
+   */
+  initSeed?: number | undefined;
+  /**
+   * PyTorch's `dropout`: in [0, 1) (else RangeError), on the attention weights of calls made with
+   * `training: true`, kept or dropped by a hash of (seed, position). Default 0.
+   */
+  dropout?: number | undefined;
 }
 
-/** PyTorch's state-dict names in camelCase; any subset may be given. */
+/** A {@link MultiheadAttentionConfig} with every default filled in. */
+export interface ResolvedMultiheadAttentionConfig {
+  /** E, the model dim. */
+  embedDim: number;
+  /** H, the number of heads. */
+  numHeads: number;
+  /** The key's last dim (embedDim unless set). */
+  kdim: number;
+  /** The value's last dim (embedDim unless set). */
+  vdim: number;
+  /** Whether the projections have biases. */
+  bias: boolean;
+  /** Whether inputs and output are (N, L, E). */
+  batchFirst: boolean;
+  /** Whether bias_k and bias_v are appended. */
+  addBiasKv: boolean;
+  /** Whether a zero key and value are appended. */
+  addZeroAttn: boolean;
+  /** The seed of the initial parameters. */
+  initSeed: number;
+  /** The dropout applied by calls with `training: true`. */
+  dropout: number;
+}
+
+/**
+ * Parameters for {@link MultiheadAttention.setParameters}: PyTorch's state-dict names in camelCase, PyTorch's
+ * layouts (row-major). Any subset may be given; the ones this configuration lacks are refused.
+ */
 export interface MultiheadAttentionParameters {
-  /** (3E, E), when kdim = vdim = embedDim. */
-  inProjWeight?: Float32Array;
-  /** (3E), with bias. */
-  inProjBias?: Float32Array;
-  /** (E, E), when kdim or vdim differs from embedDim. */
-  qProjWeight?: Float32Array;
-  /** (E, kdim). */
-  kProjWeight?: Float32Array;
-  /** (E, vdim). */
-  vProjWeight?: Float32Array;
-  /** (E, E). */
-  outProjWeight?: Float32Array;
-  /** (E), with bias. */
-  outProjBias?: Float32Array;
-  /** (1, 1, E), with addBiasKv. */
-  biasK?: Float32Array;
-  /** (1, 1, E), with addBiasKv. */
-  biasV?: Float32Array;
+  /** `in_proj_weight` (3E, E): the query, key and value projections stacked; when kdim = vdim = embedDim. */
+  inProjWeight?: Float32Array | undefined;
+  /** `in_proj_bias` (3E), with `bias`. */
+  inProjBias?: Float32Array | undefined;
+  /** `q_proj_weight` (E, E), when kdim or vdim differs from embedDim. */
+  qProjWeight?: Float32Array | undefined;
+  /** `k_proj_weight` (E, kdim), when kdim or vdim differs from embedDim. */
+  kProjWeight?: Float32Array | undefined;
+  /** `v_proj_weight` (E, vdim), when kdim or vdim differs from embedDim. */
+  vProjWeight?: Float32Array | undefined;
+  /** `out_proj.weight` (E, E). */
+  outProjWeight?: Float32Array | undefined;
+  /** `out_proj.bias` (E), with `bias`. */
+  outProjBias?: Float32Array | undefined;
+  /** `bias_k` (1, 1, E), with `addBiasKv`. */
+  biasK?: Float32Array | undefined;
+  /** `bias_v` (1, 1, E), with `addBiasKv`. */
+  biasV?: Float32Array | undefined;
 }
 
+/** The state-dict names of MultiheadAttention's parameters, as PyTorch spells them. */
+export type MultiheadAttentionParameterName = 'in_proj_weight' | 'in_proj_bias' | 'q_proj_weight' | 'k_proj_weight'
+  | 'v_proj_weight' | 'out_proj.weight' | 'out_proj.bias' | 'bias_k' | 'bias_v';
+
+/**
+ * One entry of a state dict given as an object: the values, optionally the shape (then it must be the
+ * parameter's exact shape), and the format. Float32Array and Float64Array say their own format; a Uint16Array
+ * holds the bits of float16 or bfloat16 values and needs `dtype`.
+ */
+export interface StateDictTensor {
+  data: Float32Array | Float64Array | Uint16Array;
+  shape?: readonly number[] | undefined;
+  dtype?: 'float32' | 'float64' | 'float16' | 'bfloat16' | undefined;
+}
+
+/**
+ * Where {@link MultiheadAttention.loadStateDict} reads parameters from: the bytes of a `.safetensors` file
+ * (F32, F64, F16 and BF16 entries), or an object keyed by PyTorch's state-dict names (`in_proj_weight`,
+ * `out_proj.weight`, …) whose values are typed arrays or {@link StateDictTensor}s — what
+ * {@link MultiheadAttention.parameters} returns.
+ */
+export type StateDictSource = ArrayBufferLike | Uint8Array
+  | { readonly [name: string]: Float32Array | Float64Array | StateDictTensor };
+
+/** Options of {@link MultiheadAttention.loadStateDict}. */
+export interface LoadStateDictOptions {
+  /**
+   * Only entries whose names start with it are read, and it is removed from them: `'encoder.layers.0.self_attn.'`
+   * picks one attention out of a whole model's file. Entries outside the prefix are ignored. Default `''`.
+   */
+  prefix?: string | undefined;
+}
+
+/** A module's parameters by PyTorch name: what {@link MultiheadAttention.parameters} returns. */
+export type StateDict = { [name: string]: OutputTensor };
+
+/** Options of {@link MultiheadAttention.forward}. */
 export interface MultiheadAttentionForwardOptions {
-  /** (N, S) or (S,) unbatched. Boolean: true = ignore this key. */
-  keyPaddingMask?: Mask;
-  /** (L, S) or (N·numHeads, L, S). Boolean: true = NOT allowed (the opposite of SDPA's polarity). */
-  attnMask?: Mask;
-  /** Default true. */
-  needWeights?: boolean;
-  /** Weights (N, L, S) averaged over heads, or (N, H, L, S). Default true. */
-  averageAttnWeights?: boolean;
-  /** Builds the causal mask when no attnMask is given. */
-  isCausal?: boolean;
-  /** Apply the module's dropout (PyTorch's module.train()). Default false (module.eval()). */
-  training?: boolean;
-  /** Integer in [0, 2^53): with training, the same seed drops the same weights. Default 0. */
-  seed?: number;
+  /** (N, S), or (S) for unbatched inputs. Boolean: **true = ignore this key**; float: added. Default: none. */
+  keyPaddingMask?: Mask | undefined;
+  /**
+   * (L, S) or (N·H, L, S). Boolean: **true = NOT allowed** — the opposite of SDPA's polarity, as in PyTorch;
+   * float: added. Default: none.
+   */
+  attnMask?: Mask | undefined;
+  /** Return the weights. Default **true** (as PyTorch). */
+  needWeights?: boolean | undefined;
+  /** Weights averaged over heads (N, L, S), else per head (N, H, L, S). Default true. */
+  averageAttnWeights?: boolean | undefined;
+  /**
+   * Without `attnMask`: applies the top-left causal mask. **An extension**: PyTorch raises "Need attn_mask if
+   * specifying the is_causal hint" there. With `attnMask`, the mask is used as given (PyTorch's hint). Default false.
+   */
+  isCausal?: boolean | undefined;
+  /** Apply the config's `dropout` (PyTorch's `module.train()`). Default false (`module.eval()`). */
+  training?: boolean | undefined;
+  /** With `training`: an integer in [0, 2^53); the same seed drops the same weights. Default 0. */
+  seed?: number | undefined;
 }
 
-/** The backward's options: the forward's, without the weights. */
+/** Options of {@link MultiheadAttention.backward}: the forward's, without the weights. */
 export type MultiheadAttentionBackwardOptions = Omit<MultiheadAttentionForwardOptions, 'needWeights' | 'averageAttnWeights'>;
 
+/** Each parameter's gradient, named and laid out as {@link MultiheadAttention.setParameters} takes it. */
+export type MultiheadAttentionParameterGradients = { [name in keyof MultiheadAttentionParameters]?: Float32Array<ArrayBuffer> };
+
+/** What {@link MultiheadAttention.backward} returns. */
 export interface MultiheadAttentionGradients {
-  /** The forward output, laid out like query. */
-  output: Tensor;
-  /** Shaped like query, key and value. */
-  gradQuery: Tensor;
-  gradKey: Tensor;
-  gradValue: Tensor;
-  /** Every parameter's gradient, named and laid out as setParameters takes it. */
-  gradParameters: MultiheadAttentionParameters;
+  /** The forward output, laid out like the query. */
+  output: OutputTensor;
+  /** ∂/∂query of Σ gradOutput ⊙ output, shaped like the query. */
+  gradQuery: OutputTensor;
+  /** ∂/∂key, shaped like the key. */
+  gradKey: OutputTensor;
+  /** ∂/∂value, shaped like the value. */
+  gradValue: OutputTensor;
+  /** Every parameter's gradient, in the camelCase names of setParameters. */
+  gradParameters: MultiheadAttentionParameterGradients;
 }
 
+/**
+ * `torch.nn.MultiheadAttention` in inference (no dropout). Its parameters live in WebAssembly memory until
+ * {@link MultiheadAttention.dispose} (or garbage collection); it works with `using`.
+ */
 export interface MultiheadAttention {
-  setParameters(p: MultiheadAttentionParameters): void;
+  /**
+   * Sets any subset of the parameters (PyTorch's layouts). All given ones are checked before any is set.
+   * @throws TypeError for a name this configuration lacks or a value that is not a Float32Array;
+   *   RangeError for a wrong length (the message names the parameter and its shape).
+   */
+  setParameters(parameters: MultiheadAttentionParameters): void;
+  /**
+   * Sets every parameter in one call from a PyTorch state dict: a `.safetensors` file's bytes or an object of
+   * tensors keyed by PyTorch's names; float16, bfloat16 and float64 become float32. The entries under
+   * `options.prefix` must be exactly this module's parameters, each of its shape.
+   * @throws TypeError for a malformed file, a non-float entry or a bad value; RangeError naming every missing,
+   *   unexpected or mis-shaped entry. A refused load sets nothing.
+   */
+  loadStateDict(source: StateDictSource, options?: LoadStateDictOptions): void;
+  /** Copies of every parameter, keyed by PyTorch's names in PyTorch's order, in PyTorch's shapes. */
+  parameters(): StateDict;
+  /**
+   * Attention over query (L, N, E) — (N, L, E) with `batchFirst`, (L, E) unbatched — key (S, N, kdim) and
+   * value (S, N, vdim). Returns the output, shaped like the query, and (by default) the weights.
+   * @throws TypeError for wrong types or unknown options; RangeError for shapes that do not fit (the message
+   *   names the argument and the shapes); Error once the module was disposed.
+   */
+  forward(query: Tensor, key: Tensor, value: Tensor,
+    options: MultiheadAttentionForwardOptions & { needWeights: false }): AttentionResultWithoutWeights;
+  /**
+   * Attention over query (L, N, E) — (N, L, E) with `batchFirst`, (L, E) unbatched — key (S, N, kdim) and
+   * value (S, N, vdim). Returns the output, shaped like the query, and the weights: (N, L, S) averaged over
+   * heads, or (N, H, L, S) with `averageAttnWeights: false`.
+   * @throws TypeError for wrong types or unknown options; RangeError for shapes that do not fit (the message
+   *   names the argument and the shapes); Error once the module was disposed.
+   */
+  forward(query: Tensor, key: Tensor, value: Tensor,
+    options?: MultiheadAttentionForwardOptions & { needWeights?: true | undefined }): AttentionResultWithWeights;
+  /** Attention over query, key and value (see the other signatures); weights unless `needWeights` is false. */
   forward(query: Tensor, key: Tensor, value: Tensor, options?: MultiheadAttentionForwardOptions): AttentionResult;
   /**
-   * The gradients of Σ gradOutput ⊙ output with respect to query, key, value and every parameter.
-   * gradOutput is shaped like the output (like query).
+   * The backward pass: the output and the gradients of Σ gradOutput ⊙ output with respect to query, key, value
+   * and every parameter. gradOutput is shaped like the output (like the query).
+   * @throws as {@link MultiheadAttention.forward}, and TypeError when gradOutput is missing.
    */
   backward(query: Tensor, key: Tensor, value: Tensor, gradOutput: Tensor,
     options?: MultiheadAttentionBackwardOptions): MultiheadAttentionGradients;
-  /** The configuration it was created with, every default filled in. */
-  readonly config: Required<MultiheadAttentionConfig>;
+  /** The configuration, every default filled in. */
+  readonly config: ResolvedMultiheadAttentionConfig;
   /**
-   * Frees its wasm memory now; later calls throw. Idempotent. A module that is never disposed is freed
+   * Frees its WebAssembly memory now; later calls throw. Idempotent. A module that is never disposed is freed
    * when garbage-collected.
    */
   dispose(): void;
@@ -143,19 +334,60 @@ export interface MultiheadAttention {
   [Symbol.dispose](): void;
 }
 
+/** One instance of the WebAssembly module, with its own memory: what {@link createXattn} resolves to. */
 export interface Xattn {
-  /** Which build is running. */
+  /** Whether the SIMD build runs. */
   readonly simd: boolean;
+  /** The package version, compiled into the module. */
   readonly version: string;
-  /** Current size of the module's linear memory. */
+  /** Current size of the instance's WebAssembly linear memory, in bytes. */
   memoryBytes(): number;
+  /**
+   * `torch.nn.functional.scaled_dot_product_attention`: query (…, L, E), key (…, S, E), value (…, S, Ev) →
+   * output (…, L, Ev), and with `needWeights: true` the weights (…, L, S). Leading dims must be equal (no
+   * broadcasting), except the heads under `enableGqa`. A fully masked row gives weights 0 and output 0.
+   * @throws TypeError for wrong types, unknown options or `causalAlignment` without `isCausal`; RangeError for
+   *   shapes that do not fit, bad values or sizes beyond WebAssembly memory (the message names the argument
+   *   and the shapes, e.g. "key last dim 6 != query last dim 8 (E) (query (2, 5, 8), key (2, 7, 6), …)").
+   */
+  scaledDotProductAttention(query: Tensor, key: Tensor, value: Tensor,
+    options: SdpaOptions & { needWeights: true }): AttentionResultWithWeights;
+  /**
+   * `torch.nn.functional.scaled_dot_product_attention`: query (…, L, E), key (…, S, E), value (…, S, Ev) →
+   * output (…, L, Ev); the weights (…, L, S) only with `needWeights: true`.
+   * @throws TypeError for wrong types, unknown options or `causalAlignment` without `isCausal`; RangeError for
+   *   shapes that do not fit, bad values or sizes beyond WebAssembly memory (the message names the argument
+   *   and the shapes).
+   */
   scaledDotProductAttention(query: Tensor, key: Tensor, value: Tensor, options?: SdpaOptions): AttentionResult;
-  /** The backward pass: gradients of Σ gradOutput ⊙ output with respect to query, key and value. */
+  /**
+   * The backward pass: the output and the gradients of Σ gradOutput ⊙ output with respect to query, key and
+   * value, for every forward option (masks, causal, scale, GQA, dropout with the same seed). gradOutput is
+   * (…, L, Ev). A fully masked row passes gradient 0.
+   * @throws as {@link Xattn.scaledDotProductAttention}, and RangeError when gradOutput is not the output's shape.
+   */
+  scaledDotProductAttentionGrad(query: Tensor, key: Tensor, value: Tensor, gradOutput: Tensor,
+    options: SdpaOptions & { needWeights: true }): GradientResultWithWeights;
+  /**
+   * The backward pass: the output and the gradients of Σ gradOutput ⊙ output with respect to query, key and
+   * value. gradOutput is (…, L, Ev).
+   * @throws as {@link Xattn.scaledDotProductAttention}, and RangeError when gradOutput is not the output's shape.
+   */
   scaledDotProductAttentionGrad(query: Tensor, key: Tensor, value: Tensor, gradOutput: Tensor,
     options?: SdpaOptions): GradientResult;
+  /**
+   * A new `torch.nn.MultiheadAttention` with initial parameters drawn from PyTorch's distributions
+   * (`initSeed`); set PyTorch's with {@link MultiheadAttention.loadStateDict} or
+   * {@link MultiheadAttention.setParameters}.
+   * @throws TypeError for unknown fields or wrong types; RangeError for bad dims (embedDim not a multiple of
+   *   numHeads) or parameters too large for WebAssembly memory.
+   */
   createMultiheadAttention(config: MultiheadAttentionConfig): MultiheadAttention;
 }
 
-/** Loads a build: SIMD when the engine has it, unless { simd } forces one. */
-export function createXattn(options?: { simd?: boolean }): Promise<Xattn>;
+/**
+ * Loads and starts a WebAssembly build: SIMD when the engine has it, unless `{ simd }` forces one. Each call
+ * makes an independent instance. Rejects (never hangs) when the build cannot be compiled or started.
+ */
+export function createXattn(options?: { simd?: boolean | undefined }): Promise<Xattn>;
 export default createXattn;

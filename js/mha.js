@@ -2,6 +2,7 @@
 // memory under an integer handle; dispose() frees them, and so does garbage collection of a module
 // that was never disposed (FinalizationRegistry). Modules support `using` (Symbol.dispose).
 import { NO_SHAPE, cppName, jsMessage, shapeOfWire, wireShape } from './boundary.js';
+import { stateDictMethods } from './mha-state.js';
 import {
   checkBoolean, checkInteger, checkMask, checkNumber, checkOptions, checkTensor, shapeString, typeName, typedArrayLength,
   typedArrayName,
@@ -195,6 +196,10 @@ export function mhaFunctions(boundary) {
       forward: (query, key, value, options) => guarded(() => forward(state, query, key, value, options)),
       backward: (query, key, value, gradOutput, options) =>
         guarded(() => backward(state, query, key, value, gradOutput, options)),
+      ...stateDictMethods({
+        boundary, handle: state.handle, shapes: state.shapes, usable: (method) => ensureLive(state, method),
+        setParameters: (parameters) => setParameters(state, parameters),
+      }),
       dispose,
       [DISPOSE]: dispose,
       /** The configuration, with every default filled in. */

@@ -1,11 +1,14 @@
-// Writes js/index.d.cts, the declarations for require('xattn'), from js/index.d.ts, the one written by
-// hand: the same declarations inside `declare namespace createXattn`, with `export =` (one file for both
-// module kinds gives TS1471). Run by the wasm build and before packing; `--check` exits 1 when the file
-// on disk is not what it would write (tests/js/types.test.mjs).
+// Writes js/index.d.cts and js/worker.d.cts, the declarations for require('xattn') and require('xattn/worker'),
+// from js/index.d.ts and js/worker.d.ts, the ones written by hand. index.d.cts holds the same declarations
+// inside `declare namespace createXattn`, with `export =` (one file for both module kinds gives TS1471).
+// Run by the wasm build and before packing; `--check` exits 1 when a file on disk is not what it would write
+// (tests/js/types.test.mjs).
 import { readFileSync, writeFileSync } from 'node:fs';
 
 const esmPath = new URL('../js/index.d.ts', import.meta.url);
 const cjsPath = new URL('../js/index.d.cts', import.meta.url);
+const workerEsmPath = new URL('../js/worker.d.ts', import.meta.url);
+const workerCjsPath = new URL('../js/worker.d.cts', import.meta.url);
 
 export function cjsDeclarations(esm) {
   const lines = esm.split('\n');
@@ -42,18 +45,38 @@ export function cjsDeclarations(esm) {
   ].join('\n');
 }
 
+// js/worker.d.cts, for require('xattn/worker'): module.exports is an object ({ createXattnWorker, default }),
+// so the ESM declarations serve as they are, with the types taken from the CJS declarations of the main entry.
+export function workerCjsDeclarations(esm) {
+  const lines = esm.split('\n');
+  let start = 0;
+  while (lines[start].startsWith('//')) start += 1;
+  const directives = lines.slice(0, start).filter((l) => l.startsWith('/// <'));
+  if (!esm.includes("from './index.js';")) throw new Error("worker.d.ts: no import from './index.js'");
+  return [
+    ...directives,
+    "// Generated from worker.d.ts by scripts/build-types.mjs: do not edit. The declarations for require('xattn/worker').",
+    ...lines.slice(start).map((l) => l.replace("from './index.js';", "from './index.cjs';")),
+  ].join('\n');
+}
+
 if (import.meta.url === `file://${process.argv[1]}`) {
-  const want = cjsDeclarations(readFileSync(esmPath, 'utf8'));
-  if (process.argv.includes('--check')) {
-    let have = '';
-    try {
-      have = readFileSync(cjsPath, 'utf8');
-    } catch {}
-    if (have !== want) {
-      console.error('js/index.d.cts is not what scripts/build-types.mjs writes from js/index.d.ts');
-      process.exit(1);
+  const outputs = [
+    [cjsPath, cjsDeclarations(readFileSync(esmPath, 'utf8')), 'js/index.d.cts', 'js/index.d.ts'],
+    [workerCjsPath, workerCjsDeclarations(readFileSync(workerEsmPath, 'utf8')), 'js/worker.d.cts', 'js/worker.d.ts'],
+  ];
+  for (const [path, want, name, from] of outputs) {
+    if (process.argv.includes('--check')) {
+      let have = '';
+      try {
+        have = readFileSync(path, 'utf8');
+      } catch {}
+      if (have !== want) {
+        console.error(`${name} is not what scripts/build-types.mjs writes from ${from}`);
+        process.exit(1);
+      }
+    } else {
+      writeFileSync(path, want);
     }
-  } else {
-    writeFileSync(cjsPath, want);
   }
 }

@@ -12,7 +12,7 @@
 #include <xtensor/xreducer.hpp>
 #include <xtensor/xview.hpp>
 
-#include "xattn/reference.hpp"
+#include "reference/reference.hpp"
 #include "xattn/xattn.hpp"
 
 namespace golden {

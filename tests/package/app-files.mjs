@@ -3,19 +3,35 @@
 
 // Shared by every browser page: compute, compare, publish window.__result.
 export const pageCheck = `
-export async function check(createXattn) {
+async function lesson() {
   const c = await (await fetch(new URL('./case.json', location.href))).json();
+  const inputs = ['query', 'key', 'value'].map((n) => ({ data: Float32Array.from(c[n].values), shape: c[n].shape }));
+  const excess = (r) => {
+    let maxExcess = 0;
+    r.output.data.forEach((g, i) => {
+      const w = c.output.values[i];
+      maxExcess = Math.max(maxExcess, Math.abs(g - w) / (1e-5 + 1e-4 * Math.abs(w)));
+    });
+    return maxExcess;
+  };
+  return { inputs, excess };
+}
+
+export async function check(createXattn) {
+  const { inputs, excess } = await lesson();
   const xa = await createXattn();
-  const r = xa.scaledDotProductAttention(
-    { data: Float32Array.from(c.query.values), shape: c.query.shape },
-    { data: Float32Array.from(c.key.values), shape: c.key.shape },
-    { data: Float32Array.from(c.value.values), shape: c.value.shape }, { needWeights: true });
-  let maxExcess = 0;
-  r.output.data.forEach((g, i) => {
-    const w = c.output.values[i];
-    maxExcess = Math.max(maxExcess, Math.abs(g - w) / (1e-5 + 1e-4 * Math.abs(w)));
-  });
-  return { simd: xa.simd, shape: r.output.shape, maxExcess, weightsShape: r.weights.shape };
+  const r = xa.scaledDotProductAttention(...inputs, { needWeights: true });
+  return { simd: xa.simd, shape: r.output.shape, maxExcess: excess(r), weightsShape: r.weights.shape };
+}
+
+// The same through 'xattn/worker': the page's thread stays free while the worker computes.
+export async function checkWorker(createXattnWorker) {
+  const { inputs, excess } = await lesson();
+  const worker = await createXattnWorker();
+  const r = await worker.scaledDotProductAttention(...inputs, { needWeights: true }, { transfer: true });
+  const moved = inputs[0].data.length === 0;
+  await worker.terminate();
+  return { simd: worker.simd, shape: r.output.shape, maxExcess: excess(r), weightsShape: r.weights.shape, moved };
 }
 `;
 
@@ -27,6 +43,17 @@ export const plainHtml = `<!doctype html>
   import { createXattn } from 'xattn';
   import { check } from './check.js';
   check(createXattn).then((r) => { window.__result = r; }, (e) => { window.__result = { error: String(e) }; });
+</script>`;
+
+// A page that computes through 'xattn/worker' (the bare name mapped to the package's browser worker entry).
+export const asyncWorkerHtml = `<!doctype html>
+<meta charset="utf-8">
+<link rel="icon" href="data:,">
+<script type="importmap">{ "imports": { "xattn/worker": "./node_modules/xattn/js/worker.js" } }</script>
+<script type="module">
+  import { createXattnWorker } from 'xattn/worker';
+  import { checkWorker } from './check.js';
+  checkWorker(createXattnWorker).then((r) => { window.__result = r; }, (e) => { window.__result = { error: String(e) }; });
 </script>`;
 
 export const workerHtml = `<!doctype html>
@@ -52,9 +79,12 @@ export const viteHtml = `<!doctype html>
 
 export const viteMain = `
 import createXattn from 'xattn';
-import { check } from './check.js';
-check(createXattn).then((r) => { window.__result = r; }, (e) => { window.__result = { error: String(e) }; });
+import { createXattnWorker } from 'xattn/worker';
+import { check, checkWorker } from './check.js';
+Promise.all([check(createXattn), checkWorker(createXattnWorker)])
+  .then(([main, worker]) => { window.__result = { ...main, worker }; }, (e) => { window.__result = { error: String(e) }; });
 `;
+
 
 export const esmScript = (goldenUrl) => `
 import createXattn, { createXattn as named } from 'xattn';
@@ -87,28 +117,34 @@ if (typeof createXattn !== 'function' || createXattn.createXattn !== createXattn
 })().catch((e) => { console.error(e); process.exitCode = 1; });
 `;
 
-export const tsEsm = `
-import createXattn, { createXattn as named, type Tensor, type Xattn } from 'xattn';
-const t: Tensor = { data: new Float32Array(4), shape: [2, 2] };
-const xa: Xattn = await createXattn({ simd: false });
-const r = xa.scaledDotProductAttention(t, t, t, { isCausal: true, causalAlignment: 'bottom-right' });
-const rows: number = r.output.shape[0];
-const g = xa.scaledDotProductAttentionGrad(t, t, t, t, { enableGqa: false });
-const gq: Float32Array = g.gradQuery.data;
-const mha = xa.createMultiheadAttention({ embedDim: 2, numHeads: 1, batchFirst: true });
-mha.setParameters({ outProjBias: new Float32Array(2) });
-mha.forward(t, t, t, { keyPaddingMask: { data: new Uint8Array(2), shape: [2] } }).weights?.data;
-void named; void rows; void gq;
-// @ts-expect-error causalAlignment takes only the two alignments
-xa.scaledDotProductAttention(t, t, t, { causalAlignment: 'middle' });
+// 'xattn/worker' from Node: the lesson's example in a worker_threads Worker; the script never terminates the
+// worker, so it ending at all shows an idle worker lets Node exit.
+export const workerEsmScript = (goldenUrl) => `
+import { createXattnWorker } from 'xattn/worker';
+import { loadCases, mismatch, tensor } from '${goldenUrl}';
+const c = loadCases('sdpa.txt').find((x) => x.name === 'lesson_example_4x10x64');
+const worker = await createXattnWorker();
+const r = await worker.scaledDotProductAttention(tensor(c.tensors.query), tensor(c.tensors.key), tensor(c.tensors.value), { needWeights: true });
+const bad = mismatch(r.output, c.tensors.output) || mismatch(r.weights, c.tensors.weights);
+if (bad) throw new Error('worker ESM: ' + bad);
+console.log('worker esm ok');
 `;
 
-export const tsCjs = `
-import createXattn = require('xattn');
-const t: createXattn.Tensor = { data: new Float32Array(4), shape: [2, 2] };
-createXattn.createXattn({ simd: false }).then((xa) => xa.scaledDotProductAttention(t, t, t).output.data);
-createXattn().then((xa: createXattn.Xattn) => xa.createMultiheadAttention({ embedDim: 4, numHeads: 2 }).dispose());
-// @ts-expect-error shape must be numbers
-const bad: createXattn.Tensor = { data: new Float32Array(1), shape: ['1'] };
-void bad;
+export const workerCjsScript = (goldenPath) => `
+const { createXattnWorker } = require('xattn/worker');
+(async () => {
+  const { loadCases, mismatch, tensor } = await import(${JSON.stringify(goldenPath)});
+  const c = loadCases('sdpa.txt').find((x) => x.name === 'lesson_example_4x10x64');
+  const worker = await createXattnWorker({ simd: false });
+  const r = await worker.scaledDotProductAttention(tensor(c.tensors.query), tensor(c.tensors.key), tensor(c.tensors.value));
+  const bad = mismatch(r.output, c.tensors.output);
+  if (bad) throw new Error('worker CJS: ' + bad);
+  console.log('worker cjs ok');
+})().catch((e) => { console.error(e); process.exitCode = 1; });
+`;
+
+// What the README's examples need from Node's types (a TypeScript user has @types/node; this test installs nothing).
+export const nodeShim = `declare module 'node:fs/promises' {
+  export function readFile(path: string): Promise<Uint8Array>;
+}
 `;

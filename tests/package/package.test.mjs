@@ -1,13 +1,15 @@
 // The packed tarball, installed into a fresh project, works as a user would use it: Node ESM,
-// CommonJS, TypeScript (both module kinds), a plain module page and a module Worker in Chromium,
-// and a Vite build; and it ships exactly the files it needs.
+// CommonJS, TypeScript (both module kinds, the README's examples), the README's examples run, 'xattn/worker'
+// from Node ESM and CommonJS, a plain module page, a module Worker and a page using 'xattn/worker' in Chromium,
+// and a Vite build with the worker; and it ships exactly the files it needs.
 import assert from 'node:assert/strict';
 import { execFileSync } from 'node:child_process';
-import { mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { copyFileSync, mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 
+import { provideFiles, readmeBlocks, sameOutput } from '../js/readme-blocks.mjs';
 import * as files from './app-files.mjs';
 import { launch, pageResult } from './chromium.mjs';
 import { serve } from './static-server.mjs';
@@ -50,8 +52,12 @@ describe('the packed tarball', () => {
     const listed = run('tar', ['tzf', tarball]).trim().split('\n').map((f) => f.replace(/^package\//, '')).sort();
     assert.deepEqual(listed, [
       'README.md', 'dist/xattn-scalar.mjs', 'dist/xattn-scalar.wasm', 'dist/xattn-simd.mjs', 'dist/xattn-simd.wasm',
-      'js/api.js', 'js/boundary.js', 'js/browser.js', 'js/detect.js', 'js/index.d.cts', 'js/index.d.ts',
-      'js/instantiate.js', 'js/mha.js', 'js/node.cjs', 'js/node.js', 'js/sdpa.js', 'js/validate.js', 'package.json',
+      'js/api.js', 'js/boundary.js', 'js/browser.js', 'js/detect.js', 'js/float-formats.js', 'js/index.d.cts',
+      'js/index.d.ts', 'js/instantiate.js', 'js/mha-state.js', 'js/mha.js', 'js/node.cjs', 'js/node.js',
+      'js/safetensors.js', 'js/sdpa.js', 'js/state-dict.js', 'js/validate.js', 'js/worker-client.js',
+      'js/worker-host.js', 'js/worker-node.cjs', 'js/worker-node.js', 'js/worker-snapshot.js',
+      'js/worker-thread-node.js', 'js/worker-thread.js', 'js/worker.d.cts', 'js/worker.d.ts', 'js/worker.js',
+      'package.json',
     ]);
   });
 
@@ -65,24 +71,58 @@ describe('the packed tarball', () => {
     assert.match(run('node', ['cjs.cjs']), /cjs ok/);
   });
 
-  test('TypeScript sees the declarations from import and from require', () => {
-    writeFileSync(join(app, 'esm.mts'), files.tsEsm);
-    writeFileSync(join(app, 'cjs.cts'), files.tsCjs);
+  test("xattn/worker from Node ESM and CommonJS computes it right, and an idle worker lets Node exit", () => {
+    writeFileSync(join(app, 'worker-esm.mjs'), files.workerEsmScript(golden.href));
+    writeFileSync(join(app, 'worker-cjs.cjs'), files.workerCjsScript(golden.href));
+    assert.match(execFileSync('node', ['worker-esm.mjs'], { cwd: app, encoding: 'utf8', timeout: 30000 }), /worker esm ok/);
+    assert.match(execFileSync('node', ['worker-cjs.cjs'], { cwd: app, encoding: 'utf8', timeout: 30000 }), /worker cjs ok/);
+  });
+
+  test("the README's examples run against the tarball and print what they say", () => {
+    provideFiles(app);
+    const failures = [];  // every block runs, so one failure does not hide another
+    for (const b of readmeBlocks()) {
+      writeFileSync(join(app, b.file), b.code);
+      let lines;
+      try {
+        lines = run('node', [b.file]).trimEnd().split('\n');
+      } catch (e) {
+        failures.push(`${b.file}: ${String(e.stderr || e.message).split('\n').find((l) => /Error/.test(l)) ?? e.message}`);
+        continue;
+      }
+      if (lines.length !== b.prints.length || b.prints.some((want, i) => !sameOutput(lines[i], want))) {
+        failures.push(`${b.file}: printed ${lines.join(' | ')}; README says ${b.prints.join(' | ')}`);
+      }
+    }
+    assert.deepEqual(failures, []);
+  });
+
+  test("TypeScript: the README's examples and the type tests compile, strict, from import and from require", () => {
+    const types = new URL('./types/', import.meta.url);
+    copyFileSync(new URL('esm.mts', types), join(app, 'types-esm.mts'));
+    copyFileSync(new URL('cjs.cts', types), join(app, 'types-cjs.cts'));
+    writeFileSync(join(app, 'node-shim.d.ts'), files.nodeShim);
+    const readme = readmeBlocks().map((b) => b.file);
+    for (const b of readmeBlocks()) writeFileSync(join(app, b.file), b.code);
     writeFileSync(join(app, 'tsconfig.json'), JSON.stringify({
-      compilerOptions: { module: 'nodenext', moduleResolution: 'nodenext', target: 'es2022', strict: true, noEmit: true, lib: ['es2022', 'dom'], types: [] },
-      files: ['esm.mts', 'cjs.cts'],
+      compilerOptions: {
+        module: 'nodenext', moduleResolution: 'nodenext', target: 'es2022', strict: true, exactOptionalPropertyTypes: true,
+        noEmit: true, allowJs: true, checkJs: true, lib: ['es2022', 'dom'], types: [],
+      },
+      files: ['types-esm.mts', 'types-cjs.cts', 'node-shim.d.ts', ...readme],
     }));
     run(bin('tsc'), ['-p', 'tsconfig.json']);  // throws with the compiler's output on any error
   });
 
-  test('a <script type="module"> page and a module Worker in Chromium compute it right, with SIMD', async () => {
+  test('a <script type="module"> page, a module Worker and a page using xattn/worker in Chromium compute it right, with SIMD', async () => {
     writeFileSync(join(app, 'plain.html'), files.plainHtml);
     writeFileSync(join(app, 'worker.html'), files.workerHtml);
     writeFileSync(join(app, 'worker.js'), files.workerJs);
+    writeFileSync(join(app, 'async-worker.html'), files.asyncWorkerHtml);
     const server = await serve(app);
     try {
       browser = await launch();
-      for (const page of ['plain.html', 'worker.html']) {
+      for (const page of ['plain.html', 'worker.html', 'async-worker.html']) {
         const { result, errors } = await pageResult(browser.context, server.url + page);
         assert.deepEqual(errors, [], `${page}: console errors`);
         assert.equal(result.error, undefined, `${page}: ${result.error}`);
@@ -90,18 +130,20 @@ describe('the packed tarball', () => {
         assert.deepEqual(result.shape, [4, 10, 64], page);
         assert.deepEqual(result.weightsShape, [4, 10, 10], page);
         assert.ok(result.maxExcess <= 1, `${page}: error ${result.maxExcess}x the tolerance`);
+        if (page === 'async-worker.html') assert.equal(result.moved, true, 'transfer: true moved the query to the worker');
       }
     } finally {
       await server.close();
     }
   });
 
-  test('a Vite build bundles it, wasm included, and the page computes it right', async () => {
+  test('a Vite build bundles it and its worker, wasm included, and the page computes it right both ways', async () => {
     const site = join(app, 'site');
     mkdirSync(site, { recursive: true });
     writeFileSync(join(site, 'index.html'), files.viteHtml);
     writeFileSync(join(site, 'main.js'), files.viteMain);
     writeFileSync(join(site, 'check.js'), files.pageCheck);
+    // No Vite configuration: a user's default build bundles the worker and the wasm.
     run(bin('vite'), ['build', site, '--outDir', join(app, 'vite-dist'), '--emptyOutDir', '--logLevel', 'error']);
     writeFileSync(join(app, 'vite-dist', 'case.json'), readFileSync(join(app, 'case.json')));
     const built = run('ls', ['-R', join(app, 'vite-dist')]);
@@ -114,6 +156,9 @@ describe('the packed tarball', () => {
       assert.equal(result.error, undefined, result.error);
       assert.deepEqual(result.shape, [4, 10, 64]);
       assert.ok(result.maxExcess <= 1, `error ${result.maxExcess}x the tolerance`);
+      assert.equal(result.worker.error, undefined, result.worker.error);
+      assert.deepEqual(result.worker.weightsShape, [4, 10, 10]);
+      assert.ok(result.worker.maxExcess <= 1, `worker: error ${result.worker.maxExcess}x the tolerance`);
     } finally {
       await server.close();
     }

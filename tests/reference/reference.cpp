@@ -1,4 +1,4 @@
-#include "xattn/reference.hpp"
+#include "reference.hpp"
 
 #include <cmath>
 #include <limits>

@@ -1,0 +1,195 @@
+// createXattnWorker's page side: the xattn API over a worker (js/worker-host.js), every method returning a
+// Promise. Calls wait in a queue here and go to the worker one at a time, so a queued call can be cancelled
+// (its AbortSignal) before it starts; a call that has started runs to its end in the worker, and an abort
+// only settles its Promise early. Arguments are read when the call is made (js/worker-snapshot.js).
+import { snapshot } from './worker-snapshot.js';
+import { checkOptions, typeName } from './validate.js';
+
+const ERRORS = { TypeError, RangeError, Error };
+const ASYNC_DISPOSE = Symbol.asyncDispose ?? Symbol.for('Symbol.asyncDispose');
+
+// An error from the worker, as the class it was thrown as.
+function rebuild({ name, message }) {
+  const Kind = ERRORS[name] ?? Error;
+  return new Kind(message);
+}
+
+function abortReason(signal) {
+  if (signal.reason !== undefined) return signal.reason;
+  const e = new Error('the call was aborted');
+  e.name = 'AbortError';
+  return e;
+}
+
+// The per-call options every worker method takes last: { signal, transfer }.
+function callOptions(fn, call) {
+  const c = checkOptions(fn, 'call options', call, ['signal', 'transfer']);
+  const { signal } = c;
+  if (signal !== undefined && (signal === null || typeof signal !== 'object' || typeof signal.aborted !== 'boolean'
+    || typeof signal.addEventListener !== 'function')) {
+    throw new TypeError(`${fn}: signal must be an AbortSignal, got ${typeName(signal)}`);
+  }
+  if (c.transfer !== undefined && typeof c.transfer !== 'boolean') {
+    throw new TypeError(`${fn}: transfer must be a boolean, got ${typeName(c.transfer)}`);
+  }
+  return { signal, transfer: c.transfer === true };
+}
+
+// `endpoint`: { post(message, transfer), listen(onMessage, onFailure), busy(isBusy), terminate() → Promise }.
+function makeQueue(endpoint) {
+  const waiting = [];
+  let running = null;
+  let stopped = null;  // the Error every later call rejects with
+  let nextId = 1;
+
+  function settle(job, outcome, value) {
+    if (job.settled) return;
+    job.settled = true;
+    job.signal?.removeEventListener('abort', job.onAbort);
+    if (outcome === 'resolve') job.resolve(value);
+    else job.reject(value);
+  }
+
+  function pump() {
+    if (running || stopped) return;
+    running = waiting.shift() ?? null;
+    endpoint.busy(running !== null);
+    if (!running) return;
+    try {
+      endpoint.post({ ...running.message, id: running.id }, running.transfer);
+    } catch (e) {
+      const job = running;
+      running = null;
+      settle(job, 'reject', e);
+      pump();
+    }
+  }
+
+  function stop(error) {
+    if (stopped) return;
+    stopped = error;
+    for (const job of [running, ...waiting.splice(0)]) if (job) settle(job, 'reject', error);
+    running = null;
+    endpoint.busy(false);
+  }
+
+  endpoint.listen((reply) => {
+    if (!running || reply.id !== running.id) return;
+    const job = running;
+    running = null;
+    if (job.settled) job.onLateReply?.(reply);  // aborted while it ran
+    else if (reply.ok) settle(job, 'resolve', job.adopt ? job.adopt(reply.value) : reply.value);
+    else settle(job, 'reject', rebuild(reply.error));
+    pump();
+  }, (error) => stop(new Error(`xattn worker stopped: ${error?.message ?? error}`, { cause: error })));
+
+  // Queues `message`; `adopt` turns the reply's value into the result; `onLateReply` handles the reply of a
+  // call that was aborted while it ran.
+  function send(message, { transfer = [], signal, adopt, onLateReply } = {}) {
+    if (stopped) return Promise.reject(stopped);
+    if (signal?.aborted) return Promise.reject(abortReason(signal));
+    return new Promise((resolve, reject) => {
+      const job = { id: nextId++, message, transfer, signal, adopt, onLateReply, resolve, reject, settled: false };
+      job.onAbort = () => {
+        const at = waiting.indexOf(job);
+        if (at >= 0) waiting.splice(at, 1);
+        settle(job, 'reject', abortReason(signal));
+      };
+      signal?.addEventListener('abort', job.onAbort, { once: true });
+      waiting.push(job);
+      pump();
+    });
+  }
+
+  async function terminate() {
+    stop(new Error('xattn worker: terminated'));
+    await endpoint.terminate();
+  }
+
+  return { send, terminate, get pending() { return waiting.length + (running ? 1 : 0); } };
+}
+
+// Sends one API call: its options (the last argument) checked and its arguments snapshot now; a refusal
+// rejects the returned Promise. `extra` goes to queue.send.
+function caller(queue) {
+  return function call(fn, message, args, names, options, extra = {}) {
+    let packed;
+    let signal;
+    try {
+      const checked = callOptions(fn, options);
+      signal = checked.signal;
+      packed = snapshot(fn, args, names, checked.transfer);
+    } catch (e) {
+      return Promise.reject(e);
+    }
+    return queue.send({ ...message, args: packed.value }, { transfer: packed.transfer, signal, ...extra });
+  };
+}
+
+function remoteModule(queue, call, id, config) {
+  let disposed = false;
+  const method = (name, names) => (...given) => {
+    const FN = `MultiheadAttention.${name}`;
+    if (disposed) return Promise.reject(new Error(`${FN}: this module was disposed`));
+    const args = given.slice(0, names.length);
+    return call(FN, { op: 'module', module: id, method: name }, args, names, given[names.length]);
+  };
+  function dispose() {
+    if (disposed) return Promise.resolve();
+    disposed = true;
+    return queue.send({ op: 'module', module: id, method: 'dispose', args: [] }).catch(() => {});
+  }
+  return {
+    forward: method('forward', ['query', 'key', 'value', 'options']),
+    backward: method('backward', ['query', 'key', 'value', 'gradOutput', 'options']),
+    setParameters: method('setParameters', ['parameters']),
+    loadStateDict: method('loadStateDict', ['source', 'options']),
+    parameters: method('parameters', []),
+    dispose,
+    [ASYNC_DISPOSE]: dispose,
+    get config() { return { ...config }; },
+  };
+}
+
+// The API over a started worker. `info` is what its createXattn reported.
+function workerApi(queue, info) {
+  const call = caller(queue);
+  const method = (name, names) => (...given) => call(name, { op: 'xattn', method: name }, given.slice(0, names.length), names,
+    given[names.length]);
+  return Object.freeze({
+    simd: info.simd,
+    version: info.version,
+    memoryBytes: (options) => call('memoryBytes', { op: 'xattn', method: 'memoryBytes' }, [], [], options),
+    scaledDotProductAttention: method('scaledDotProductAttention', ['query', 'key', 'value', 'options']),
+    scaledDotProductAttentionGrad: method('scaledDotProductAttentionGrad', ['query', 'key', 'value', 'gradOutput', 'options']),
+    createMultiheadAttention(config, options) {
+      const FN = 'createMultiheadAttention';
+      return call(FN, { op: 'xattn', method: FN }, [config], ['config'], options, {
+        adopt: (value) => remoteModule(queue, call, value.module, value.config),
+        // Created after its caller gave up on it: free it in the worker.
+        onLateReply: (reply) => {
+          if (reply.ok) queue.send({ op: 'module', module: reply.value.module, method: 'dispose', args: [] }).catch(() => {});
+        },
+      });
+    },
+    /** Calls made and not yet settled, the running one included. */
+    get pendingCalls() { return queue.pending; },
+    terminate: () => queue.terminate(),
+    [ASYNC_DISPOSE]: () => queue.terminate(),
+  });
+}
+
+// createXattnWorker for an entry: `open()` starts the worker and returns its endpoint.
+export async function connectWorker(options, open) {
+  const FN = 'createXattnWorker';
+  const o = checkOptions(FN, 'options', options, ['simd']);
+  if (o.simd !== undefined && typeof o.simd !== 'boolean') throw new TypeError(`${FN}: options.simd must be a boolean, got ${typeName(o.simd)}`);
+  const queue = makeQueue(open());
+  try {
+    const info = await queue.send({ op: 'init', options: o.simd === undefined ? undefined : { simd: o.simd } });
+    return workerApi(queue, info);
+  } catch (e) {
+    await queue.terminate().catch(() => {});
+    throw new Error(`${FN}: the worker could not start xattn: ${e?.message ?? e}`, { cause: e });
+  }
+}

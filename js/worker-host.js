@@ -1,0 +1,48 @@
+// The worker's side of createXattnWorker (js/worker-client.js): one xattn instance and its modules, driven by
+// messages. The client sends one call at a time, so calls run in the order they were made.
+//   in:  { id, op: 'init', options } | { id, op: 'xattn', method, args } | { id, op: 'module', module, method, args }
+//   out: { id, ok: true, value } with the result's buffers transferred | { id, ok: false, error: { name, message } }
+import { buffersIn } from './worker-snapshot.js';
+
+const XATTN_METHODS = new Set(['scaledDotProductAttention', 'scaledDotProductAttentionGrad', 'createMultiheadAttention',
+  'memoryBytes']);
+const MODULE_METHODS = new Set(['forward', 'backward', 'setParameters', 'loadStateDict', 'parameters', 'dispose']);
+
+// `port`: { post(message, transfer), listen(onMessage) } over the worker's global scope or parentPort.
+export function serve(createXattn, port) {
+  let xa = null;
+  const modules = new Map();  // module id -> MultiheadAttention
+  let nextModule = 1;
+
+  function run(message) {
+    const { op, method, args } = message;
+    if (op === 'xattn' && XATTN_METHODS.has(method)) {
+      const value = xa[method](...args);
+      if (method !== 'createMultiheadAttention') return value;
+      const id = nextModule++;
+      modules.set(id, value);
+      return { module: id, config: value.config };
+    }
+    if (op === 'module' && MODULE_METHODS.has(method) && modules.has(message.module)) {
+      const value = modules.get(message.module)[method](...args);
+      if (method === 'dispose') modules.delete(message.module);
+      return value;
+    }
+    throw new Error(`xattn worker: unknown request ${JSON.stringify({ op, method })}`);
+  }
+
+  port.listen(async (message) => {
+    try {
+      let value;
+      if (message.op === 'init') {
+        xa = await createXattn(message.options);
+        value = { simd: xa.simd, version: xa.version };
+      } else {
+        value = run(message);
+      }
+      port.post({ id: message.id, ok: true, value }, buffersIn(value));
+    } catch (e) {
+      port.post({ id: message.id, ok: false, error: { name: e?.name ?? 'Error', message: String(e?.message ?? e) } }, []);
+    }
+  });
+}

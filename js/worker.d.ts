@@ -1,0 +1,99 @@
+/// <reference lib="esnext.disposable" />
+// Type declarations for 'xattn/worker' (ESM): the xattn API run in a Worker, every method returning a Promise.
+// The tensor, option and result types are the main entry's (index.d.ts).
+import type {
+  AttentionResult, AttentionResultWithWeights, AttentionResultWithoutWeights, GradientResult, GradientResultWithWeights,
+  LoadStateDictOptions, MultiheadAttentionBackwardOptions, MultiheadAttentionConfig, MultiheadAttentionForwardOptions,
+  MultiheadAttentionGradients, MultiheadAttentionParameters,
+  ResolvedMultiheadAttentionConfig, SdpaOptions, StateDict, StateDictSource, Tensor,
+} from './index.js';
+
+/** What the calls need of an `AbortSignal` (the DOM's and Node's both fit). */
+export interface AbortSignalLike {
+  readonly aborted: boolean;
+  readonly reason?: unknown;
+  addEventListener(type: 'abort', listener: () => void, options?: { once?: boolean }): void;
+  removeEventListener(type: 'abort', listener: () => void): void;
+}
+
+/** The last argument of every worker method. */
+export interface CallOptions {
+  /**
+   * Cancels the call: while it waits in the queue it is removed and never runs; once it runs, it finishes in the
+   * worker but its Promise rejects at once. Rejects with `signal.reason` (an `AbortError` by default).
+   */
+  signal?: AbortSignalLike | undefined;
+  /**
+   * Move the input buffers to the worker instead of copying them: the caller's typed arrays (their whole
+   * ArrayBuffers) are detached when the call is made. SharedArrayBuffer-backed arrays are shared, never moved.
+   * Default false: inputs are copied when the call is made, so later changes to them do not reach it.
+   */
+  transfer?: boolean | undefined;
+}
+
+/** A {@link MultiheadAttention} living in the worker: the same methods, returning Promises. */
+export interface MultiheadAttentionWorker {
+  /** See MultiheadAttention.setParameters. */
+  setParameters(parameters: MultiheadAttentionParameters, call?: CallOptions): Promise<void>;
+  /** See MultiheadAttention.loadStateDict: the source is copied (or moved, with `transfer`) to the worker. */
+  loadStateDict(source: StateDictSource, options?: LoadStateDictOptions, call?: CallOptions): Promise<void>;
+  /** See MultiheadAttention.parameters. */
+  parameters(call?: CallOptions): Promise<StateDict>;
+  /** See MultiheadAttention.forward; the weights are returned unless `needWeights: false`. */
+  forward(query: Tensor, key: Tensor, value: Tensor, options: MultiheadAttentionForwardOptions & { needWeights: false },
+    call?: CallOptions): Promise<AttentionResultWithoutWeights>;
+  /** See MultiheadAttention.forward: with the weights (the default). */
+  forward(query: Tensor, key: Tensor, value: Tensor,
+    options?: MultiheadAttentionForwardOptions & { needWeights?: true | undefined }, call?: CallOptions): Promise<AttentionResultWithWeights>;
+  /** See MultiheadAttention.forward. */
+  forward(query: Tensor, key: Tensor, value: Tensor, options?: MultiheadAttentionForwardOptions,
+    call?: CallOptions): Promise<AttentionResult>;
+  /** See MultiheadAttention.backward. */
+  backward(query: Tensor, key: Tensor, value: Tensor, gradOutput: Tensor, options?: MultiheadAttentionBackwardOptions,
+    call?: CallOptions): Promise<MultiheadAttentionGradients>;
+  /** The configuration, every default filled in. */
+  readonly config: ResolvedMultiheadAttentionConfig;
+  /** Frees the module in the worker (after the calls queued before it); later calls reject. Idempotent. */
+  dispose(): Promise<void>;
+  /** The same as dispose(), for `await using`. */
+  [Symbol.asyncDispose](): Promise<void>;
+}
+
+/** The xattn API in a Worker: what {@link createXattnWorker} resolves to. Calls run one at a time, in order. */
+export interface XattnWorker {
+  /** Whether the worker runs the SIMD build. */
+  readonly simd: boolean;
+  /** The package version. */
+  readonly version: string;
+  /** Calls made and not yet settled, the running one included. */
+  readonly pendingCalls: number;
+  /** The worker instance's WebAssembly memory, in bytes. */
+  memoryBytes(call?: CallOptions): Promise<number>;
+  /** See Xattn.scaledDotProductAttention; rejects with the same TypeError or RangeError. */
+  scaledDotProductAttention(query: Tensor, key: Tensor, value: Tensor, options: SdpaOptions & { needWeights: true },
+    call?: CallOptions): Promise<AttentionResultWithWeights>;
+  /** See Xattn.scaledDotProductAttention; the weights only with `needWeights: true`. */
+  scaledDotProductAttention(query: Tensor, key: Tensor, value: Tensor, options?: SdpaOptions,
+    call?: CallOptions): Promise<AttentionResult>;
+  /** See Xattn.scaledDotProductAttentionGrad. */
+  scaledDotProductAttentionGrad(query: Tensor, key: Tensor, value: Tensor, gradOutput: Tensor,
+    options: SdpaOptions & { needWeights: true }, call?: CallOptions): Promise<GradientResultWithWeights>;
+  /** See Xattn.scaledDotProductAttentionGrad. */
+  scaledDotProductAttentionGrad(query: Tensor, key: Tensor, value: Tensor, gradOutput: Tensor, options?: SdpaOptions,
+    call?: CallOptions): Promise<GradientResult>;
+  /** See Xattn.createMultiheadAttention: the module lives in the worker. */
+  createMultiheadAttention(config: MultiheadAttentionConfig, call?: CallOptions): Promise<MultiheadAttentionWorker>;
+  /** Stops the worker: the running and queued calls, and every later one, reject. */
+  terminate(): Promise<void>;
+  /** The same as terminate(), for `await using`. */
+  [Symbol.asyncDispose](): Promise<void>;
+}
+
+/**
+ * Starts xattn in a Worker (a module Worker in pages and bundlers, a worker_threads Worker in Node) and resolves
+ * once it is ready. Arguments are copied when a call is made (or moved, with `{ transfer: true }`); results come
+ * back by transfer. In Node an idle worker does not keep the process alive.
+ * @throws (rejects) TypeError for bad options; Error when the worker or the WebAssembly build cannot start.
+ */
+export function createXattnWorker(options?: { simd?: boolean | undefined }): Promise<XattnWorker>;
+export default createXattnWorker;

@@ -1,0 +1,29 @@
+#!/usr/bin/env bash
+# C++ users' view of xattn, after scripts/test-native.sh built build/native:
+#   1. cmake --install puts the library, the public headers (only those) and a package config under a prefix;
+#   2. a separate project (tests/consumer) finds it with find_package(xattn), links xattn::xattn, and runs;
+#   3. the same project configures against the source tree through FetchContent, where xattn's tests,
+#      benchmarks and test oracle must stay out of the way (configure only: the build above proves the code).
+set -euo pipefail
+cd "$(dirname "$0")/.."
+work=build/consumer
+rm -rf "$work"
+prefix=$PWD/$work/prefix
+cmake --install build/native --prefix "$prefix" >/dev/null
+
+# Exactly the public headers: src/xattn/*.hpp, never the internal kernels/ headers or the test oracle.
+want=$(cd src && ls xattn/*.hpp | sort)
+have=$(cd "$prefix/include" && find . -type f | sed 's|^\./||' | sort)
+if [ "$want" != "$have" ]; then
+  echo "test-consumer: the installed headers are not exactly src/xattn/*.hpp" >&2
+  diff <(echo "$want") <(echo "$have") >&2 || true
+  exit 1
+fi
+
+cmake -S tests/consumer -B "$work/package" -DCMAKE_BUILD_TYPE=Release -DXATTN_CONSUMER_VIA=package \
+  -DCMAKE_PREFIX_PATH="$prefix" >/dev/null
+cmake --build "$work/package" -j"$(nproc)" >/dev/null
+"$work/package/consumer"
+
+cmake -S tests/consumer -B "$work/fetchcontent" -DXATTN_CONSUMER_VIA=fetchcontent -DXATTN_SOURCE_DIR="$PWD" >/dev/null
+echo "test-consumer: FetchContent configures xattn as a subproject without its tests"

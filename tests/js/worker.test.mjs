@@ -1,0 +1,189 @@
+// createXattnWorker in Node (worker_threads): the same answers and the same refusals as the synchronous API,
+// arguments read when the call is made, buffers moved on request, queued calls cancelled by their signal,
+// calls run in order, terminate() ends everything, and an idle worker never keeps the process alive.
+import assert from 'node:assert/strict';
+import { execFileSync } from 'node:child_process';
+import { after, describe, test } from 'node:test';
+
+import { createXattn } from '../../js/node.js';
+import { createXattnWorker } from '../../js/worker-node.js';
+import { loadCases, mhaConfig, mhaOptions, mhaParameters, mismatch, sdpaOptions, tensor } from './golden.mjs';
+import { fixtureConfig, readFixture, tensorOf, expected } from './safetensors-fixture.mjs';
+
+const xa = await createXattn();
+const worker = await createXattnWorker();
+after(() => worker.terminate());
+
+const lesson = loadCases('sdpa.txt').find((c) => c.name === 'lesson_example_4x10x64');
+const lessonInputs = () => [tensor(lesson.tensors.query), tensor(lesson.tensors.key), tensor(lesson.tensors.value)];
+const t = (shape, fill) => ({ data: new Float32Array(shape.reduce((n, d) => n * d, 1)).fill(fill), shape });
+// A call long enough (tens of ms) for others to queue behind it.
+const big = t([1, 2048, 64], 0.01);
+
+async function rejects(promise, Kind, message) {
+  await assert.rejects(promise, (e) => {
+    assert.ok(e instanceof Kind, `expected ${Kind.name}, got ${e?.constructor?.name}: ${e?.message}`);
+    assert.equal(e.message, message);
+    return true;
+  });
+}
+
+describe('createXattnWorker', () => {
+  test('reports the build it runs', () => {
+    assert.equal(worker.simd, xa.simd);
+    assert.equal(worker.version, xa.version);
+  });
+
+  test("computes the lesson's example, its gradient and every golden MultiheadAttention case as PyTorch does", async () => {
+    const r = await worker.scaledDotProductAttention(...lessonInputs(), sdpaOptions(lesson));
+    assert.equal(mismatch(r.output, lesson.tensors.output), '');
+    assert.equal(mismatch(r.weights, lesson.tensors.weights), '');
+    assert.ok(r.output.data instanceof Float32Array && r.output.data.buffer instanceof ArrayBuffer);
+    const [q, k, v] = lessonInputs();
+    const g = await worker.scaledDotProductAttentionGrad(q, k, v, q);
+    assert.deepEqual(g.gradKey, xa.scaledDotProductAttentionGrad(q, k, v, q).gradKey);
+    for (const c of loadCases('mha.txt')) {
+      const mha = await worker.createMultiheadAttention(mhaConfig(c));
+      await mha.setParameters(mhaParameters(c));
+      const y = await mha.forward(tensor(c.tensors.query), tensor(c.tensors.key), tensor(c.tensors.value), mhaOptions(c));
+      assert.equal(mismatch(y.output, c.tensors.output), '', c.name);
+      await mha.dispose();
+    }
+  });
+
+  test('runs MultiheadAttention.backward and parameters() in the worker, as the synchronous API does', async () => {
+    const config = { embedDim: 8, numHeads: 2, initSeed: 3 };
+    const x = t([3, 2, 8], 0.25);
+    x.data.forEach((_, i) => { x.data[i] = Math.sin(i); });
+    const local = xa.createMultiheadAttention(config);
+    const remote = await worker.createMultiheadAttention(config);
+    assert.deepEqual(await remote.parameters(), local.parameters());
+    const want = local.backward(x, x, x, x);
+    const got = await remote.backward(x, x, x, x);
+    assert.deepEqual(got.gradQuery, want.gradQuery);
+    assert.deepEqual(got.gradParameters, want.gradParameters);
+    local.dispose();
+    await remote.dispose();
+  });
+
+  test('loads a safetensors state dict in the worker', async () => {
+    const f = readFixture('encoder_layer_f32.safetensors');
+    const mha = await worker.createMultiheadAttention(fixtureConfig(f.metadata));
+    await mha.loadStateDict(f.bytes, { prefix: f.metadata.prefix });
+    const y = await mha.forward(...['query', 'key', 'value'].map((n) => tensorOf(f.entries.get(`check.${n}`))));
+    assert.equal(mismatch(y.output, expected(f.entries.get('check.output'))), '');
+    await mha.dispose();
+    await rejects(mha.forward(y.output, y.output, y.output), Error, 'MultiheadAttention.forward: this module was disposed');
+  });
+
+  test('refuses what the synchronous API refuses, with the same class and message', async () => {
+    const q = t([2, 5, 8], 1);
+    const bad = [
+      [[q, t([2, 7, 6], 1), t([2, 7, 8], 1)], undefined],
+      [[q, q, q], { dropoutP: 2 }],
+      [[q, q, q], { causalAlignment: 'bottom-right' }],
+      [[{ data: new Float64Array(80), shape: [2, 5, 8] }, q, q], undefined],
+      [[{ data: new Float32Array(80), shape: [2, , 8] }, q, q], undefined],  // eslint-disable-line no-sparse-arrays
+    ];
+    for (const [args, options] of bad) {
+      let sync;
+      try {
+        xa.scaledDotProductAttention(...args, options);
+      } catch (e) {
+        sync = e;
+      }
+      await rejects(worker.scaledDotProductAttention(...args, options), sync.constructor, sync.message);
+    }
+    await rejects(worker.createMultiheadAttention({ embedDim: 6, numHeads: 4 }), RangeError,
+      (() => { try { xa.createMultiheadAttention({ embedDim: 6, numHeads: 4 }); } catch (e) { return e.message; } })());
+  });
+
+  test('refuses arguments that cannot be sent, and bad call options, naming them', async () => {
+    const q = t([2, 4], 1);
+    await rejects(worker.scaledDotProductAttention(q, { data: () => 1, shape: [2, 4] }, q), TypeError,
+      'scaledDotProductAttention: key.data is a function, which cannot be sent to the worker');
+    await rejects(worker.scaledDotProductAttention(q, q, q, {}, { signal: 1 }), TypeError,
+      'scaledDotProductAttention: signal must be an AbortSignal, got number');
+    await rejects(worker.scaledDotProductAttention(q, q, q, {}, { transfers: true }), TypeError,
+      "scaledDotProductAttention: unknown call options field 'transfers' (known: signal, transfer)");
+    await rejects(createXattnWorker({ simd: 'yes' }), TypeError, 'createXattnWorker: options.simd must be a boolean, got string');
+  });
+
+  test('reads the arguments when the call is made: later changes do not reach it', async () => {
+    const [q, k, v] = lessonInputs();
+    const want = xa.scaledDotProductAttention(q, k, v).output.data;
+    const pending = worker.scaledDotProductAttention(q, k, v);
+    q.data.fill(0);
+    assert.deepEqual((await pending).output.data, want);
+  });
+
+  test('with { transfer: true } moves the input buffers at once, without copying', async () => {
+    const [q, k, v] = lessonInputs();
+    const want = xa.scaledDotProductAttention(q, k, v).output.data;
+    const pending = worker.scaledDotProductAttention(q, k, v, undefined, { transfer: true });
+    assert.equal(q.data.byteLength, 0, 'the query buffer left this thread when the call was made');
+    assert.equal(v.data.byteLength, 0);
+    assert.deepEqual((await pending).output.data, want);
+    await rejects(worker.scaledDotProductAttention(q, k, v), TypeError,
+      'scaledDotProductAttention: query.data is backed by a detached ArrayBuffer');
+  });
+
+  test('runs calls in the order they were made', async () => {
+    const mha = await worker.createMultiheadAttention({ embedDim: 4, numHeads: 1 });
+    const x = t([2, 4], 0.5);
+    const set = mha.setParameters({ outProjBias: Float32Array.from([1, 2, 3, 4]), outProjWeight: new Float32Array(16) });
+    const y = mha.forward(x, x, x);  // not awaiting set: it still runs after it
+    await set;
+    assert.deepEqual(Array.from((await y).output.data), [1, 2, 3, 4, 1, 2, 3, 4]);
+    await mha.dispose();
+  });
+
+  test('an aborted queued call never runs and rejects with the reason; the queue goes on', async () => {
+    const mha = await worker.createMultiheadAttention({ embedDim: 4, numHeads: 1 });
+    await mha.setParameters({ outProjWeight: new Float32Array(16), outProjBias: new Float32Array(4) });
+    const x = t([2, 4], 0.5);
+    const controller = new AbortController();
+    const running = worker.scaledDotProductAttention(big, big, big);
+    const queued = mha.setParameters({ outProjBias: new Float32Array(4).fill(9) }, { signal: controller.signal });
+    assert.equal(worker.pendingCalls, 2);
+    controller.abort(new Error('user navigated away'));
+    await rejects(queued, Error, 'user navigated away');
+    assert.equal(worker.pendingCalls, 1);
+    assert.deepEqual((await running).output.shape, [1, 2048, 64]);
+    assert.deepEqual(Array.from((await mha.forward(x, x, x)).output.data), new Array(8).fill(0), 'the aborted setParameters never ran');
+    const already = AbortSignal.abort();
+    await assert.rejects(worker.memoryBytes({ signal: already }), (e) => e.name === 'AbortError');
+    assert.equal(typeof (await worker.memoryBytes()), 'number');
+    await mha.dispose();
+  });
+
+  test('aborting the running call settles it at once; the worker finishes it and goes on', async () => {
+    const controller = new AbortController();
+    const running = worker.scaledDotProductAttention(big, big, big, {}, { signal: controller.signal });
+    const next = worker.scaledDotProductAttention(...lessonInputs());
+    controller.abort();
+    await assert.rejects(running, (e) => e.name === 'AbortError');
+    assert.equal(mismatch((await next).output, lesson.tensors.output), '');
+  });
+
+  test('terminate() rejects the running and queued calls and every later one', async () => {
+    const w = await createXattnWorker({ simd: false });
+    assert.equal(w.simd, false);
+    const calls = [w.scaledDotProductAttention(big, big, big), w.scaledDotProductAttention(big, big, big)]
+      .map((c) => rejects(c, Error, 'xattn worker: terminated'));
+    await w.terminate();
+    await Promise.all(calls);
+    await rejects(w.memoryBytes(), Error, 'xattn worker: terminated');
+  });
+
+  test('an idle worker does not keep Node running, from ESM and from require', () => {
+    const esm = `import { createXattnWorker } from ${JSON.stringify(new URL('../../js/worker-node.js', import.meta.url).href)};
+      const w = await createXattnWorker();
+      const r = await w.scaledDotProductAttention({ data: new Float32Array(4), shape: [2, 2] }, { data: new Float32Array(4), shape: [2, 2] }, { data: new Float32Array(4), shape: [2, 2] });
+      console.log('esm', r.output.shape.join('x'));`;
+    assert.equal(execFileSync(process.execPath, ['--input-type=module', '-e', esm], { encoding: 'utf8', timeout: 20000 }).trim(), 'esm 2x2');
+    const cjs = `const { createXattnWorker } = require(${JSON.stringify(new URL('../../js/worker-node.cjs', import.meta.url).pathname)});
+      createXattnWorker().then((w) => w.memoryBytes()).then((n) => console.log('cjs', n > 0));`;
+    assert.equal(execFileSync(process.execPath, ['-e', cjs], { encoding: 'utf8', timeout: 20000 }).trim(), 'cjs true');
+  });
+});
