@@ -1,6 +1,7 @@
 // The JS API of xattn over one instantiated Emscripten module (any build): the boundary
 // (js/boundary.js) and the operation families built on it.
 import { makeBoundary } from './boundary.js';
+import { kvFunctions } from './kv-cache.js';
 import { mhaFunctions } from './mha.js';
 import { sdpaFunctions } from './sdpa.js';
 
@@ -17,6 +18,7 @@ export function makeXattn(mod, simd) {
     },
     ...sdpaFunctions(boundary),
     ...mhaFunctions(boundary),
+    ...kvFunctions(boundary),
   };
   // Not part of the API: bytes malloc holds right now, and plans not yet run or forgotten, for the
   // package's own leak tests.

@@ -334,6 +334,87 @@ export interface MultiheadAttention {
   [Symbol.dispose](): void;
 }
 
+/** A KV cache's configuration. Keys are (B, Hkv, ·, E) = (batch, kvHeads, ·, headDim). */
+export interface KvCacheConfig {
+  /** B. Default 1. */
+  batch?: number | undefined;
+  /** Hkv: key/value heads. */
+  kvHeads: number;
+  /** E: the query/key dim (at most 16384). */
+  headDim: number;
+  /** Ev: the value dim (at most 16384). Default headDim. */
+  valueDim?: number | undefined;
+  /** Positions it can hold; its memory is taken at creation. */
+  capacity: number;
+  /**
+   * Storage: 'float16' halves the memory and the bytes each step reads; keys and values are rounded to
+   * nearest even on append and widened in the kernel. Default 'float32'.
+   */
+  dtype?: 'float32' | 'float16' | undefined;
+}
+
+/** The configuration of a {@link KvCache}, every default filled in. */
+export interface ResolvedKvCacheConfig {
+  batch: number;
+  kvHeads: number;
+  headDim: number;
+  valueDim: number;
+  capacity: number;
+  dtype: 'float32' | 'float16';
+}
+
+/** attend's options: scaledDotProductAttention's, with enableGqa implied and no dropout. */
+export interface KvAttendOptions {
+  /** Default 1/√E; its float32 value must be finite and non-zero. */
+  scale?: number | undefined;
+  /** Bottom-right: the L queries are the last L positions, query l sees positions j ≤ l + length − L. */
+  isCausal?: boolean | undefined;
+  /** Broadcasts to (B, Hq, L, length). Boolean: true = this query may attend to this position. */
+  attnMask?: Mask | undefined;
+  /** Also return the weights (B, Hq, L, length). Default false. */
+  needWeights?: boolean | undefined;
+}
+
+/**
+ * Keys and values held in WebAssembly memory between calls, for decoding one token at a time without copying
+ * the whole K and V in again. Created by {@link Xattn.createKvCache}.
+ */
+export interface KvCache {
+  /** Positions held. */
+  readonly length: number;
+  /** Positions it can hold. */
+  readonly capacity: number;
+  /** The configuration, every default filled in. */
+  readonly config: ResolvedKvCacheConfig;
+  /**
+   * Appends n ≥ 1 positions: key (B, Hkv, n, E), value (B, Hkv, n, Ev).
+   * @throws RangeError for other shapes, or more positions than capacity − length (nothing is appended).
+   */
+  append(key: Tensor, value: Tensor): void;
+  /**
+   * scaledDotProductAttention(query, K, V, options) on the held K (B, Hkv, length, E) and V: query
+   * (B, Hq, L, E) with Hq a multiple of Hkv (grouped-query attention implied) → output (B, Hq, L, Ev), and
+   * with `needWeights: true` the weights (B, Hq, L, length). Decoding steps read each cached key and value once.
+   * @throws TypeError / RangeError as scaledDotProductAttention does, naming `KvCache.attend`.
+   */
+  attend(query: Tensor, options: KvAttendOptions & { needWeights: true }): AttentionResultWithWeights;
+  /** As above; the weights only with `needWeights: true`. */
+  attend(query: Tensor, options?: KvAttendOptions): AttentionResult;
+  /**
+   * Drops the positions ≥ length (speculative decoding, retries).
+   * @throws RangeError for a length past the one held.
+   */
+  truncate(length: number): void;
+  /** A copy of the held keys (B, Hkv, length, E), as float32 (float16 storage widened). */
+  keys(): OutputTensor;
+  /** A copy of the held values (B, Hkv, length, Ev), as float32. */
+  values(): OutputTensor;
+  /** Frees its memory now; later calls throw. Idempotent; a cache never disposed is freed when garbage-collected. */
+  dispose(): void;
+  /** The same as dispose(), for `using cache = xa.createKvCache(…)`. */
+  [Symbol.dispose](): void;
+}
+
 /** One instance of the WebAssembly module, with its own memory: what {@link createXattn} resolves to. */
 export interface Xattn {
   /** Whether the SIMD build runs. */
@@ -383,6 +464,12 @@ export interface Xattn {
    *   numHeads) or parameters too large for WebAssembly memory.
    */
   createMultiheadAttention(config: MultiheadAttentionConfig): MultiheadAttention;
+  /**
+   * A KV cache for incremental decoding: keys and values that stay in WebAssembly memory between calls.
+   * @throws TypeError for unknown fields or wrong types; RangeError for bad dims or a capacity whose memory
+   *   cannot be had (the message says how many bytes it needs).
+   */
+  createKvCache(config: KvCacheConfig): KvCache;
 }
 
 /**

@@ -151,6 +151,33 @@ function remoteModule(queue, call, id, config) {
   };
 }
 
+function remoteCache(queue, call, id, config) {
+  let disposed = false;
+  const method = (name, names) => (...given) => {
+    const FN = `KvCache.${name}`;
+    if (disposed) return Promise.reject(new Error(`${FN}: this cache was disposed`));
+    return call(FN, { op: 'module', module: id, method: name }, given.slice(0, names.length), names, given[names.length]);
+  };
+  function dispose() {
+    if (disposed) return Promise.resolve();
+    disposed = true;
+    return queue.send({ op: 'module', module: id, method: 'dispose', args: [] }).catch(() => {});
+  }
+  return {
+    append: method('append', ['key', 'value']),
+    attend: method('attend', ['query', 'options']),
+    truncate: method('truncate', ['length']),
+    keys: method('keys', []),
+    values: method('values', []),
+    /** Positions held, as a Promise (the cache lives in the worker). */
+    length: method('length', []),
+    get capacity() { return config.capacity; },
+    get config() { return { ...config }; },
+    dispose,
+    [ASYNC_DISPOSE]: dispose,
+  };
+}
+
 // The API over a started worker. `info` is what its createXattn reported.
 function workerApi(queue, info) {
   const call = caller(queue);
@@ -167,6 +194,15 @@ function workerApi(queue, info) {
       return call(FN, { op: 'xattn', method: FN }, [config], ['config'], options, {
         adopt: (value) => remoteModule(queue, call, value.module, value.config),
         // Created after its caller gave up on it: free it in the worker.
+        onLateReply: (reply) => {
+          if (reply.ok) queue.send({ op: 'module', module: reply.value.module, method: 'dispose', args: [] }).catch(() => {});
+        },
+      });
+    },
+    createKvCache(config, options) {
+      const FN = 'createKvCache';
+      return call(FN, { op: 'xattn', method: FN }, [config], ['config'], options, {
+        adopt: (value) => remoteCache(queue, call, value.module, value.config),
         onLateReply: (reply) => {
           if (reply.ok) queue.send({ op: 'module', module: reply.value.module, method: 'dispose', args: [] }).catch(() => {});
         },

@@ -5,26 +5,32 @@
 import { buffersIn } from './worker-snapshot.js';
 
 const XATTN_METHODS = new Set(['scaledDotProductAttention', 'scaledDotProductAttentionGrad', 'createMultiheadAttention',
-  'memoryBytes']);
-const MODULE_METHODS = new Set(['forward', 'backward', 'setParameters', 'loadStateDict', 'parameters', 'dispose']);
+  'createKvCache', 'memoryBytes']);
+// Methods that create an object the worker keeps, and what the page may call on each kind.
+const CREATES = new Set(['createMultiheadAttention', 'createKvCache']);
+const MODULE_METHODS = new Set(['forward', 'backward', 'setParameters', 'loadStateDict', 'parameters', 'dispose',
+  'append', 'attend', 'truncate', 'keys', 'values', 'length']);
 
 // `port`: { post(message, transfer), listen(onMessage) } over the worker's global scope or parentPort.
 export function serve(createXattn, port) {
   let xa = null;
-  const modules = new Map();  // module id -> MultiheadAttention
+  const modules = new Map();  // module id -> MultiheadAttention or KvCache
   let nextModule = 1;
 
   function run(message) {
     const { op, method, args } = message;
     if (op === 'xattn' && XATTN_METHODS.has(method)) {
       const value = xa[method](...args);
-      if (method !== 'createMultiheadAttention') return value;
+      if (!CREATES.has(method)) return value;
       const id = nextModule++;
       modules.set(id, value);
       return { module: id, config: value.config };
     }
     if (op === 'module' && MODULE_METHODS.has(method) && modules.has(message.module)) {
-      const value = modules.get(message.module)[method](...args);
+      const target = modules.get(message.module);
+      if (method === 'length') return target.length;  // a property of a KvCache
+      if (typeof target[method] !== 'function') throw new Error(`xattn worker: this object has no method ${method}`);
+      const value = target[method](...args);
       if (method === 'dispose') modules.delete(message.module);
       return value;
     }

@@ -3,7 +3,7 @@
 // The tensor, option and result types are the main entry's (index.d.ts).
 import type {
   AttentionResult, AttentionResultWithWeights, AttentionResultWithoutWeights, GradientResult, GradientResultWithWeights,
-  LoadStateDictOptions, MultiheadAttentionBackwardOptions, MultiheadAttentionConfig, MultiheadAttentionForwardOptions,
+  KvAttendOptions, KvCacheConfig, LoadStateDictOptions, OutputTensor, ResolvedKvCacheConfig, MultiheadAttentionBackwardOptions, MultiheadAttentionConfig, MultiheadAttentionForwardOptions,
   MultiheadAttentionGradients, MultiheadAttentionParameters,
   ResolvedMultiheadAttentionConfig, SdpaOptions, StateDict, StateDictSource, Tensor,
 } from './index.js';
@@ -59,6 +59,32 @@ export interface MultiheadAttentionWorker {
   [Symbol.asyncDispose](): Promise<void>;
 }
 
+/** A {@link KvCache} living in the worker: the same methods, returning Promises. */
+export interface KvCacheWorker {
+  /** See KvCache.append. */
+  append(key: Tensor, value: Tensor, call?: CallOptions): Promise<void>;
+  /** See KvCache.attend: with the weights. */
+  attend(query: Tensor, options: KvAttendOptions & { needWeights: true }, call?: CallOptions): Promise<AttentionResultWithWeights>;
+  /** See KvCache.attend. */
+  attend(query: Tensor, options?: KvAttendOptions, call?: CallOptions): Promise<AttentionResult>;
+  /** See KvCache.truncate. */
+  truncate(length: number, call?: CallOptions): Promise<void>;
+  /** See KvCache.keys. */
+  keys(call?: CallOptions): Promise<OutputTensor>;
+  /** See KvCache.values. */
+  values(call?: CallOptions): Promise<OutputTensor>;
+  /** Positions held (the cache lives in the worker, so this is a call). */
+  length(call?: CallOptions): Promise<number>;
+  /** Positions it can hold. */
+  readonly capacity: number;
+  /** The configuration, every default filled in. */
+  readonly config: ResolvedKvCacheConfig;
+  /** Frees the cache in the worker (after the calls queued before it); later calls reject. Idempotent. */
+  dispose(): Promise<void>;
+  /** The same as dispose(), for `await using`. */
+  [Symbol.asyncDispose](): Promise<void>;
+}
+
 /** The xattn API in a Worker: what {@link createXattnWorker} resolves to. Calls run one at a time, in order. */
 export interface XattnWorker {
   /** Whether the worker runs the SIMD build. */
@@ -83,6 +109,8 @@ export interface XattnWorker {
     call?: CallOptions): Promise<GradientResult>;
   /** See Xattn.createMultiheadAttention: the module lives in the worker. */
   createMultiheadAttention(config: MultiheadAttentionConfig, call?: CallOptions): Promise<MultiheadAttentionWorker>;
+  /** See Xattn.createKvCache: the cache lives in the worker. */
+  createKvCache(config: KvCacheConfig, call?: CallOptions): Promise<KvCacheWorker>;
   /** Stops the worker: the running and queued calls, and every later one, reject. */
   terminate(): Promise<void>;
   /** The same as terminate(), for `await using`. */
