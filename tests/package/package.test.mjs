@@ -53,7 +53,7 @@ describe('the packed tarball', () => {
     assert.deepEqual(listed, [
       'README.md', 'dist/xattn-scalar.mjs', 'dist/xattn-scalar.wasm', 'dist/xattn-simd.mjs', 'dist/xattn-simd.wasm',
       'js/api.js', 'js/boundary.js', 'js/browser.js', 'js/detect.js', 'js/float-formats.js', 'js/index.d.cts',
-      'js/index.d.ts', 'js/instantiate.js', 'js/mha-state.js', 'js/mha.js', 'js/node.cjs', 'js/node.js',
+      'js/index.d.ts', 'js/instantiate.js', 'js/kv-cache.js', 'js/mha-state.js', 'js/mha.js', 'js/node.cjs', 'js/node.js',
       'js/safetensors.js', 'js/sdpa.js', 'js/state-dict.js', 'js/validate.js', 'js/worker-client.js',
       'js/worker-host.js', 'js/worker-node.cjs', 'js/worker-node.js', 'js/worker-snapshot.js',
       'js/worker-thread-node.js', 'js/worker-thread.js', 'js/worker.d.cts', 'js/worker.d.ts', 'js/worker.js',
