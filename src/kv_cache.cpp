@@ -16,7 +16,7 @@ namespace {
 constexpr const char* kFn = "kv_cache: ";
 // Heads wider than this would leave the tiled kernels (for the row kernel, which reads packed float32).
 constexpr std::size_t kMaxHeadDim = 16384;
-// Stacked query rows past this many fill the standard kernel's wide tiles; fewer take the few-rows kernel.
+// Stacked query rows up to this many (without weights) take the decoding kernel; more fill the wide tiles.
 constexpr std::size_t kFewRows = 16;
 
 std::string num(std::size_t n) { return std::to_string(n); }
@@ -174,7 +174,7 @@ Status KvCache::plan_attend(const Shape& q, MaskKind mask_kind, const Shape& mas
     }
     const kernels::KernelSet& set = *p.sdpa.kernel_set;
     const kernels::AttentionProblem ap = kernels::attention_problem(p.sdpa, nullptr, nullptr, nullptr, {}, nullptr, nullptr);
-    const bool few = p.stacked && G * L < kFewRows;
+    const bool few = p.stacked && G * L <= kFewRows && !s.need_weights;
     // The tiles may widen float16 keys and values: the workspace is planned for this cache's storage.
     kernels::AttentionProblem sized = ap;
     sized.kv_float16 = config_.dtype == CacheDtype::float16;
@@ -201,7 +201,7 @@ void KvCache::run_attend(const KvAttendPlan& plan, const float* query, const Mas
     }
     p.key_stride = config_.capacity * config_.head_dim;
     p.value_stride = config_.capacity * value_dim();
-    const bool few = plan.stacked && sp.L < kFewRows;
+    const bool few = plan.stacked && sp.L <= kFewRows && !sp.need_weights;
     if (few) set.few_rows(p, workspace);
     else set.attention(p, workspace);
 }

@@ -3,6 +3,7 @@
 #include <doctest/doctest.h>
 
 #include <cmath>
+#include <limits>
 #include <cstring>
 
 #include <xtensor/xrandom.hpp>
@@ -136,7 +137,9 @@ TEST_CASE("kv cache: attend equals SDPA on the held keys and values, float32 and
         xattn::kernels::use_kernels(set);
         for (const AttendCase& c : kCases)
             for (auto dtype : {xattn::CacheDtype::float32, xattn::CacheDtype::float16}) {
-                INFO(set->name << ": " << c.name << (dtype == xattn::CacheDtype::float16 ? " (float16)" : " (float32)"));
+                const std::string label = std::string(set->name) + ": " + c.name +
+                                          (dtype == xattn::CacheDtype::float16 ? " (float16)" : " (float32)");
+                INFO(label);
                 check_attend(c, dtype, seed);
                 seed += 20;
             }
@@ -193,4 +196,32 @@ TEST_CASE("kv cache: refusals name the argument, and a refused append appends no
     // An empty cache: every row sees no key, as SDPA with S = 0 gives: zeros.
     xattn::KvCache empty(cfg);
     CHECK(xt::all(xt::equal(empty.attend(randn({2, 4, 1, 8}, 6)).output, 0.0f)));
+}
+
+TEST_CASE("kv cache: decoding keeps SDPA's rules for inf and NaN, float32 and float16") {
+    for (const auto* set : xattn::kernels::available_kernels()) {
+        xattn::kernels::use_kernels(set);
+        for (auto dtype : {xattn::CacheDtype::float32, xattn::CacheDtype::float16}) {
+            const std::string label = std::string(set->name) + (dtype == xattn::CacheDtype::float16 ? " float16" : " float32");
+            INFO(label);
+            xattn::KvCacheConfig cfg;
+            cfg.kv_heads = 2, cfg.head_dim = 8, cfg.capacity = 200, cfg.dtype = dtype;
+            xattn::KvCache cache(cfg);
+            auto k = randn({1, 2, 150, 8}, 70), v = randn({1, 2, 150, 8}, 71);
+            v(0, 0, 100, 3) = std::numeric_limits<float>::infinity();    // a value row seen by every query of head 0
+            k(0, 1, 20, 0) = std::numeric_limits<float>::quiet_NaN();    // a key of head 1
+            cache.append(k, v);
+            const auto q = randn({1, 4, 1, 8}, 72);
+            const auto got = cache.attend(q);
+            xattn::SdpaOptions so;
+            so.enable_gqa = true;
+            const auto want = xattn::scaled_dot_product_attention(q, cache.keys(), cache.values(), so);
+            for (std::size_t i = 0; i < got.output.size(); ++i) {
+                const float g = got.output.flat(i), w = want.output.flat(i);
+                CHECK((std::isnan(g) == std::isnan(w)));
+                if (!std::isnan(w) && g != w) CHECK(std::fabs(g - w) <= 1e-5 + 1e-4 * std::fabs(w));  // inf: equal
+            }
+        }
+    }
+    xattn::kernels::use_kernels(nullptr);
 }

@@ -79,3 +79,34 @@ export function attentionModel({ BH, L, S, E, Ev }, scale) {
   if (problem) throw new Error(`attention model: ${problem}`);
   return type.encode(type.fromObject(model)).finish();
 }
+
+// One decoding step with past key/value inputs: K = Concat(pastKey, key), V likewise, then attention of the
+// G query rows of each of the Hkv key/value heads ((1, Hkv, G, E): GQA without repeating K and V, the batched
+// MatMul broadcasting over the heads). No present outputs: the cheapest form of the step for the runtime.
+export function decodeModel({ Hkv, G, past, E }, scale) {
+  const model = {
+    irVersion: IR_VERSION,
+    producerName: 'xattn-bench',
+    opsetImport: [{ domain: '', version: OPSET }],
+    graph: {
+      name: 'decode',
+      input: [valueInfo('query', [1, Hkv, G, E]), valueInfo('pastKey', [1, Hkv, past, E]),
+        valueInfo('pastValue', [1, Hkv, past, E]), valueInfo('key', [1, Hkv, 1, E]), valueInfo('value', [1, Hkv, 1, E])],
+      output: [valueInfo('output', [1, Hkv, G, E])],
+      initializer: [{ name: 'scale', dataType: FLOAT, dims: [], floatData: [scale] }],
+      node: [
+        node('Concat', ['pastKey', 'key'], ['keys'], [{ name: 'axis', type: ATTR_INT, i: 2 }]),
+        node('Concat', ['pastValue', 'value'], ['values'], [{ name: 'axis', type: ATTR_INT, i: 2 }]),
+        node('Transpose', ['keys'], ['keysT'], [{ name: 'perm', type: ATTR_INTS, ints: [0, 1, 3, 2] }]),
+        node('MatMul', ['query', 'keysT'], ['scores']),
+        node('Mul', ['scores', 'scale'], ['scaled']),
+        node('Softmax', ['scaled'], ['weights'], [{ name: 'axis', type: ATTR_INT, i: -1 }]),
+        node('MatMul', ['weights', 'values'], ['output']),
+      ],
+    },
+  };
+  const type = schema();
+  const problem = type.verify(model);
+  if (problem) throw new Error(`decode model: ${problem}`);
+  return type.encode(type.fromObject(model)).finish();
+}

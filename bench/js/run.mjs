@@ -2,10 +2,12 @@
 // as a native reference), one Node process, one thread each, identical seeded inputs, every result checked
 // against a float64 reference before anything is timed. Prints a table and writes bench/results.json.
 //
-//   node bench/js/run.mjs [--shapes 1x128x64,8x256x64] [--no-streaming] [--no-training] [--out file] [--budget-ms 10000]
+//   node bench/js/run.mjs [--shapes 1x128x64,8x256x64] [--no-streaming] [--no-training] [--no-decode] [--out file]
+//                         [--budget-ms 10000]
 //
 // The training section (bench/js/training.mjs) adds the SDPA backward against the forward per shape,
-// MultiheadAttention's forward and backward beside PyTorch's, and masked against unmasked MHA.
+// MultiheadAttention's forward and backward beside PyTorch's, and masked against unmasked MHA. The decoding
+// section (bench/js/decode.mjs) times KV-cache steps against their bound, a full copy and onnxruntime-web.
 //
 // Shapes are B·H × L × E with S = L and Ev = E (legend: B batch, H heads, L query length, S key length,
 // E query/key dim, Ev value dim). FLOPs = 4·B·H·L·S·E. With --shapes the JSON is written only when --out is given,
@@ -22,6 +24,7 @@ import { agreement, agreementAll, referenceRows, sampleRows } from './reference.
 import { formatRefusals, formatTable, shapeRecord, streamingSummary, writeResults } from './report.mjs';
 import { STREAMING_DIMS, measureStreaming } from './streaming.mjs';
 import { measureTraining } from './training.mjs';
+import { measureDecode } from './decode.mjs';
 import { interleave, warmUp } from './timing.mjs';
 
 const SHAPES = ['1x128x64', '8x256x64', '12x197x64', '32x512x64', '8x1024x64', '1x2048x64'];
@@ -32,6 +35,7 @@ const { values: args } = parseArgs({
     shapes: { type: 'string' },
     'no-streaming': { type: 'boolean', default: false },
     'no-training': { type: 'boolean', default: false },
+    'no-decode': { type: 'boolean', default: false },
     out: { type: 'string' },
     'budget-ms': { type: 'string', default: '10000' },
   },
@@ -123,6 +127,9 @@ async function main() {
   let training = null;
   if (!args['no-training']) training = await measureTraining(shapes, { log, budgetMs: Math.min(budgetMs, 6000) });
 
+  let decode = null;
+  if (!args['no-decode']) decode = await measureDecode({ log });
+
   const finished = new Date();
   log('');
   log(`Results · ${started.toISOString()} · ${machine} · Node ${process.version} · single thread, one process`);
@@ -161,6 +168,13 @@ async function main() {
     log('Training (xattn SIMD): backward GFLOP/s with FLOPs = 12·B·H·L·S·E, forward 4·B·H·L·S·E:');
     for (const r of training.backward) {
       log(`  ${r.shape.join('×')}: forward ${r.forward.gflops.toFixed(1)}, backward ${r.backward.gflops.toFixed(1)} (${r.ratio.toFixed(2)}× the forward)`);
+    }
+  }
+  if (decode) {
+    meta.decode = decode;
+    log(`Decoding (xattn SIMD, KV cache, 1 thread): step = append one position + attend one query row per head; bound = max(bytes read / ${(decode.readBandwidthBytesPerSecond / 1e9).toFixed(1)} GB/s, FLOPs / ${(decode.simdPeakFlops / 1e9).toFixed(1)} GFLOP/s), both measured in this process:`);
+    for (const r of decode.rows) {
+      log(`  Hq ${r.Hq} Hkv ${r.Hkv} E ${r.E}, ${r.length}: ${r.float32.ms.toFixed(3)} ms (${(r.float32.ms / r.float32.boundMs).toFixed(2)}× bound), float16 ${(r.float16.ms / r.float32.ms).toFixed(2)}× float32, full copy ${(r.fullCopyMs / r.float32.ms).toFixed(1)}×, ort-web ${r.ortWebMs ? (r.ortWebMs / r.float32.ms).toFixed(1) + '×' : r.ortWebError ?? 'n/a'}`);
     }
   }
   log(`Took ${meta.durationSeconds} s; 1-minute load average ${loadAtStart} at the start, ${meta.loadAverageAtEnd} at the end (${os.cpus().length} CPUs; this run keeps one busy).`);

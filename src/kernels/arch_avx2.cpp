@@ -6,6 +6,7 @@
 #include "kernels/simd_xsimd.hpp"
 #include "kernels/attention.hpp"
 #include "kernels/attention_backward.hpp"
+#include "kernels/attention_decode.hpp"
 #include "kernels/linear.hpp"
 
 namespace xattn::kernels {
@@ -15,11 +16,11 @@ using Ops = XsimdOps<xsimd::fma3<xsimd::avx2>>;
 // × 3 vectors (24 columns), projections 4 rows × 3 vectors (24 columns). Key tiles of up to 96.
 // (8 accumulators measured 30% slower: 8 chains do not cover 2 FMA units × 4 cycles of latency.)
 using Attention = AttentionKernel<Ops, 6, 2, 4, 3, 96>;
-using FewRows = AttentionKernel<Ops, 12, 1, 4, 3, 96>;  // a few query rows: one vector of lanes
+using Decode = DecodeKernel<Ops, 4, 3>;  // a few query rows (decoding): lanes along E
 using Backward = AttentionBackward<Attention>;
 using Linear = LinearKernel<Ops, 4, 3>;
 const KernelSet kSet{"avx2+fma", &Attention::workspace, &Attention::run, &Linear::workspace, &Linear::run,
-                    &FewRows::workspace, &FewRows::run, &Attention::widen, &Backward::workspace,
+                    &Decode::workspace, &Decode::run, &Attention::widen, &Backward::workspace,
                     &Backward::run};
 }  // namespace
 const KernelSet* avx2_kernels() { return &kSet; }

@@ -4,17 +4,18 @@
 #include "kernels/simd_scalar.hpp"
 #include "kernels/attention.hpp"
 #include "kernels/attention_backward.hpp"
+#include "kernels/attention_decode.hpp"
 #include "kernels/linear.hpp"
 
 namespace xattn::kernels {
 namespace {
 // 8 scalar accumulators: scores 2 keys × 4 queries, outputs and projections 2 rows × 4 columns.
 using Attention = AttentionKernel<ScalarOps, 2, 4, 2, 4, 96>;
-using FewRows = AttentionKernel<ScalarOps, 8, 1, 2, 4, 96>;  // a few query rows: one vector of lanes
+using Decode = DecodeKernel<ScalarOps, 2, 4>;  // a few query rows (decoding): lanes along E
 using Backward = AttentionBackward<Attention>;
 using Linear = LinearKernel<ScalarOps, 2, 4>;
 const KernelSet kSet{"scalar", &Attention::workspace, &Attention::run, &Linear::workspace, &Linear::run,
-                    &FewRows::workspace, &FewRows::run, &Attention::widen, &Backward::workspace,
+                    &Decode::workspace, &Decode::run, &Attention::widen, &Backward::workspace,
                     &Backward::run};
 }  // namespace
 const KernelSet& scalar_kernels() { return kSet; }

@@ -6,6 +6,7 @@
 #include "kernels/simd_xsimd.hpp"
 #include "kernels/attention.hpp"
 #include "kernels/attention_backward.hpp"
+#include "kernels/attention_decode.hpp"
 #include "kernels/linear.hpp"
 
 namespace xattn::kernels {
@@ -15,7 +16,7 @@ using Ops = XsimdOps<xsimd::sse4_1>;
 // projections 2 rows × 4 vectors (16 columns). Key tiles of up to 96. V8 keeps 8 live accumulators
 // in registers and reaches the wasm SIMD peak; at 12 it spills and falls to about half.
 using Attention = AttentionKernel<Ops, 2, 4, 2, 4, 96>;
-using FewRows = AttentionKernel<Ops, 8, 1, 2, 4, 96>;  // a few query rows: one vector of lanes
+using Decode = DecodeKernel<Ops, 2, 4>;  // a few query rows (decoding): lanes along E
 using Backward = AttentionBackward<Attention>;
 using Linear = LinearKernel<Ops, 2, 4>;
 #if defined(__wasm_simd128__)
@@ -24,7 +25,7 @@ constexpr const char* kName = "wasm-simd128";
 constexpr const char* kName = "sse4.1";
 #endif
 const KernelSet kSet{kName, &Attention::workspace, &Attention::run, &Linear::workspace, &Linear::run,
-                    &FewRows::workspace, &FewRows::run, &Attention::widen, &Backward::workspace,
+                    &Decode::workspace, &Decode::run, &Attention::widen, &Backward::workspace,
                     &Backward::run};
 }  // namespace
 const KernelSet* sse41_kernels() { return &kSet; }

@@ -70,8 +70,9 @@ struct KernelSet {
     void (*attention)(const AttentionProblem&, void* workspace);
     std::uint64_t (*linear_workspace)(const LinearProblem&);
     void (*linear)(const LinearProblem&, void* workspace);
-    // The same attention with one vector of query lanes per score tile instead of several: for a few query
-    // rows (decoding from a KV cache), where wide tiles would compute mostly empty lanes.
+    // The same attention for a few query rows (decoding from a KV cache; attention_decode.hpp), vectorised
+    // along E where the wide tiles would compute mostly empty query lanes. No mask, causal rule, dropout
+    // or weights.
     std::size_t (*few_rows_workspace)(const AttentionProblem&);
     void (*few_rows)(const AttentionProblem&, void* workspace);
     // The kernels' float16 widening (n values), exposed so the tests can check it against the scalar rule.

@@ -1,0 +1,130 @@
+// Decoding steps: append one position to a KV cache and attend one query row per head, against the bound of
+// this process (the cache's bytes read once at the measured read bandwidth, or the step's FLOPs at the
+// measured SIMD peak, whichever is larger), against scaledDotProductAttention with the whole K and V copied
+// in each step (the only way without a cache), and against onnxruntime-web running the same step as a graph
+// with past key/value inputs (Concat, MatMul, Softmax, MatMul: the cheapest form for it, no present outputs
+// to copy back). One thread each; every result is checked against the full-copy SDPA before it is timed.
+import { normals } from './inputs.mjs';
+import { decodeModel } from './onnx-model.mjs';
+import { loadXattn } from './peers.mjs';
+import { median } from './timing.mjs';
+import { measureReadBandwidth, measureSimdPeak } from './wasm-probes.mjs';
+
+export const DECODE_CONFIGS = [
+  { Hq: 32, Hkv: 8, E: 128 },  // grouped-query attention: about 2 FLOPs per byte read, either bound can bind
+  { Hq: 12, Hkv: 12, E: 64 },  // multi-head: memory-bound
+];
+export const DECODE_LENGTHS = [512, 2048, 8192];
+
+const tensor = (shape, seed) => ({ data: normals(shape.reduce((n, d) => n * d, 1), seed), shape });
+
+// Median ms of `run` over calls spread across about budgetMs (at least minRuns).
+function timeSteps(run, { budgetMs = 1200, minRuns = 7 } = {}) {
+  run();
+  const times = [];
+  const t0 = performance.now();
+  while (times.length < minRuns || performance.now() - t0 < budgetMs) {
+    const s = performance.now();
+    run();
+    times.push(performance.now() - s);
+    if (times.length >= 400) break;
+  }
+  return median(times);
+}
+
+function maxRelativeGap(got, want) {
+  let worst = 0;
+  want.forEach((w, i) => { worst = Math.max(worst, Math.abs(got[i] - w) / (1e-5 + 1e-4 * Math.abs(w))); });
+  return worst;  // <= 1 passes the benchmark's tolerance
+}
+
+async function ortStep(ort, { Hq, Hkv, E }, length, K, V, q, k, v) {
+  const G = Hq / Hkv;
+  const session = await ort.InferenceSession.create(decodeModel({ Hkv, G, past: length - 1, E }, 1 / Math.sqrt(E)),
+    { executionProviders: ['wasm'], graphOptimizationLevel: 'all' });
+  const past = (t) => {  // positions [0, length-1) of each head
+    const data = new Float32Array(Hkv * (length - 1) * E);
+    for (let h = 0; h < Hkv; h++) data.set(t.data.subarray(h * length * E, (h * length + length - 1) * E), h * (length - 1) * E);
+    return new ort.Tensor('float32', data, [1, Hkv, length - 1, E]);
+  };
+  const feeds = {
+    query: new ort.Tensor('float32', q.data, [1, Hkv, G, E]),
+    pastKey: past(K), pastValue: past(V),
+    key: new ort.Tensor('float32', k.data, [1, Hkv, 1, E]), value: new ort.Tensor('float32', v.data, [1, Hkv, 1, E]),
+  };
+  const run = async () => (await session.run(feeds)).output.data;
+  return { run, release: () => session.release() };
+}
+
+export async function measureDecode({ log = () => {} } = {}) {
+  const xa = await loadXattn(true);
+  const bandwidth = measureReadBandwidth();
+  const peak = measureSimdPeak();
+  log(`decode: read bandwidth ${(bandwidth / 1e9).toFixed(1)} GB/s, SIMD peak ${(peak / 1e9).toFixed(1)} GFLOP/s (this process)`);
+  let ort = null;
+  try {
+    ort = await import('onnxruntime-web');
+    ort.env.wasm.numThreads = 1;
+  } catch (e) {
+    log(`  onnxruntime-web unavailable: ${e?.message ?? e}`);
+  }
+  const rows = [];
+  for (const cfg of DECODE_CONFIGS) {
+    const { Hq, Hkv, E } = cfg;
+    for (const length of DECODE_LENGTHS) {
+      const K = tensor([1, Hkv, length, E], 1), V = tensor([1, Hkv, length, E], 2);
+      const q = tensor([1, Hq, 1, E], 3);
+      const last = (t) => ({ data: t.data.filter((_, i) => Math.floor(i / E) % length === length - 1), shape: [1, Hkv, 1, E] });
+      const k = last(K), v = last(V);
+      const full = () => xa.scaledDotProductAttention(q, K, V, { enableGqa: true }).output.data;
+      const want = full();
+      const row = { ...cfg, length, flops: 4 * Hq * length * E };
+      row.fullCopyMs = timeSteps(full);
+      for (const dtype of ['float32', 'float16']) {
+        const cache = xa.createKvCache({ kvHeads: Hkv, headDim: E, capacity: length, dtype });
+        const prefix = (t) => ({ data: t.data.filter((_, i) => Math.floor(i / E) % length < length - 1), shape: [1, Hkv, length - 1, E] });
+        cache.append(prefix(K), prefix(V));
+        const step = () => {
+          cache.append(k, v);
+          const out = cache.attend(q).output.data;
+          cache.truncate(length - 1);
+          return out;
+        };
+        const gap = maxRelativeGap(step(), dtype === 'float32' ? want
+          : xa.scaledDotProductAttention(q, (cache.append(k, v), cache.keys()), cache.values(), { enableGqa: true }).output.data);
+        cache.truncate(length - 1);
+        if (gap > 1) throw new Error(`decode ${Hq}/${Hkv}/${E} at ${length} (${dtype}): the cache's step disagrees with SDPA`);
+        const bytes = 2 * Hkv * length * E * (dtype === 'float16' ? 2 : 4);
+        const boundMs = Math.max(bytes / bandwidth, row.flops / peak) * 1e3;
+        row[dtype] = { ms: timeSteps(step), boundMs };
+        cache.dispose();
+      }
+      if (ort) {
+        const o = await ortStep(ort, cfg, length, K, V, q, k, v);
+        const gap = maxRelativeGap(await o.run(), want);
+        if (gap <= 1) {
+          await o.run();
+          const times = [];
+          const t0 = performance.now();
+          while (times.length < 7 || performance.now() - t0 < 1200) {
+            const s = performance.now();
+            await o.run();
+            times.push(performance.now() - s);
+            if (times.length >= 400) break;
+          }
+          row.ortWebMs = median(times);
+        } else {
+          row.ortWebError = 'wrong result';
+        }
+        await o.release();
+      }
+      const f32 = row.float32, f16 = row.float16;
+      log(`  Hq ${Hq}, Hkv ${Hkv}, E ${E}, ${length} positions: cache ${f32.ms.toFixed(3)} ms (bound ${f32.boundMs.toFixed(3)}, ${(f32.ms / f32.boundMs).toFixed(2)}×), ` +
+        `float16 ${f16.ms.toFixed(3)} ms (${(f16.ms / f32.ms).toFixed(2)}× float32), full copy ${row.fullCopyMs.toFixed(3)} ms ` +
+        `(${(row.fullCopyMs / f32.ms).toFixed(1)}× the cache)` +
+        (row.ortWebMs ? `, ort-web ${row.ortWebMs.toFixed(3)} ms (${(row.ortWebMs / f32.ms).toFixed(1)}× the cache)` : ''));
+      rows.push(row);
+    }
+  }
+  return { readBandwidthBytesPerSecond: bandwidth, simdPeakFlops: peak, threads: 1, rows };
+}

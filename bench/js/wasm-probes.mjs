@@ -1,0 +1,111 @@
+// Two tiny WebAssembly modules, written out byte by byte, measuring in this process what bounds a decoding
+// step: the memory read bandwidth (v128 loads summed over a buffer larger than the caches) and the SIMD
+// arithmetic peak (12 independent chains of acc = acc + a·b, f32x4 mul and add: wasm has no FMA in Node 20).
+
+function uleb(n) {
+  const out = [];
+  do {
+    let byte = n & 0x7f;
+    n >>>= 7;
+    if (n) byte |= 0x80;
+    out.push(byte);
+  } while (n);
+  return out;
+}
+// Signed LEB128, for i32.const (64 needs two bytes: a lone 0x40 would read as -64).
+function sleb(n) {
+  const out = [];
+  for (;;) {
+    const byte = n & 0x7f;
+    n >>= 7;
+    if ((n === 0 && !(byte & 0x40)) || (n === -1 && byte & 0x40)) return [...out, byte];
+    out.push(byte | 0x80);
+  }
+}
+const section = (id, bytes) => [id, ...uleb(bytes.length), ...bytes];
+const name = (text) => [...uleb(text.length), ...new TextEncoder().encode(text)];
+const SIMD = (op) => [0xfd, ...uleb(op)];
+const OP = {
+  localGet: 0x20, localSet: 0x21, localTee: 0x22, loop: 0x03, brIf: 0x0d, end: 0x0b, i32Const: 0x41, i32Add: 0x6a,
+  i32Sub: 0x6b, i32LtU: 0x49, f32Const: 0x43, voidBlock: 0x40,
+  load: SIMD(0x00), splat: SIMD(0x13), extractLane: SIMD(0x1f), add: SIMD(0xe4), mul: SIMD(0xe6),
+};
+const f32 = (x) => [...new Uint8Array(Float32Array.of(x).buffer)];
+const header = [0x00, 0x61, 0x73, 0x6d, 0x01, 0x00, 0x00, 0x00];
+
+// (memory (export "memory") pages) (func (export "sum") (param $bytes i32) (param $passes i32) (result f32)):
+// reads bytes [0, $bytes) $passes times, 64 bytes (4 v128 loads into 4 accumulators) per iteration.
+function bandwidthModule(pages) {
+  const BYTES = 0, PASSES = 1, I = 2, ACC = (k) => 3 + k;
+  const body = [OP.loop, OP.voidBlock, OP.i32Const, 0, OP.localSet, I, OP.loop, OP.voidBlock];
+  for (let k = 0; k < 4; k++) {
+    body.push(OP.localGet, ACC(k), OP.localGet, I, ...OP.load, 4, ...uleb(16 * k), ...OP.add, OP.localSet, ACC(k));
+  }
+  body.push(OP.localGet, I, OP.i32Const, ...sleb(64), OP.i32Add, OP.localTee, I, OP.localGet, BYTES, OP.i32LtU, OP.brIf, 0,
+    OP.end, OP.localGet, PASSES, OP.i32Const, 1, OP.i32Sub, OP.localTee, PASSES, OP.brIf, 0, OP.end);
+  body.push(OP.localGet, ACC(0));
+  for (let k = 1; k < 4; k++) body.push(OP.localGet, ACC(k), ...OP.add);
+  body.push(...OP.extractLane, 0, OP.end);
+  const func = [2, 1, 0x7f, 4, 0x7b, ...body];  // locals: one i32, four v128
+  return Uint8Array.from([
+    ...header,
+    ...section(1, [1, 0x60, 2, 0x7f, 0x7f, 1, 0x7d]),          // (i32, i32) -> f32
+    ...section(3, [1, 0]),
+    ...section(5, [1, 0x00, ...uleb(pages)]),                 // one memory of `pages` pages
+    ...section(7, [2, ...name('memory'), 0x02, 0, ...name('sum'), 0x00, 0]),
+    ...section(10, [1, ...uleb(func.length), ...func]),
+  ]);
+}
+
+// (func (export "peak") (param $n i32) (result f32)): $n iterations of 12 chains acc = acc + a·b.
+function peakModule() {
+  const CHAINS = 12, N = 0, ACC = (k) => 1 + k, A = 1 + CHAINS, B = A + 1;
+  const splatTo = (value, local) => [OP.f32Const, ...f32(value), ...OP.splat, OP.localSet, local];
+  const body = [];
+  for (let k = 0; k < CHAINS; k++) body.push(...splatTo(k / 10, ACC(k)));
+  body.push(...splatTo(0.999, A), ...splatTo(1e-7, B), OP.loop, OP.voidBlock);
+  for (let k = 0; k < CHAINS; k++) {
+    body.push(OP.localGet, ACC(k), OP.localGet, A, OP.localGet, B, ...OP.mul, ...OP.add, OP.localSet, ACC(k));
+  }
+  body.push(OP.localGet, N, OP.i32Const, 1, OP.i32Sub, OP.localTee, N, OP.brIf, 0, OP.end, OP.localGet, ACC(0));
+  for (let k = 1; k < CHAINS; k++) body.push(OP.localGet, ACC(k), ...OP.add);
+  body.push(...OP.extractLane, 0, OP.end);
+  const func = [1, ...uleb(CHAINS + 2), 0x7b, ...body];
+  return Uint8Array.from([
+    ...header,
+    ...section(1, [1, 0x60, 1, 0x7f, 1, 0x7d]),
+    ...section(3, [1, 0]),
+    ...section(7, [1, ...name('peak'), 0x00, 0]),
+    ...section(10, [1, ...uleb(func.length), ...func]),
+  ]);
+}
+
+const best = (runs, f) => {
+  let top = 0;
+  for (let r = 0; r < runs; r++) top = Math.max(top, f());
+  return top;
+};
+
+// Bytes per second read from a 256 MiB buffer (past any CPU's caches), the best of several passes.
+export function measureReadBandwidth({ mib = 256, runs = 5 } = {}) {
+  const bytes = mib * 2 ** 20;
+  const { exports } = new WebAssembly.Instance(new WebAssembly.Module(bandwidthModule(bytes / 65536 + 1)));
+  new Float32Array(exports.memory.buffer, 0, bytes / 4).fill(1);  // touch every page: untouched ones read as one zero page
+  exports.sum(2 ** 20, 1);  // optimise the loop before timing it
+  return best(runs, () => {
+    const t0 = performance.now();
+    exports.sum(bytes, 1);
+    return bytes / ((performance.now() - t0) / 1000);
+  });
+}
+
+// FLOP/s of the mul + add chains, the best of several runs.
+export function measureSimdPeak({ iterations = 5_000_000, runs = 7 } = {}) {
+  const { exports } = new WebAssembly.Instance(new WebAssembly.Module(peakModule()));
+  exports.peak(10000);
+  return best(runs, () => {
+    const t0 = performance.now();
+    exports.peak(iterations);
+    return (iterations * 12 * 8) / ((performance.now() - t0) / 1000);  // 12 chains × 4 lanes × (mul + add)
+  });
+}

@@ -1,0 +1,206 @@
+// Attention of a few query rows (decoding from a KV cache: the G query heads of one key/value head, L = 1)
+// against every cached key, streaming, each key and value read once per problem:
+//
+//   for each tile of up to kTile keys (widened from float16 storage into scratch when the cache holds halves):
+//     s[r][j] = scale · q_r · k_j      dot products vectorised over E, four keys at a time
+//     online softmax per row r          running max m_r and sum l_r; old rows rescaled when the max moves
+//     acc_r += Σ_j p[r][j] · v_j        the micro-kernel (micro.hpp) with the rows' p as a, V rows as B
+//   out_r = acc_r / l_r
+//
+// The wide streaming kernel (attention.hpp) puts queries in vector lanes, which a few rows leave mostly
+// empty; here the lanes run along E, so a single row wastes none. No mask, no causal rule, no dropout, no
+// weights: decoding steps have none (KvCache routes anything else to the tiled kernels). A value tile holding
+// inf or NaN takes the select-guarded product, as in the wide kernel.
+#pragma once
+
+#include <cmath>
+#include <cstddef>
+#include <cstdint>
+
+#include "kernels/attention.hpp"
+
+namespace xattn::kernels {
+namespace {
+
+template <class O, std::size_t PvRows, std::size_t PvVecs>
+struct DecodeKernel {
+    using V = typename O::V;
+    static constexpr std::size_t W = O::width;
+    static constexpr std::size_t kTile = 64;    // keys per tile
+    static constexpr std::size_t kMaxRows = 16; // query rows per problem this kernel takes (KvCache's limit)
+    static constexpr float kNegInf = -std::numeric_limits<float>::infinity();
+
+    struct Scratch {
+        float* qrows;  // (R, Ep)      the problem's query rows, padded to whole vectors
+        float* kt;     // (kTile, Ep)  a key tile widened or padded (when E is not whole vectors, or halves)
+        float* vt;     // (kTile, Evp) a value tile likewise
+        float* s;      // (R, kTile)   scores, then probabilities
+        float* acc;    // (R, Evp)     unnormalised output rows
+        float* m;      // (R)
+        float* l;      // (R)
+        float* alpha;  // (R)
+
+        static std::size_t layout(const AttentionProblem& p, unsigned char* base, Scratch* out) {
+            Carver c(base);
+            const std::size_t ep = round_up(p.E, W), evp = round_up(p.Ev, W), R = min_size(p.L, kMaxRows);
+            Scratch x;
+            x.qrows = c.take<float>(R * ep);
+            x.kt = c.take<float>(p.E % W || p.kv_float16 ? kTile * ep : 0);
+            x.vt = c.take<float>(p.Ev % W || p.kv_float16 ? kTile * evp : 0);
+            x.s = c.take<float>(R * kTile);
+            x.acc = c.take<float>(R * evp);
+            x.m = c.take<float>(R);
+            x.l = c.take<float>(R);
+            x.alpha = c.take<float>(R);
+            if (out) *out = x;
+            return static_cast<std::size_t>(c.bytes());
+        }
+    };
+
+    static std::size_t workspace(const AttentionProblem& p) { return Scratch::layout(p, nullptr, nullptr); }
+
+    // n float16 values as floats.
+    static void widen(const std::uint16_t* src, std::size_t n, float* dst) {
+        std::size_t i = 0;
+        for (; i + W <= n; i += W) O::store(dst + i, O::load_half(src + i));
+        for (; i < n; ++i) dst[i] = half_to_float(src[i]);
+    }
+
+    // Rows [k0, k0 + kn) of a (·, D) float or float16 array as whole vectors, rows `ld` apart.
+    static const float* tile(const float* rows, const std::uint16_t* halves, std::size_t k0, std::size_t kn,
+                             std::size_t D, float* scratch, std::size_t* ld) {
+        const std::size_t dp = round_up(D, W);
+        if (!halves && D % W == 0) {
+            *ld = D;
+            return rows + k0 * D;
+        }
+        for (std::size_t j = 0; j < kn; ++j) {
+            float* out = scratch + j * dp;
+            if (halves) widen(halves + (k0 + j) * D, D, out);
+            else for (std::size_t c = 0; c < D; ++c) out[c] = rows[(k0 + j) * D + c];
+            for (std::size_t c = D; c < dp; ++c) out[c] = 0.0f;
+        }
+        *ld = dp;
+        return scratch;
+    }
+
+    static bool all_finite(const float* x, std::size_t n) {
+        V acc = O::splat(0.0f);
+        std::size_t i = 0;
+        for (; i + W <= n; i += W) acc = O::fmadd(O::load(x + i), O::splat(0.0f), acc);  // inf·0 = NaN
+        float tail = O::hsum(acc);
+        for (; i < n; ++i) tail += x[i] * 0.0f;
+        return tail == 0.0f;
+    }
+
+    static void run(const AttentionProblem& p, void* workspace) {
+        Scratch w;
+        Scratch::layout(p, static_cast<unsigned char*>(workspace), &w);
+        const std::size_t ks = p.key_stride ? p.key_stride : p.S * p.E, vs = p.value_stride ? p.value_stride : p.S * p.Ev;
+        for (std::size_t b = 0; b < p.batch; ++b) {
+            const std::size_t kv = b / p.q_heads * p.kv_heads + b % p.q_heads / (p.q_heads / p.kv_heads);
+            problem(p, w, p.query + b * p.L * p.E, p.key ? p.key + kv * ks : nullptr,
+                    p.key16 ? p.key16 + kv * ks : nullptr, p.value ? p.value + kv * vs : nullptr,
+                    p.value16 ? p.value16 + kv * vs : nullptr, p.output + b * p.L * p.Ev);
+        }
+    }
+
+    static void problem(const AttentionProblem& p, const Scratch& w, const float* q, const float* k,
+                        const std::uint16_t* k16, const float* v, const std::uint16_t* v16, float* out) {
+        const std::size_t R = p.L, S = p.S, E = p.E, Ev = p.Ev;
+        const std::size_t ep = round_up(E, W), evp = round_up(Ev, W), nev = ep / W;
+        for (std::size_t r = 0; r < R; ++r) {
+            for (std::size_t c = 0; c < ep; ++c) w.qrows[r * ep + c] = c < E ? q[r * E + c] : 0.0f;
+            w.m[r] = kNegInf, w.l[r] = 0.0f;
+        }
+        for (std::size_t x = 0; x < R * evp; ++x) w.acc[x] = 0.0f;
+
+        for (std::size_t k0 = 0; k0 < S; k0 += kTile) {
+            const std::size_t kn = min_size(kTile, S - k0);
+            std::size_t ldk, ldv;
+            const float* kt = tile(k, k16, k0, kn, E, w.kt, &ldk);
+            const float* vt = tile(v, v16, k0, kn, Ev, w.vt, &ldv);
+            // Scores of every row against the tile, four keys at a time: those four key rows stay in L1 while
+            // every query row passes over them.
+            std::size_t j = 0;
+            for (; j + 4 <= kn; j += 4) {
+                const float* k_0 = kt + j * ldk;
+                for (std::size_t r = 0; r < R; ++r) {
+                    const float* qr = w.qrows + r * ep;
+                    V a0 = O::splat(0.0f), a1 = a0, a2 = a0, a3 = a0;
+                    for (std::size_t e = 0; e < nev; ++e) {
+                        const V qv = O::load(qr + e * W);
+                        a0 = O::fmadd(qv, O::load(k_0 + e * W), a0);
+                        a1 = O::fmadd(qv, O::load(k_0 + ldk + e * W), a1);
+                        a2 = O::fmadd(qv, O::load(k_0 + 2 * ldk + e * W), a2);
+                        a3 = O::fmadd(qv, O::load(k_0 + 3 * ldk + e * W), a3);
+                    }
+                    float* sr = w.s + r * kTile + j;
+                    sr[0] = O::hsum(a0), sr[1] = O::hsum(a1), sr[2] = O::hsum(a2), sr[3] = O::hsum(a3);
+                }
+            }
+            for (; j < kn; ++j)
+                for (std::size_t r = 0; r < R; ++r) {
+                    V a = O::splat(0.0f);
+                    for (std::size_t e = 0; e < nev; ++e) a = O::fmadd(O::load(w.qrows + r * ep + e * W), O::load(kt + j * ldk + e * W), a);
+                    w.s[r * kTile + j] = O::hsum(a);
+                }
+            for (std::size_t r = 0; r < R; ++r) {
+                float* sr = w.s + r * kTile;
+                // Online softmax of the row over this tile (scaled scores; a NaN makes the row NaN, as in SDPA).
+                float tmax = kNegInf;
+                for (std::size_t x = 0; x < kn; ++x) {
+                    sr[x] *= p.scale;
+                    tmax = sr[x] > tmax || sr[x] != sr[x] ? sr[x] : tmax;
+                }
+                const float m_old = w.m[r];
+                const float m_new = m_old > tmax ? m_old : tmax;
+                const float a = m_old == kNegInf ? 0.0f : std::exp(m_old - m_new);
+                const float shift = m_new == kNegInf ? 0.0f : m_new;
+                V vsum = O::splat(0.0f);
+                std::size_t x = 0;
+                for (; x + W <= kn; x += W) {
+                    const V e = exp_nonpositive<O>(O::load(sr + x) - O::splat(shift));
+                    vsum = vsum + e;
+                    O::store(sr + x, e);
+                }
+                float sum = O::hsum(vsum);
+                for (; x < kn; ++x) {
+                    sr[x] = exp_nonpositive<ScalarOps>(sr[x] - shift);
+                    sum += sr[x];
+                }
+                w.m[r] = m_new;
+                w.l[r] = w.l[r] * a + sum;
+                w.alpha[r] = a;
+            }
+            // acc rows (R, evp) = alpha · acc + P (R, kn) · V tile (kn, evp).
+            const bool dirty = !all_finite(vt, kn * ldv);
+            for (std::size_t r0 = 0; r0 < R; r0 += PvRows)
+                for (std::size_t c0 = 0; c0 < evp / W; c0 += PvVecs)
+                    with_count<PvRows>(R - r0, [&](auto nr_) {
+                        with_count<PvVecs>(evp / W - c0, [&](auto nv_) {
+                            constexpr std::size_t NR = decltype(nr_)::value, NV = decltype(nv_)::value;
+                            Block<O, NR, NV> acc;
+                            float* dst = w.acc + r0 * evp + c0 * W;
+                            acc.load(dst, evp);
+                            for (std::size_t rr = 0; rr < NR; ++rr) {
+                                const float a = w.alpha[r0 + rr];
+                                for (std::size_t vv = 0; vv < NV; ++vv)
+                                    acc.c[rr][vv] = a == 0.0f ? O::splat(0.0f) : acc.c[rr][vv] * O::splat(a);
+                            }
+                            const float* pa = w.s + r0 * kTile;
+                            if (dirty) accumulate_skipping_zeros(acc, kn, pa, kTile, 1, vt + c0 * W, ldv);
+                            else accumulate(acc, kn, pa, kTile, 1, vt + c0 * W, ldv);
+                            acc.store(dst, evp);
+                        });
+                    });
+        }
+        for (std::size_t r = 0; r < R; ++r) {
+            const float l = w.l[r], inv = 1.0f / l;
+            for (std::size_t c = 0; c < Ev; ++c) out[r * Ev + c] = l == 0.0f ? 0.0f : w.acc[r * evp + c] * inv;
+        }
+    }
+};
+
+}  // namespace
+}  // namespace xattn::kernels
