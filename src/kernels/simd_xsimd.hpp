@@ -47,22 +47,20 @@ struct XsimdOps {
         return xsimd::bitwise_cast<V>(bits);
     }
     static float hsum(const V& v) { return xsimd::hadd(v); }
-    // W float16 values (kernels/half.hpp has the scalar rule) as floats: widen to 32-bit lanes, move the
-    // exponent and mantissa into a float's fields (2^-112 times the value, subnormals included) and
-    // multiply back; inf and NaN (exponent all ones) keep theirs.
+    // W float16 values (kernels/half.hpp has the scalar rule) as floats, in 8 vector ops: sign-extend to 32-bit
+    // lanes, shift the exponent and mantissa into a float's fields, keep the sign bit (clearing the extension's
+    // copies of it), and multiply by 2^112 (exact for normals, subnormals and zero). Exponent all ones (inf,
+    // NaN) comes out at 2^16 or more in magnitude, past the largest finite half: those keep their own bits.
     static V load_half(const std::uint16_t* p) {
 #if defined(__AVX2__)
-        const I u(_mm256_cvtepu16_epi32(_mm_loadu_si128(reinterpret_cast<const __m128i*>(p))));
+        const I s(_mm256_cvtepi16_epi32(_mm_loadu_si128(reinterpret_cast<const __m128i*>(p))));
 #else
-        const I u(_mm_cvtepu16_epi32(_mm_loadl_epi64(reinterpret_cast<const __m128i*>(p))));
+        const I s(_mm_cvtepi16_epi32(_mm_loadl_epi64(reinterpret_cast<const __m128i*>(p))));
 #endif
-        const I em = u & I(0x7fff);
-        const I sign = (u & I(0x8000)) << 16;
-        const V finite = xsimd::bitwise_cast<V>(em << 13) * V(0x1p112f);
-        const V special = xsimd::bitwise_cast<V>((em << 13) | I(0x7f800000));
-        // Exponent all ones reads 2^16 or more there, past the largest finite half (65504).
-        const V magnitude = select(finite >= V(65536.0f), special, finite);
-        return xsimd::bitwise_cast<V>(xsimd::bitwise_cast<I>(magnitude) | sign);
+        const I x = (s << 13) & I(static_cast<std::int32_t>(0x8fffe000u));
+        const V f = xsimd::bitwise_cast<V>(x) * V(0x1p112f);
+        const V special = xsimd::bitwise_cast<V>(x | I(0x7f800000));
+        return select(xsimd::abs(f) >= V(65536.0f), special, f);
     }
     // Tiles are transposes (mask rows into a score tile, a score tile into weights rows; attention.hpp):
     // 4 × 4 at a time with SSE shuffles (plain SSE in the AVX2 build, i8x16.shuffle in wasm).
