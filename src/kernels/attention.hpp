@@ -56,8 +56,10 @@ struct AttentionKernel {
         float* kt;        // (Bc, E) key tile widened from float16 storage
         float* vt;        // (Bc, Evp) value tile padded to whole vectors, when Ev is not (or from float16)
         float* acc;       // (Bq, Evp) unnormalised output rows
+        float* accc;      // (Bq, Evp) their compensation: what rounding took from acc (Kahan)
         float* m;         // (Bq) running max per query
         float* l;         // (Bq) running sum per query
+        float* lc;        // (Bq) its compensation
         float* alpha;     // (Bq) rescale of this tile: exp(old max - new max)
         // (Bq and Bc shrink to L and S rounded up to whole groups and micro-kernels when those are smaller.)
 
@@ -74,8 +76,10 @@ struct AttentionKernel {
             x.kt = c.take<float>(p.kv_float16 ? keys * p.E : 0);
             x.vt = c.take<float>(p.Ev % W || p.kv_float16 ? keys * evp : 0);
             x.acc = c.take<float>(rows * evp);
+            x.accc = c.take<float>(rows * evp);
             x.m = c.take<float>(rows);
             x.l = c.take<float>(rows);
+            x.lc = c.take<float>(rows);
             x.alpha = c.take<float>(rows);
             if (s) *s = x;
             return c.bytes();
@@ -298,30 +302,50 @@ struct AttentionKernel {
     }
 
     // acc rows (nr, evp) of queries r0 … += P rows · V tile, P read from st (kg, GW) or weights rows.
-    static void weighted_values(const Head& h, float* acc_rows, const float* P, std::size_t p_row, std::size_t p_key,
-                                std::size_t nrows, std::size_t kg, const float* vt, std::size_t ldv, bool dirty,
-                                const float* rescale) {
+    // sum += x with Kahan's compensation c (what rounding took from sum, added back with the next term), so a
+    // sum over a million keys loses no more than one over a tile. Where sum is inf or NaN the compensation
+    // stays 0: an inf must not turn into NaN through inf − inf.
+    static void kahan_add(V& sum, V& c, const V& x) {
+        const V y = x - c;
+        const V t = sum + y;
+        const V d = (t - sum) - y;
+        c = O::select(t - t == O::splat(0.0f), d, O::splat(0.0f));
+        sum = t;
+    }
+
+    // acc rows (nr, evp) of queries r0 … = rescale · acc rows + P rows · V tile, P read from st (kg, GW) or
+    // weights rows. The tile's products are summed in registers, then added to acc with compensation (accc).
+    static void weighted_values(const Head& h, float* acc_rows, float* comp_rows, const float* P, std::size_t p_row,
+                                std::size_t p_key, std::size_t nrows, std::size_t kg, const float* vt, std::size_t ldv,
+                                bool dirty, const float* rescale) {
         const std::size_t nvec = h.evp / W;
         for (std::size_t r0 = 0; r0 < nrows; r0 += PvRows) {
             for (std::size_t c0 = 0; c0 < nvec; c0 += PvVecs) {
                 with_count<PvRows>(nrows - r0, [&](auto nr_) {
                     with_count<PvVecs>(nvec - c0, [&](auto nv_) {
                         constexpr std::size_t NR = decltype(nr_)::value, NV = decltype(nv_)::value;
-                        Block<O, NR, NV> acc;
-                        float* dst = acc_rows + r0 * h.evp + c0 * W;
-                        acc.load(dst, h.evp);
-                        if (rescale)
-                            for (std::size_t r = 0; r < NR; ++r) {
-                                // alpha = 0 (no visible key yet, or the max moved past exp's range): drop
-                                // the old sum outright rather than multiply, so an inf in it cannot become NaN.
-                                const float a = rescale[r0 + r];
-                                for (std::size_t v = 0; v < NV; ++v)
-                                    acc.c[r][v] = a == 0.0f ? O::splat(0.0f) : acc.c[r][v] * O::splat(a);
-                            }
+                        Block<O, NR, NV> tile;
+                        tile.fill(O::splat(0.0f));
                         const float* a = P + r0 * p_row;
-                        if (dirty) accumulate_skipping_zeros(acc, kg, a, p_row, p_key, vt + c0 * W, ldv);
-                        else accumulate(acc, kg, a, p_row, p_key, vt + c0 * W, ldv);  // (NR, kg) x (kg, NV·W)
-                        acc.store(dst, h.evp);
+                        if (dirty) accumulate_skipping_zeros(tile, kg, a, p_row, p_key, vt + c0 * W, ldv);
+                        else accumulate(tile, kg, a, p_row, p_key, vt + c0 * W, ldv);  // (NR, kg) x (kg, NV·W)
+                        for (std::size_t r = 0; r < NR; ++r) {
+                            float* dst = acc_rows + (r0 + r) * h.evp + c0 * W;
+                            float* cdst = comp_rows + (r0 + r) * h.evp + c0 * W;
+                            // alpha = 0 (no visible key yet, or the max moved past exp's range): drop the old sum
+                            // outright rather than multiply, so an inf in it cannot become NaN.
+                            const float al = rescale ? rescale[r0 + r] : 1.0f;
+                            for (std::size_t v = 0; v < NV; ++v) {
+                                V sum = O::load(dst + v * W), c = O::load(cdst + v * W);
+                                if (rescale) {
+                                    sum = al == 0.0f ? O::splat(0.0f) : sum * O::splat(al);
+                                    c = al == 0.0f ? O::splat(0.0f) : c * O::splat(al);
+                                }
+                                kahan_add(sum, c, tile.c[r][v]);
+                                O::store(dst + v * W, sum);
+                                O::store(cdst + v * W, c);
+                            }
+                        }
                     });
                 });
             }
@@ -335,8 +359,8 @@ struct AttentionKernel {
         const std::size_t nq = min_size(Bq, p.L - q0), groups = (nq + GW - 1) / GW;
         for (std::size_t g = 0; g < groups; ++g)
             pack_queries(h, q0 + g * GW, min_size(GW, nq - g * GW), w.qp + g * p.E * GW);
-        for (std::size_t i = 0; i < groups * GW; ++i) w.m[i] = kNegInf, w.l[i] = 0.0f;
-        for (std::size_t x = 0; x < nq * h.evp; ++x) w.acc[x] = 0.0f;
+        for (std::size_t i = 0; i < groups * GW; ++i) w.m[i] = kNegInf, w.l[i] = 0.0f, w.lc[i] = 0.0f;
+        for (std::size_t x = 0; x < nq * h.evp; ++x) w.acc[x] = 0.0f, w.accc[x] = 0.0f;
 
         const std::size_t kend = p.causal ? causal_count(static_cast<std::int64_t>(q0 + nq - 1), p.causal_shift, p.S) : p.S;
         const std::size_t bc = tile_size(kend);
@@ -362,6 +386,7 @@ struct AttentionKernel {
                 // A NaN score makes its exp, so l, so the whole output row NaN, whichever operand max() keeps.
                 float* m = w.m + g * GW;
                 float* l = w.l + g * GW;
+                float* lc = w.lc + g * GW;
                 float* alpha = w.alpha + g * GW;
                 for (std::size_t v = 0; v < nqv; ++v) {
                     const V m_old = O::load(m + v * W);
@@ -385,11 +410,16 @@ struct AttentionKernel {
                         }
                     }
                     O::store(m + v * W, m_new);
-                    O::store(l + v * W, O::fmadd(O::load(l + v * W), a, sum));
+                    // l = l · alpha + this tile's sum, compensated like the output rows.
+                    V lv = O::load(l + v * W) * a, lcv = O::load(lc + v * W) * a;
+                    lv = O::select(a == zero, zero, lv), lcv = O::select(a == zero, zero, lcv);
+                    kahan_add(lv, lcv, sum);
+                    O::store(l + v * W, lv);
+                    O::store(lc + v * W, lcv);
                     O::store(alpha + v * W, a);
                 }
                 // O rows of the group = alpha · O rows + P (gn, kg) · V tile (kg, Ev); P[i][j] = st[j][i].
-                weighted_values(h, w.acc + g * GW * h.evp, w.st, 1, GW, gn, kg, vt, ldv, dirty, alpha);
+                weighted_values(h, w.acc + g * GW * h.evp, w.accc + g * GW * h.evp, w.st, 1, GW, gn, kg, vt, ldv, dirty, alpha);
             }
         }
 
@@ -450,14 +480,14 @@ struct AttentionKernel {
             const std::size_t n = p.causal ? causal_count(static_cast<std::int64_t>(i), p.causal_shift, p.S) : p.S;
             const float mx = w.m[lane];
             const V shift = O::splat(mx == kNegInf ? 0.0f : mx);
-            V vsum = O::splat(0.0f);
+            V vsum = O::splat(0.0f), vcomp = vsum;  // compensated: a row may hold a million keys
             std::size_t j = 0;
             for (; j + W <= n; j += W) {
                 const V e = exp_nonpositive<O>(O::load(row + j) - shift);
-                vsum = vsum + e;
+                kahan_add(vsum, vcomp, e);
                 O::store(row + j, e);
             }
-            float sum = O::hsum(vsum);
+            float sum = O::hsum(vsum - vcomp);
             for (; j < n; ++j) {
                 row[j] = exp_nonpositive<ScalarOps>(row[j] - (mx == kNegInf ? 0.0f : mx));
                 sum += row[j];
@@ -475,12 +505,13 @@ struct AttentionKernel {
         }
 
         // Pass 3: O rows (gn, Ev) = weights rows (gn, kend) · V (kend, Ev).
-        for (std::size_t x = 0; x < gn * h.evp; ++x) w.acc[x] = 0.0f;
+        for (std::size_t x = 0; x < gn * h.evp; ++x) w.acc[x] = 0.0f, w.accc[x] = 0.0f;
         for (std::size_t k0 = 0; k0 < kend; k0 += bc) {
             const std::size_t kn = min_size(bc, kend - k0);
             std::size_t ldv;
             const float* vt = value_tile(h, k0, kn, &ldv);
-            weighted_values(h, w.acc, h.weights + i0 * p.S + k0, p.S, 1, gn, kn, vt, ldv, dirty_values(vt, ldv, kn), nullptr);
+            weighted_values(h, w.acc, w.accc, h.weights + i0 * p.S + k0, p.S, 1, gn, kn, vt, ldv, dirty_values(vt, ldv, kn),
+                            nullptr);
         }
         for (std::size_t lane = 0; lane < gn; ++lane)
             for (std::size_t c = 0; c < p.Ev; ++c) h.out[(i0 + lane) * p.Ev + c] = w.acc[lane * h.evp + c];

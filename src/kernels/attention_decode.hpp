@@ -36,8 +36,10 @@ struct DecodeKernel {
         float* vt;     // (kTile, Evp) a value tile likewise
         float* s;      // (R, kTile)   scores, then probabilities
         float* acc;    // (R, Evp)     unnormalised output rows
+        float* accc;   // (R, Evp)     their Kahan compensation
         float* m;      // (R)
         float* l;      // (R)
+        float* lc;     // (R)          its compensation
         float* alpha;  // (R)
 
         static std::size_t layout(const AttentionProblem& p, unsigned char* base, Scratch* out) {
@@ -49,8 +51,10 @@ struct DecodeKernel {
             x.vt = c.take<float>(p.Ev % W || p.kv_float16 ? kTile * evp : 0);
             x.s = c.take<float>(R * kTile);
             x.acc = c.take<float>(R * evp);
+            x.accc = c.take<float>(R * evp);
             x.m = c.take<float>(R);
             x.l = c.take<float>(R);
+            x.lc = c.take<float>(R);
             x.alpha = c.take<float>(R);
             if (out) *out = x;
             return static_cast<std::size_t>(c.bytes());
@@ -111,9 +115,9 @@ struct DecodeKernel {
         const std::size_t ep = round_up(E, W), evp = round_up(Ev, W), nev = ep / W;
         for (std::size_t r = 0; r < R; ++r) {
             for (std::size_t c = 0; c < ep; ++c) w.qrows[r * ep + c] = c < E ? q[r * E + c] : 0.0f;
-            w.m[r] = kNegInf, w.l[r] = 0.0f;
+            w.m[r] = kNegInf, w.l[r] = 0.0f, w.lc[r] = 0.0f;
         }
-        for (std::size_t x = 0; x < R * evp; ++x) w.acc[x] = 0.0f;
+        for (std::size_t x = 0; x < R * evp; ++x) w.acc[x] = 0.0f, w.accc[x] = 0.0f;
 
         for (std::size_t k0 = 0; k0 < S; k0 += kTile) {
             const std::size_t kn = min_size(kTile, S - k0);
@@ -170,7 +174,11 @@ struct DecodeKernel {
                     sum += sr[x];
                 }
                 w.m[r] = m_new;
-                w.l[r] = w.l[r] * a + sum;
+                // l = l · a + sum, compensated (Kahan) as the wide kernel's is: a million keys lose no more than a tile.
+                float l = a == 0.0f ? 0.0f : w.l[r] * a, lc = a == 0.0f ? 0.0f : w.lc[r] * a;
+                const float y = sum - lc, t = l + y;
+                w.lc[r] = t - t == 0.0f ? (t - l) - y : 0.0f;
+                w.l[r] = t;
                 w.alpha[r] = a;
             }
             // acc rows (R, evp) = alpha · acc + P (R, kn) · V tile (kn, evp).
@@ -180,18 +188,25 @@ struct DecodeKernel {
                     with_count<PvRows>(R - r0, [&](auto nr_) {
                         with_count<PvVecs>(evp / W - c0, [&](auto nv_) {
                             constexpr std::size_t NR = decltype(nr_)::value, NV = decltype(nv_)::value;
-                            Block<O, NR, NV> acc;
-                            float* dst = w.acc + r0 * evp + c0 * W;
-                            acc.load(dst, evp);
+                            Block<O, NR, NV> tile;  // this tile's products, added to acc with compensation
+                            tile.fill(O::splat(0.0f));
+                            const float* pa = w.s + r0 * kTile;
+                            if (dirty) accumulate_skipping_zeros(tile, kn, pa, kTile, 1, vt + c0 * W, ldv);
+                            else accumulate(tile, kn, pa, kTile, 1, vt + c0 * W, ldv);
                             for (std::size_t rr = 0; rr < NR; ++rr) {
                                 const float a = w.alpha[r0 + rr];
-                                for (std::size_t vv = 0; vv < NV; ++vv)
-                                    acc.c[rr][vv] = a == 0.0f ? O::splat(0.0f) : acc.c[rr][vv] * O::splat(a);
+                                float* dst = w.acc + (r0 + rr) * evp + c0 * W;
+                                float* cdst = w.accc + (r0 + rr) * evp + c0 * W;
+                                for (std::size_t vv = 0; vv < NV; ++vv) {
+                                    V sum = O::load(dst + vv * W), c = O::load(cdst + vv * W);
+                                    sum = a == 0.0f ? O::splat(0.0f) : sum * O::splat(a);
+                                    c = a == 0.0f ? O::splat(0.0f) : c * O::splat(a);
+                                    const V y = tile.c[rr][vv] - c, t = sum + y;
+                                    c = O::select(t - t == O::splat(0.0f), (t - sum) - y, O::splat(0.0f));
+                                    O::store(dst + vv * W, t);
+                                    O::store(cdst + vv * W, c);
+                                }
                             }
-                            const float* pa = w.s + r0 * kTile;
-                            if (dirty) accumulate_skipping_zeros(acc, kn, pa, kTile, 1, vt + c0 * W, ldv);
-                            else accumulate(acc, kn, pa, kTile, 1, vt + c0 * W, ldv);
-                            acc.store(dst, evp);
                         });
                     });
         }
