@@ -3,7 +3,7 @@
 import test from 'node:test';
 import assert from 'node:assert/strict';
 import { decodeInputs, positions } from '../../web/src/decode/decode-sequence.js';
-import { WeightTriangle, cellKind, stepAgainstFull, stepCopyBytes } from '../../web/src/decode/decode-rows.js';
+import { WeightTriangle, cellKind, matchesFull, stepAgainstFull, stepCopyBytes } from '../../web/src/decode/decode-rows.js';
 import { readDecodeSettings } from '../../web/src/decode/decode-settings.js';
 
 test('positions copies the same run of positions from every head', () => {
@@ -83,4 +83,12 @@ test('readDecodeSettings: menus, the seed, and H a multiple of Hkv', () => {
   ]);
   assert.match(readDecodeSettings({ H: '4', Hkv: '2', E: '16', T: '12', seed: '-1' }).problems[0], /seed must be a whole number from 0 to 4294967295; got −1/);
   assert.match(readDecodeSettings({ H: '3', Hkv: '1', E: '16', T: '12', seed: '1' }).problems[0], /H must be one of 1, 2, 4, 8; got 3/);
+});
+
+test('matchesFull: within a few float32 roundings, on both the weights and the output', () => {
+  assert.equal(matchesFull({ weights: 0, output: 0 }), true);
+  assert.equal(matchesFull({ weights: 5e-6, output: 1e-5 }), true);
+  assert.equal(matchesFull({ weights: 1e-3, output: 0 }), false);
+  assert.equal(matchesFull({ weights: 0, output: 2e-5 }), false);
+  assert.equal(matchesFull({ weights: NaN, output: 0 }), false);
 });

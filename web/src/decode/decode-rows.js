@@ -53,6 +53,14 @@ export function stepAgainstFull(step, full, { H, T, Ev, t }) {
   return { weights, output };
 }
 
+// A row matches when it is within a few float32 roundings of full attention's (weights are ≤ 1; outputs of
+// N(0, 1) values are O(1)). The package computes both the same way, and on this page they come out equal.
+export const MATCH_TOLERANCE = 1e-5;
+
+export function matchesFull(diff) {
+  return diff.weights <= MATCH_TOLERANCE && diff.output <= MATCH_TOLERANCE;
+}
+
 // Bytes copied into WebAssembly memory by one decoding step at cache length n (n positions attended over,
 // the new one included), float32: with a cache, the new token's query (H, E), key (Hkv, E) and value
 // (Hkv, Ev); recomputing from a full copy, the query and all n keys and values.

@@ -24,7 +24,7 @@ export function timingSummary({ shape, dtypes, rows }) {
     `At n = ${n} positions (H = ${H}, Hkv = ${Hkv}, E = ${E}, Ev = ${Ev}) one step took <strong>${ms(cache)}</strong> with the cache ` +
       `and <strong>${ms(last.full)}</strong> recomputing from a full copy: ${verdict}. ` +
       `At n = ${first.length}: ${ms(first.cache.float32 ?? first.cache[dtypes[0]])} against ${ms(first.full)}.`,
-    `Both read all n keys and values once; the full copy first writes them into WebAssembly memory: ${formatBytes(kv)} ` +
+    `Both then attend over all n keys and values; the full copy first writes them into WebAssembly memory: ${formatBytes(kv)} ` +
       `(Hkv · n · (E + Ev) · 4 bytes) at n = ${n}, against ${formatBytes(bytes.cache)} for the cache's step (the new token's ` +
       `query, key and value). The gap grows with n because that copy does.`,
   ];
