@@ -119,6 +119,8 @@ export class TriangleView {
       ctx.strokeRect(x + this.cursor.j * cell, y + this.cursor.i * cell, cell, cell);
     }
     this.canvas.dataset.rows = String(tri.rows);
+    // Where the cells are, in CSS pixels, for the browser tests to read the drawing back.
+    this.canvas.dataset.grid = JSON.stringify({ x, y, cell });
     this.canvas.setAttribute('aria-label', `Head ${h}'s weights: ${tri.rows} of ${T} query rows decoded, row t over keys 0 … t`);
   }
 
