@@ -3,8 +3,8 @@
 # Debian Chromium (playwright-core) against the demo served by Vite's dev server (what `npm start` runs) on
 # a free port of 127.0.0.1 (tests/browser/server.test.js among them: the server's rules), then a smoke test
 # of the production build (`vite build`, served by `vite preview`), which proves the package and the training
-# Worker bundle, and the server's rules again against `vite preview`. Servers are stopped on exit; screenshots go to
-# build/artifacts/. Exits non-zero on any failure.
+# and decoding Workers bundle, and the server's rules again against `vite preview`. Servers are stopped on exit;
+# screenshots go to build/artifacts/. Exits non-zero on any failure.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -74,5 +74,8 @@ XATTN_DEMO_URL="$url" XATTN_DEMO_LABEL=build timeout 300 node --test --test-time
 # The training panel's own Worker must bundle too: the accuracy test against the built page.
 XATTN_DEMO_URL="$url" XATTN_DEMO_LABEL=build timeout 300 node --test --test-timeout=120000 \
   --test-name-pattern="reaches 95% held-out" tests/browser/training.test.js
+# And the decoding panel's Worker: its triangle against full causal attention, on the built page.
+XATTN_DEMO_URL="$url" XATTN_DEMO_LABEL=build timeout 300 node --test --test-timeout=120000 \
+  --test-name-pattern="each step fills one row" tests/browser/decoding.test.js
 echo "== web demo: server rules (tests/browser/server.test.js) against vite preview at $url"
 XATTN_DEMO_URL="$url" XATTN_DEMO_LABEL=build timeout 300 node --test --test-timeout=120000 tests/browser/server.test.js

@@ -30,7 +30,9 @@ async function openTraining(viewport) {
   return page;
 }
 
-// Sets the panel's controls and waits for the new run's first snapshot.
+// Sets the panel's controls and waits for the first snapshot of the run they make. Each changed run setting
+// starts a run of its own, so the wait is for the run whose settings are all the values given (the last one):
+// waiting for any new run let a later one land after the caller had read `run`, and pass for a Load.
 async function configure(page, values) {
   const run = (await training(page)).run;
   for (const [name, value] of Object.entries(values)) {
@@ -38,7 +40,15 @@ async function configure(page, values) {
     if ((await field.evaluate((e) => e.tagName)) === 'SELECT') await field.selectOption(String(value));
     else await field.fill(String(value)).then(() => field.dispatchEvent('change'));
   }
-  await page.waitForFunction((r) => window.__xattnDemo.training.run > r && window.__xattnDemo.training.step === 0, run, WAIT);
+  await page.waitForFunction(
+    ([r, want]) => {
+      const t = window.__xattnDemo.training;
+      const asked = Object.entries(want).every(([k, v]) => !(k in t.settings) || String(t.settings[k]) === String(v));
+      return t.run > r && t.step === 0 && asked;
+    },
+    [run, values],
+    WAIT,
+  );
 }
 
 async function trainSteps(page, steps) {

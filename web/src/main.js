@@ -27,6 +27,7 @@ import { createStatus } from './status.js';
 import { markStale, staleReason } from './stale.js';
 import { setupTrainPanel } from './train/train-panel.js';
 import { AveragingView } from './averaging-view.js';
+import { setupDecodePanel } from './decode/decode-panel.js';
 
 const $ = (id) => document.getElementById(id);
 const form = $('controls');
@@ -460,6 +461,11 @@ window.__xattnDemo = {
   get training() {
     return training;
   },
+  // The decoding panel's state: settings, every step (its row of weights and its |Δ| from full attention),
+  // full causal attention's weights, playing, and the last step-time study with what its chart was given.
+  get decode() {
+    return decoding;
+  },
 };
 
 setupQuiz({
@@ -474,5 +480,9 @@ setupQuiz({
 wireControls();
 onControlsChanged();
 const training = setupTrainPanel($('train-card'));
+// The step-time study runs in the side worker, with the page's progress bar and Cancel.
+const decoding = setupDecodePanel($('decode-card'), {
+  runTiming: () => status.track(pool.sideJob('decodeTiming', {}, { onProgress: status.progress }), 'timing decoding steps'),
+});
 renderBench($('bench'));
 $('speed-intro').textContent = 'Times the attention on screen with the SIMD build, the scalar build and plain JavaScript, against the wasm SIMD peak measured in the same worker.';

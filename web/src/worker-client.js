@@ -11,16 +11,19 @@ export class CancelledError extends Error {
 }
 
 export class WorkerClient {
-  // onCrash(message): the worker failed outside any request (e.g. its module did not load).
-  constructor({ onCrash = () => {} } = {}) {
+  // onCrash(message): the worker failed outside any request (e.g. its module did not load). create: makes
+  // the Worker, by default the page's worker.js; another module serving the same protocol (worker-serve.js)
+  // passes its own, with its `new URL('./literal', import.meta.url)` written out so bundlers see it.
+  constructor({ onCrash = () => {}, create = () => new Worker(new URL('./worker.js', import.meta.url), { type: 'module' }) } = {}) {
     this.onCrash = onCrash;
+    this.create = create;
     this.nextId = 1;
     this.pending = new Map();
     this.start();
   }
 
   start() {
-    this.worker = new Worker(new URL('./worker.js', import.meta.url), { type: 'module' });
+    this.worker = this.create();
     this.worker.onmessage = (event) => this.receive(event.data);
     this.worker.onerror = (event) => {
       event.preventDefault();

@@ -3,8 +3,8 @@
 // for one (b, h) slice at a time instead of receiving every weight. The page runs three of these
 // (worker-pool.js): one holds the last finished result, one computes the next, one runs the side studies.
 //
-// Protocol: the page posts { id, type, payload }; the worker answers { id, kind: 'progress', done, total,
-// label } while it works and then { id, kind: 'result', value } or { id, kind: 'error', message }.
+// Protocol (worker-serve.js): the page posts { id, type, payload }; the worker answers { id, kind: 'progress',
+// done, total, label } while it works and then { id, kind: 'result', value } or { id, kind: 'error', message }.
 // Cancelling is done by the page terminating this worker, so jobs need no cancellation checks.
 import { createXattn } from 'xattn';
 import { generateInputs, matrixOf, checkFootprint } from './tensors.js';
@@ -17,6 +17,8 @@ import { runScalingStudy } from './scaling-study.js';
 import { attentionFlops, gflopsPerSecond, maxAbsDiff, timeRuns } from './speed.js';
 import { measureSimdPeak } from './simd-peak.js';
 import { averagingSteps } from './averaging.js';
+import { timeDecodeSteps } from './decode/decode-timing.js';
+import { serve } from './worker-serve.js';
 
 // The page's own float32 data (Q, K, V, output, weights) is capped here; the package refuses any single
 // tensor past 1 GiB itself, with its own message. Two workers of one tab can hold a result at once (the
@@ -260,34 +262,13 @@ function drop() {
   return true;
 }
 
-const handlers = { init, compute, view, tensor, scaling, speed, drop, everyBatchThumbs };
-
-// Typed arrays in a result are transferred, not copied: a 1024×1024 slice moves in no time.
-function transferables(value, out = []) {
-  if (ArrayBuffer.isView(value)) out.push(value.buffer);
-  else if (Array.isArray(value)) value.forEach((v) => transferables(v, out));
-  else if (value && typeof value === 'object') Object.values(value).forEach((v) => transferables(v, out));
-  return [...new Set(out)];
+// The decoding panel's step-time study (decode/decode-timing.js): a decoder-sized KvCache and full copies,
+// timed here in the side worker, never on the page's thread.
+async function decodeTiming(payload, progress) {
+  const lib = await xattn();
+  return timeDecodeSteps(lib, { ...payload, clock: now, onProgress: progress });
 }
 
-self.onmessage = async (event) => {
-  const { id, type, payload } = event.data;
-  const progress = (done, total, label) => self.postMessage({ id, kind: 'progress', done, total, label });
-  try {
-    const handler = handlers[type];
-    if (!handler) throw new Error(`unknown request '${type}'`);
-    const value = await handler(payload ?? {}, progress);
-    self.postMessage({ id, kind: 'result', value }, transferables(value));
-  } catch (err) {
-    self.postMessage({ id, kind: 'error', message: describeError(err) });
-  }
-};
+const handlers = { init, compute, view, tensor, scaling, speed, drop, everyBatchThumbs, decodeTiming };
 
-// The browser's own allocation failure ("Array buffer allocation failed") says nothing about shapes; say it plainly.
-function describeError(err) {
-  const message = err && err.message ? err.message : String(err);
-  if (/allocation failed|out of memory|Invalid typed array length|Array buffer/i.test(message)) {
-    return `The browser could not allocate memory for these shapes (${message}). Make B, H, L or S smaller.`;
-  }
-  return message;
-}
+serve(handlers);
