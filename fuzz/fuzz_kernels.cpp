@@ -40,7 +40,11 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
     const int mode = in.ConsumeIntegralInRange<int>(0, 3);  // none, causal, bool mask, float mask
     o.is_causal = mode == 1;
     o.causal_alignment = in.ConsumeBool() ? xattn::CausalAlignment::bottom_right : xattn::CausalAlignment::top_left;
-    if (in.ConsumeBool()) o.scale = in.ConsumeFloatingPointInRange<double>(-2.0, 2.0) + (in.ConsumeBool() ? 0.25 : -0.25);
+    if (in.ConsumeBool()) {
+        // A valid scale: non-zero as the float32 the kernels multiply by (fuzz_plan covers the refusals).
+        const double scale = in.ConsumeFloatingPointInRange<double>(-2.0, 2.0) + (in.ConsumeBool() ? 0.25 : -0.25);
+        o.scale = static_cast<float>(scale) == 0.0f ? 0.25 : scale;
+    }
     if (in.ConsumeIntegralInRange<int>(0, 3) == 0) o.dropout_p = in.ConsumeProbability<double>() * 0.8, o.seed = in.ConsumeIntegral<std::uint32_t>();
 
     xt::xarray<float> q = xt::xarray<float>::from_shape({B, Hkv * group, L, E});
