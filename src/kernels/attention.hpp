@@ -17,6 +17,7 @@
 #include "kernels/dropout_hash.hpp"
 #include "kernels/exp.hpp"
 #include "kernels/half.hpp"
+#include "kernels/vector_loops.hpp"
 #include "kernels/kernels.hpp"
 #include "kernels/micro.hpp"
 #include "kernels/simd_scalar.hpp"
@@ -124,25 +125,13 @@ struct AttentionKernel {
         }
     }
 
-    static bool all_finite(const float* x, std::size_t n) {
-        V acc = O::splat(0.0f);
-        std::size_t i = 0;
-        for (; i + W <= n; i += W) acc = O::fmadd(O::load(x + i), O::splat(0.0f), acc);  // inf·0 = NaN
-        float tail = O::hsum(acc);
-        for (; i < n; ++i) tail += x[i] * 0.0f;
-        return tail == 0.0f;
-    }
+    static bool all_finite(const float* x, std::size_t n) { return kernels::all_finite<O>(x, n); }
 
     // Whether the value tile about to be used holds inf or NaN: tiles with none take the plain product. Checked
     // on the tile itself, just before its product (it is in cache then), not in a pass of its own over V.
     static bool dirty_values(const float* vt, std::size_t ld, std::size_t kn) { return !all_finite(vt, kn * ld); }
 
-    // n float16 values as floats: whole vectors, then one at a time.
-    static void widen(const std::uint16_t* src, std::size_t n, float* dst) {
-        std::size_t i = 0;
-        for (; i + W <= n; i += W) O::store(dst + i, O::load_half(src + i));
-        for (; i < n; ++i) dst[i] = half_to_float(src[i]);
-    }
+    static void widen(const std::uint16_t* src, std::size_t n, float* dst) { widen_halves<O>(src, n, dst); }
 
     // The key rows [k0, k0 + kn), (kn, E): in place, or widened from float16 into kt.
     static const float* key_tile(const Head& h, std::size_t k0, std::size_t kn) {

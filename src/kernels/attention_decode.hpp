@@ -63,13 +63,6 @@ struct DecodeKernel {
 
     static std::size_t workspace(const AttentionProblem& p) { return Scratch::layout(p, nullptr, nullptr); }
 
-    // n float16 values as floats.
-    static void widen(const std::uint16_t* src, std::size_t n, float* dst) {
-        std::size_t i = 0;
-        for (; i + W <= n; i += W) O::store(dst + i, O::load_half(src + i));
-        for (; i < n; ++i) dst[i] = half_to_float(src[i]);
-    }
-
     // Rows [k0, k0 + kn) of a (·, D) float or float16 array as whole vectors, rows `ld` apart.
     static const float* tile(const float* rows, const std::uint16_t* halves, std::size_t k0, std::size_t kn,
                              std::size_t D, float* scratch, std::size_t* ld) {
@@ -80,21 +73,12 @@ struct DecodeKernel {
         }
         for (std::size_t j = 0; j < kn; ++j) {
             float* out = scratch + j * dp;
-            if (halves) widen(halves + (k0 + j) * D, D, out);
+            if (halves) widen_halves<O>(halves + (k0 + j) * D, D, out);
             else for (std::size_t c = 0; c < D; ++c) out[c] = rows[(k0 + j) * D + c];
             for (std::size_t c = D; c < dp; ++c) out[c] = 0.0f;
         }
         *ld = dp;
         return scratch;
-    }
-
-    static bool all_finite(const float* x, std::size_t n) {
-        V acc = O::splat(0.0f);
-        std::size_t i = 0;
-        for (; i + W <= n; i += W) acc = O::fmadd(O::load(x + i), O::splat(0.0f), acc);  // inf·0 = NaN
-        float tail = O::hsum(acc);
-        for (; i < n; ++i) tail += x[i] * 0.0f;
-        return tail == 0.0f;
     }
 
     static void run(const AttentionProblem& p, void* workspace) {
@@ -182,7 +166,7 @@ struct DecodeKernel {
                 w.alpha[r] = a;
             }
             // acc rows (R, evp) = alpha · acc + P (R, kn) · V tile (kn, evp).
-            const bool dirty = !all_finite(vt, kn * ldv);
+            const bool dirty = !all_finite<O>(vt, kn * ldv);
             for (std::size_t r0 = 0; r0 < R; r0 += PvRows)
                 for (std::size_t c0 = 0; c0 < evp / W; c0 += PvVecs)
                     with_count<PvRows>(R - r0, [&](auto nr_) {
