@@ -90,3 +90,26 @@ TEST_CASE("long sequences: uniform weights over 2,000,000 keys average a constan
     }
     xattn::kernels::use_kernels(nullptr);
 }
+
+TEST_CASE("long sequences: values large enough to overflow the running sums give inf, never NaN") {
+    // Equal scores over 400 keys (five tiles) of values 1e38: the unnormalised sum passes float32's largest
+    // value after a few keys. The compensation must not turn that inf into NaN (inf − inf) in later tiles.
+    const std::size_t S = 400;
+    const xt::xarray<float> q = xt::zeros<float>(Shape{1, 1, 4}), k = xt::zeros<float>(Shape{1, S, 4});
+    for (const auto* set : xattn::kernels::available_kernels()) {
+        xattn::kernels::use_kernels(set);
+        for (const bool weights : {false, true}) {
+            xattn::SdpaOptions o;
+            o.need_weights = weights;
+            const std::string label = std::string(set->name) + (weights ? " weights" : " streaming");
+            INFO(label);
+            const xt::xarray<float> huge = xt::zeros<float>(Shape{1, S, 4}) + 1e38f;
+            for (const float x : xattn::scaled_dot_product_attention(q, k, huge, o).output) CHECK_FALSE(std::isnan(x));
+            // Large but harmless values keep the fast form and stay exact.
+            const xt::xarray<float> large = xt::zeros<float>(Shape{1, S, 4}) + 1e30f;
+            for (const float x : xattn::scaled_dot_product_attention(q, k, large, o).output)
+                CHECK(std::fabs(x - 1e30f) <= 1e30f * 1e-6f);
+        }
+    }
+    xattn::kernels::use_kernels(nullptr);
+}

@@ -127,9 +127,14 @@ struct AttentionKernel {
 
     static bool all_finite(const float* x, std::size_t n) { return kernels::all_finite<O>(x, n); }
 
-    // Whether the value tile about to be used holds inf or NaN: tiles with none take the plain product. Checked
-    // on the tile itself, just before its product (it is in cache then), not in a pass of its own over V.
-    static bool dirty_values(const float* vt, std::size_t ld, std::size_t kn) { return !all_finite(vt, kn * ld); }
+    // The value tile about to be used, scanned just before its product (it is in cache then), not in a pass of
+    // its own over V: `finite` false (inf or NaN) sends it to the select-guarded product; `below` false (a value
+    // so large that the output sums could overflow: |v| · keep_scale · S ≥ 2^120) makes their compensation
+    // take the guarded form from then on. Ordinary data is finite and below.
+    static Scan scan_value_tile(const Head& h, const float* vt, std::size_t ld, std::size_t kn) {
+        const float limit = 0x1p120f / (h.p.keep_scale * static_cast<float>(h.p.S > 0 ? h.p.S : 1));
+        return scan_values<O>(vt, kn * ld, limit);
+    }
 
     static void widen(const std::uint16_t* src, std::size_t n, float* dst) { widen_halves<O>(src, n, dst); }
 
@@ -292,13 +297,19 @@ struct AttentionKernel {
 
     // acc rows (nr, evp) of queries r0 … += P rows · V tile, P read from st (kg, GW) or weights rows.
     // sum += x with Kahan's compensation c (what rounding took from sum, added back with the next term), so a
-    // sum over a million keys loses no more than one over a tile. Where sum is inf or NaN the compensation
-    // stays 0: an inf must not turn into NaN through inf − inf.
+    // sum over a million keys loses no more than one over a tile.
     static void kahan_add(V& sum, V& c, const V& x) {
         const V y = x - c;
         const V t = sum + y;
-        const V d = (t - sum) - y;
-        c = O::select(t - t == O::splat(0.0f), d, O::splat(0.0f));
+        c = (t - sum) - y;
+        sum = t;
+    }
+    // The same where sum may be inf or NaN: the compensation stays 0 there, so inf never turns into NaN
+    // through inf − inf. Only needed once a value tile held a value that could overflow (wild_values).
+    static void kahan_add_guarded(V& sum, V& c, const V& x) {
+        const V y = x - c;
+        const V t = sum + y;
+        c = O::select(t - t == O::splat(0.0f), (t - sum) - y, O::splat(0.0f));
         sum = t;
     }
 
@@ -306,7 +317,7 @@ struct AttentionKernel {
     // weights rows. The tile's products are summed in registers, then added to acc with compensation (accc).
     static void weighted_values(const Head& h, float* acc_rows, float* comp_rows, const float* P, std::size_t p_row,
                                 std::size_t p_key, std::size_t nrows, std::size_t kg, const float* vt, std::size_t ldv,
-                                bool dirty, const float* rescale) {
+                                bool dirty, bool guarded, const float* rescale) {
         const std::size_t nvec = h.evp / W;
         for (std::size_t r0 = 0; r0 < nrows; r0 += PvRows) {
             for (std::size_t c0 = 0; c0 < nvec; c0 += PvVecs) {
@@ -326,11 +337,12 @@ struct AttentionKernel {
                             const float al = rescale ? rescale[r0 + r] : 1.0f;
                             for (std::size_t v = 0; v < NV; ++v) {
                                 V sum = O::load(dst + v * W), c = O::load(cdst + v * W);
-                                if (rescale) {
+                                if (al != 1.0f) {
                                     sum = al == 0.0f ? O::splat(0.0f) : sum * O::splat(al);
                                     c = al == 0.0f ? O::splat(0.0f) : c * O::splat(al);
                                 }
-                                kahan_add(sum, c, tile.c[r][v]);
+                                if (guarded) kahan_add_guarded(sum, c, tile.c[r][v]);
+                                else kahan_add(sum, c, tile.c[r][v]);
                                 O::store(dst + v * W, sum);
                                 O::store(cdst + v * W, c);
                             }
@@ -352,13 +364,16 @@ struct AttentionKernel {
         for (std::size_t x = 0; x < nq * h.evp; ++x) w.acc[x] = 0.0f, w.accc[x] = 0.0f;
 
         const std::size_t kend = p.causal ? causal_count(static_cast<std::int64_t>(q0 + nq - 1), p.causal_shift, p.S) : p.S;
+        bool guarded = false;  // a value tile could overflow the sums: compensate in the guarded form from then on
         const std::size_t bc = tile_size(kend);
         for (std::size_t k0 = 0; k0 < kend; k0 += bc) {
             const std::size_t kn = min_size(bc, kend - k0);
             const float* kt = key_tile(h, k0, kn);
             std::size_t ldv;
             const float* vt = value_tile(h, k0, kn, &ldv);
-            const bool dirty = dirty_values(vt, ldv, kn);
+            const Scan scanned = scan_value_tile(h, vt, ldv, kn);
+            const bool dirty = !scanned.finite;
+            guarded = guarded || !scanned.below;
             for (std::size_t g = 0; g < groups; ++g) {
                 const std::size_t i0 = q0 + g * GW, gn = min_size(GW, nq - g * GW);
                 const std::size_t kg = visible_keys(h, i0, gn, k0, kn);
@@ -408,7 +423,8 @@ struct AttentionKernel {
                     O::store(alpha + v * W, a);
                 }
                 // O rows of the group = alpha · O rows + P (gn, kg) · V tile (kg, Ev); P[i][j] = st[j][i].
-                weighted_values(h, w.acc + g * GW * h.evp, w.accc + g * GW * h.evp, w.st, 1, GW, gn, kg, vt, ldv, dirty, alpha);
+                weighted_values(h, w.acc + g * GW * h.evp, w.accc + g * GW * h.evp, w.st, 1, GW, gn, kg, vt, ldv, dirty,
+                                guarded, alpha);
             }
         }
 
@@ -495,12 +511,15 @@ struct AttentionKernel {
 
         // Pass 3: O rows (gn, Ev) = weights rows (gn, kend) · V (kend, Ev).
         for (std::size_t x = 0; x < gn * h.evp; ++x) w.acc[x] = 0.0f, w.accc[x] = 0.0f;
+        bool guarded = false;
         for (std::size_t k0 = 0; k0 < kend; k0 += bc) {
             const std::size_t kn = min_size(bc, kend - k0);
             std::size_t ldv;
             const float* vt = value_tile(h, k0, kn, &ldv);
-            weighted_values(h, w.acc, w.accc, h.weights + i0 * p.S + k0, p.S, 1, gn, kn, vt, ldv, dirty_values(vt, ldv, kn),
-                            nullptr);
+            const Scan scanned = scan_value_tile(h, vt, ldv, kn);
+            guarded = guarded || !scanned.below;
+            weighted_values(h, w.acc, w.accc, h.weights + i0 * p.S + k0, p.S, 1, gn, kn, vt, ldv, !scanned.finite,
+                            guarded, nullptr);
         }
         for (std::size_t lane = 0; lane < gn; ++lane)
             for (std::size_t c = 0; c < p.Ev; ++c) h.out[(i0 + lane) * p.Ev + c] = w.acc[lane * h.evp + c];
