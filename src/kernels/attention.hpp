@@ -337,7 +337,7 @@ struct AttentionKernel {
                             const float al = rescale ? rescale[r0 + r] : 1.0f;
                             for (std::size_t v = 0; v < NV; ++v) {
                                 V sum = O::load(dst + v * W), c = O::load(cdst + v * W);
-                                if (al != 1.0f) {
+                                if (rescale) {
                                     sum = al == 0.0f ? O::splat(0.0f) : sum * O::splat(al);
                                     c = al == 0.0f ? O::splat(0.0f) : c * O::splat(al);
                                 }

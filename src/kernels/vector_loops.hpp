@@ -21,32 +21,27 @@ bool all_finite(const float* x, std::size_t n) {
     return tail == 0.0f;
 }
 
-// One pass over x[0, n): whether it holds no inf or NaN (x·0 is 0 for every finite x), and whether every
-// |x[i]| is below `limit` as well.
+// One pass over x[0, n), 3 vector ops an element (a multiply and a multiply-add): the sum of squares of
+// x·2^-64 is inf or NaN when x holds inf or NaN (or values near float's limit: then `finite` is false
+// conservatively, and the caller takes its careful path), and it bounds max |x| for `below`.
 struct Scan {
     bool finite;
-    bool below;
+    bool below;  // every |x[i]| < limit (implies finite)
 };
 template <class O>
 Scan scan_values(const float* x, std::size_t n, float limit) {
-    typename O::V nan_or_inf = O::splat(0.0f), largest = O::splat(0.0f);
+    const typename O::V down = O::splat(0x1p-64f);
+    typename O::V squares = O::splat(0.0f);
     std::size_t i = 0;
     for (; i + O::width <= n; i += O::width) {
-        const typename O::V v = O::load(x + i);
-        nan_or_inf = O::fmadd(v, O::splat(0.0f), nan_or_inf);
-        largest = O::max(largest, O::max(v, O::splat(0.0f) - v));
+        const typename O::V v = O::load(x + i) * down;
+        squares = O::fmadd(v, v, squares);
     }
-    alignas(64) float lanes[O::width];
-    O::store(lanes, largest);
-    float tail = O::hsum(nan_or_inf), top = 0.0f;
-    for (const float l : lanes) top = l > top ? l : top;
-    for (; i < n; ++i) {
-        tail += x[i] * 0.0f;
-        const float a = x[i] < 0.0f ? -x[i] : x[i];
-        top = a > top ? a : top;
-    }
-    const bool finite = tail == 0.0f;
-    return {finite, finite && top < limit};
+    float sum = O::hsum(squares);
+    for (; i < n; ++i) sum += (x[i] * 0x1p-64f) * (x[i] * 0x1p-64f);
+    const bool finite = sum - sum == 0.0f;
+    const float scaled_limit = limit * 0x1p-64f;
+    return {finite, finite && sum < scaled_limit * scaled_limit};
 }
 
 // n float16 values as floats: whole vectors, then one at a time.
