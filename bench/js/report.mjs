@@ -40,17 +40,19 @@ function cell(entry) {
 
 const ratio = (x) => (x == null ? '—' : `${x.toFixed(2)}×`);
 
-// A fixed-width table: GFLOP/s with the median ms per call in brackets, then the ratios the issue's targets use.
-export function formatTable(records, impls) {
+// A fixed-width table: GFLOP/s with the median ms per call in brackets, then the ratios the issue's targets use,
+// and xattn SIMD's share of the wasm SIMD peak measured in this process (peakGflops; '—' when not measured).
+export function formatTable(records, impls, peakGflops = null) {
   const labels = Object.fromEntries(impls.map((i) => [i.key, i.label]));
   const wasmCols = impls.filter((i) => i.role !== 'native').map((i) => i.key);
   const nativeCols = impls.filter((i) => i.role === 'native').map((i) => i.key);
-  const head = ['B·H×L×E', ...wasmCols.map((k) => labels[k]), 'best peer', 'SIMD÷best', 'scalar÷JS', ...nativeCols.map((k) => labels[k]), 'SIMD÷native'];
+  const head = ['B·H×L×E', ...wasmCols.map((k) => labels[k]), 'best peer', 'SIMD÷best', 'SIMD % peak', 'scalar÷JS', ...nativeCols.map((k) => labels[k]), 'SIMD÷native'];
   const rows = records.map((r) => [
     r.shape.join('×'),
     ...wasmCols.map((k) => cell(r[k])),
     r.bestPeer ? labels[r.bestPeer] : '—',
     ratio(r.speedupOverBestPeer),
+    peakGflops && r.xattnSimd?.gflops ? `${Math.round((100 * r.xattnSimd.gflops) / peakGflops)}%` : '—',
     ratio(r.scalarOverPlainJs),
     ...nativeCols.map((k) => cell(r[k])),
     ratio(r.simdOverNative),

@@ -26,6 +26,7 @@ import { STREAMING_DIMS, measureStreaming } from './streaming.mjs';
 import { measureTraining } from './training.mjs';
 import { measureDecode } from './decode.mjs';
 import { interleave, warmUp } from './timing.mjs';
+import { measureSimdPeak } from './wasm-probes.mjs';
 
 const SHAPES = ['1x128x64', '8x256x64', '12x197x64', '32x512x64', '8x1024x64', '1x2048x64'];
 const repo = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..', '..');
@@ -50,6 +51,7 @@ function cpuModel() {
 }
 
 const log = (line) => console.log(line);
+const round1 = (x) => Number(x.toFixed(1));
 const fmtTol = ({ atol, rtol }) => `|Δ| ≤ ${atol.toExponential()} + ${rtol.toExponential()}·|ref|`;
 const errorText = (err) => String(err?.message ?? err).split('\n')[0];
 
@@ -108,6 +110,9 @@ async function main() {
   log(`xattn benchmark · ${started.toISOString()} · ${machine} · Node ${process.version} · 1 thread`);
   log(`implementations: ${impls.map((i) => `${i.label} ${i.unavailable ? '(unavailable)' : i.version}`).join(', ')}`);
   if (loadAtStart > 0.5) log(`note: 1-minute load average ${loadAtStart} before starting: other processes are busy, expect noise`);
+  // The ceiling every figure is read against: machines differ, so it is measured here, not quoted.
+  const peakGflops = round1(measureSimdPeak() / 1e9);
+  log(`wasm SIMD peak in this process: ${peakGflops} GFLOP/s (12 independent f32x4 mul + add chains)`);
 
   const records = [];
   for (const dims of shapes) {
@@ -135,7 +140,7 @@ async function main() {
   log(`Results · ${started.toISOString()} · ${machine} · Node ${process.version} · single thread, one process`);
   log('Shapes B·H×L×E with S = L, Ev = E (B batch, H heads, L query length, S key length, E query/key dim, Ev value dim).');
   log('Cells: GFLOP/s (median ms per call), FLOPs = 4·B·H·L·S·E, end to end Float32Array in → Float32Array out.');
-  log(formatTable(records, impls));
+  log(formatTable(records, impls, peakGflops));
   log(`best peer = the faster of ort-web wasm, tfjs-wasm and plain JS; ort-node (native, 1 thread) is for reference.`);
   log(`Checked before timing, ${fmtTol(TOLERANCE)}: sampled rows (every row of the smaller shapes) against float64, and every element against the scalar build.`);
   const refused = formatRefusals(records, impls);
@@ -148,6 +153,7 @@ async function main() {
     node: process.version,
     command: `npm run bench${process.argv.length > 2 ? ` -- ${process.argv.slice(2).join(' ')}` : ''}`,
     threads: 1,
+    wasmSimdPeakGflops: peakGflops,
     legend: 'shape = [B·H, L, E] with S = L, Ev = E; FLOPs = 4·B·H·L·S·E; ms = median per call, end to end',
     tolerance: `${fmtTol(TOLERANCE)} against a float64 reference, for every implementation`,
     xattnVersion: xattn.version,

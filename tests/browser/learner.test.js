@@ -312,6 +312,9 @@ test('item 9: speed results are bar charts against the measured peak, with exact
     const record = bench.results.find((r) => r.shape.join('×') === group);
     assert.equal(value, record[series].gflops, `${series} ${group}`);
   }
+  // The file's measured wasm SIMD peak is the chart's ceiling line.
+  assert.ok(bench.wasmSimdPeakGflops > 0, 'bench/results.json records the peak npm run bench measured');
+  assert.equal(Number(await page.locator('#bench svg .peak').getAttribute('data-value')), bench.wasmSimdPeakGflops);
   const meta = await page.locator('#bench .bench-meta').textContent();
   assert.match(meta, new RegExp(`^${bench.machine} · ${bench.cpus} CPUs · .*${bench.date.slice(0, 10)}`));
   // The full table is behind a toggle, with names a reader knows and exact counts.
