@@ -14,7 +14,7 @@ for f in dist/xattn-simd.mjs dist/xattn-simd.wasm dist/xattn-scalar.mjs dist/xat
 done
 
 echo "== web demo: unit tests (tests/web)"
-timeout 300 node --test --test-timeout=120000 tests/web/
+timeout 300 node --no-liftoff --test --test-timeout=120000 tests/web/  # --no-liftoff: see scripts/test-all.sh
 
 mkdir -p build/artifacts
 vite="node_modules/vite/bin/vite.js"
