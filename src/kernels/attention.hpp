@@ -17,6 +17,7 @@
 #include "kernels/dropout_hash.hpp"
 #include "kernels/exp.hpp"
 #include "kernels/half.hpp"
+#include "kernels/kahan.hpp"
 #include "kernels/vector_loops.hpp"
 #include "kernels/kernels.hpp"
 #include "kernels/micro.hpp"
@@ -295,24 +296,6 @@ struct AttentionKernel {
         }
     }
 
-    // acc rows (nr, evp) of queries r0 … += P rows · V tile, P read from st (kg, GW) or weights rows.
-    // sum += x with Kahan's compensation c (what rounding took from sum, added back with the next term), so a
-    // sum over a million keys loses no more than one over a tile.
-    static void kahan_add(V& sum, V& c, const V& x) {
-        const V y = x - c;
-        const V t = sum + y;
-        c = (t - sum) - y;
-        sum = t;
-    }
-    // The same where sum may be inf or NaN: the compensation stays 0 there, so inf never turns into NaN
-    // through inf − inf. Only needed once a value tile held a value that could overflow (wild_values).
-    static void kahan_add_guarded(V& sum, V& c, const V& x) {
-        const V y = x - c;
-        const V t = sum + y;
-        c = O::select(t - t == O::splat(0.0f), (t - sum) - y, O::splat(0.0f));
-        sum = t;
-    }
-
     // acc rows (nr, evp) of queries r0 … = rescale · acc rows + P rows · V tile, P read from st (kg, GW) or
     // weights rows. The tile's products are summed in registers, then added to acc with compensation (accc).
     static void weighted_values(const Head& h, float* acc_rows, float* comp_rows, const float* P, std::size_t p_row,
@@ -341,8 +324,8 @@ struct AttentionKernel {
                                     sum = al == 0.0f ? O::splat(0.0f) : sum * O::splat(al);
                                     c = al == 0.0f ? O::splat(0.0f) : c * O::splat(al);
                                 }
-                                if (guarded) kahan_add_guarded(sum, c, tile.c[r][v]);
-                                else kahan_add(sum, c, tile.c[r][v]);
+                                if (guarded) kahan_add_guarded<O>(sum, c, tile.c[r][v]);
+                                else kahan_add<O>(sum, c, tile.c[r][v]);
                                 O::store(dst + v * W, sum);
                                 O::store(cdst + v * W, c);
                             }
@@ -417,7 +400,7 @@ struct AttentionKernel {
                     // l = l · alpha + this tile's sum, compensated like the output rows.
                     V lv = O::load(l + v * W) * a, lcv = O::load(lc + v * W) * a;
                     lv = O::select(a == zero, zero, lv), lcv = O::select(a == zero, zero, lcv);
-                    kahan_add(lv, lcv, sum);
+                    kahan_add<O>(lv, lcv, sum);
                     O::store(l + v * W, lv);
                     O::store(lc + v * W, lcv);
                     O::store(alpha + v * W, a);
@@ -489,7 +472,7 @@ struct AttentionKernel {
             std::size_t j = 0;
             for (; j + W <= n; j += W) {
                 const V e = exp_nonpositive<O>(O::load(row + j) - shift);
-                kahan_add(vsum, vcomp, e);
+                kahan_add<O>(vsum, vcomp, e);
                 O::store(row + j, e);
             }
             float sum = O::hsum(vsum - vcomp);

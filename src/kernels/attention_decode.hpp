@@ -18,6 +18,7 @@
 #include <cstdint>
 
 #include "kernels/attention.hpp"
+#include "kernels/kahan.hpp"
 
 namespace xattn::kernels {
 namespace {
@@ -160,9 +161,9 @@ struct DecodeKernel {
                 w.m[r] = m_new;
                 // l = l · a + sum, compensated (Kahan) as the wide kernel's is: a million keys lose no more than a tile.
                 float l = a == 0.0f ? 0.0f : w.l[r] * a, lc = a == 0.0f ? 0.0f : w.lc[r] * a;
-                const float y = sum - lc, t = l + y;
-                w.lc[r] = t - t == 0.0f ? (t - l) - y : 0.0f;
-                w.l[r] = t;
+                kahan_add_guarded<ScalarOps>(l, lc, sum);
+                w.l[r] = l;
+                w.lc[r] = lc;
                 w.alpha[r] = a;
             }
             // acc rows (R, evp) = alpha · acc + P (R, kn) · V tile (kn, evp).
@@ -185,9 +186,8 @@ struct DecodeKernel {
                                     V sum = O::load(dst + vv * W), c = O::load(cdst + vv * W);
                                     sum = a == 0.0f ? O::splat(0.0f) : sum * O::splat(a);
                                     c = a == 0.0f ? O::splat(0.0f) : c * O::splat(a);
-                                    const V y = tile.c[rr][vv] - c, t = sum + y;
-                                    c = O::select(t - t == O::splat(0.0f), (t - sum) - y, O::splat(0.0f));
-                                    O::store(dst + vv * W, t);
+                                    kahan_add_guarded<O>(sum, c, tile.c[rr][vv]);
+                                    O::store(dst + vv * W, sum);
                                     O::store(cdst + vv * W, c);
                                 }
                             }
