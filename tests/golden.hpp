@@ -45,6 +45,8 @@ const Case& find(const std::string& file, const std::string& name);
 
 // The tolerance every golden comparison uses: |got - want| <= 1e-5 + 1e-4·|want|, NaN only where NaN.
 constexpr double kAtol = 1e-5, kRtol = 1e-4;
+// The gradient fixtures' tolerance (SDPA and MultiheadAttention backward): |got - want| <= 2e-5 + 2e-4·|want|.
+constexpr double kGradAtol = 2e-5, kGradRtol = 2e-4;
 
 struct Mismatch {
     bool ok = true;
@@ -67,4 +69,11 @@ xattn::MhaForwardOptions mha_options(const Case& c);
     do {                                                               \
         const auto mismatch_ = golden::compare((got), (want));         \
         CHECK_MESSAGE(mismatch_.ok, (label) << ": " << mismatch_.detail); \
+    } while (0)
+
+// The same with the gradient tolerance.
+#define CHECK_GRAD(got, want, label)                                                  \
+    do {                                                                              \
+        const auto mismatch_ = golden::compare((got), (want), golden::kGradAtol, golden::kGradRtol); \
+        CHECK_MESSAGE(mismatch_.ok, (label) << ": " << mismatch_.detail);             \
     } while (0)

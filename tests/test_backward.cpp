@@ -16,15 +16,6 @@ namespace {
 
 using xattn::Shape;
 
-// The gradient tolerance: |got - want| <= 2e-5 + 2e-4·|want|.
-constexpr double kGradAtol = 2e-5, kGradRtol = 2e-4;
-
-#define CHECK_GRAD(got, want, label)                                                  \
-    do {                                                                              \
-        const auto m_ = golden::compare((got), (want), kGradAtol, kGradRtol);         \
-        CHECK_MESSAGE(m_.ok, (label) << ": " << m_.detail);                           \
-    } while (0)
-
 void check_fixture(const golden::Case& c) {
     const auto q = c.at("query").f32(), k = c.at("key").f32(), v = c.at("value").f32();
     const auto dO = c.at("grad_output").f32();
@@ -96,7 +87,7 @@ TEST_CASE("dropout with the same seed drops the same weights in the backward pas
                xattn::scaled_dot_product_attention(q, k, v, o).output, "forward vs backward output");
     o.seed += 1;
     CHECK_FALSE(golden::compare(xattn::scaled_dot_product_attention_backward(q, k, v, dO, o).grad_value,
-                                c.at("grad_value"), kGradAtol, kGradRtol).ok);
+                                c.at("grad_value"), golden::kGradAtol, golden::kGradRtol).ok);
 }
 
 TEST_CASE("finite differences of the float64 reference agree with the analytic gradients") {

@@ -14,15 +14,6 @@ namespace {
 
 using xattn::Shape;
 
-// The gradient tolerance of the SDPA backward fixtures: |got - want| <= 2e-5 + 2e-4·|want|.
-constexpr double kGradAtol = 2e-5, kGradRtol = 2e-4;
-
-#define CHECK_GRAD(got, want, label)                                          \
-    do {                                                                      \
-        const auto m_ = golden::compare((got), (want), kGradAtol, kGradRtol); \
-        CHECK_MESSAGE(m_.ok, (label) << ": " << m_.detail);                   \
-    } while (0)
-
 void check_fixture(const golden::Case& c) {
     const xattn::MultiheadAttention mha = golden::make_mha(c);
     const auto r = mha.backward(c.at("query").f32(), c.at("key").f32(), c.at("value").f32(),
@@ -102,7 +93,7 @@ TEST_CASE("mha backward: dropout is seeded, and off outside training") {
     const auto q = c.at("query").f32(), k = c.at("key").f32(), v = c.at("value").f32(), dO = c.at("grad_output").f32();
     xattn::MhaForwardOptions o = golden::mha_options(c);
     o.seed += 1;  // another seed drops other weights
-    CHECK_FALSE(golden::compare(mha.backward(q, k, v, dO, o).grad_value, c.at("grad_value"), kGradAtol, kGradRtol).ok);
+    CHECK_FALSE(golden::compare(mha.backward(q, k, v, dO, o).grad_value, c.at("grad_value"), golden::kGradAtol, golden::kGradRtol).ok);
     o.training = false;  // eval: the configured dropout does nothing
     const auto eval = mha.backward(q, k, v, dO, o);
     o.need_weights = true;
