@@ -1,11 +1,22 @@
 // Headless Debian Chromium driven by playwright-core, against the demo served by scripts/test-web.sh
 // (which passes the URL in XATTN_DEMO_URL). Every page records its console errors so tests can assert none.
 import { chromium } from 'playwright-core';
-import { mkdtempSync, rmSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
+import { fileURLToPath } from 'node:url';
 
 export const DEMO_URL = process.env.XATTN_DEMO_URL;
+export const REPO = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..');
+
+// Where a test saves a screenshot to look at: build/artifacts/<name>.png, or <name>-build.png in the
+// production-build run (XATTN_DEMO_LABEL=build), so the two runs keep their own.
+export function artifact(name) {
+  const dir = path.join(REPO, 'build', 'artifacts');
+  mkdirSync(dir, { recursive: true });
+  const label = process.env.XATTN_DEMO_LABEL ? `-${process.env.XATTN_DEMO_LABEL}` : '';
+  return path.join(dir, `${name}${label}.png`);
+}
 // Generous bounds on waiting for the page's own state; a test that hits one fails, nothing is timed.
 export const WAIT = { timeout: 90_000 };
 

@@ -2,19 +2,10 @@
 // (window.__xattnDemo), never through pixels.
 import test, { before, after } from 'node:test';
 import assert from 'node:assert/strict';
-import { mkdirSync, readFileSync } from 'node:fs';
-import path from 'node:path';
-import { fileURLToPath } from 'node:url';
+import { readFileSync } from 'node:fs';
 import { decodeNpy, encodeNpy } from '../../web/src/npy.js';
 import { STUDY_ES } from '../../web/src/scaling-study.js';
-import { DEMO_URL, WAIT, computes, idle, launch, openDemo, setField, setFields, settled, traceShape } from './browser.js';
-
-const repo = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..');
-const artifacts = path.join(repo, 'build', 'artifacts');
-// The production-build run (XATTN_DEMO_LABEL=build) saves its screenshots under their own names.
-const label = process.env.XATTN_DEMO_LABEL ? `-${process.env.XATTN_DEMO_LABEL}` : '';
-const artifact = (name) => path.join(artifacts, `${name}${label}.png`);
-mkdirSync(artifacts, { recursive: true });
+import { DEMO_URL, WAIT, artifact, computes, idle, launch, openDemo, setField, setFields, settled, traceShape } from './browser.js';
 
 let browser;
 before(async () => {

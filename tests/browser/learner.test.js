@@ -3,17 +3,10 @@
 // the page's own state (its DOM and window.__xattnDemo); pixels only where the finding was about pixels.
 import test, { before, after } from 'node:test';
 import assert from 'node:assert/strict';
-import { mkdirSync, readFileSync } from 'node:fs';
+import { readFileSync } from 'node:fs';
 import path from 'node:path';
-import { fileURLToPath } from 'node:url';
 import { encodeNpy } from '../../web/src/npy.js';
-import { WAIT, computes, idle, launch, openDemo, requests, setField, setFields, settled, traceShape, typeInto } from './browser.js';
-
-const repo = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..');
-const artifacts = path.join(repo, 'build', 'artifacts');
-const label = process.env.XATTN_DEMO_LABEL ? `-${process.env.XATTN_DEMO_LABEL}` : '';
-const artifact = (name) => path.join(artifacts, `${name}${label}.png`);
-mkdirSync(artifacts, { recursive: true });
+import { REPO, WAIT, artifact, computes, idle, launch, openDemo, requests, setField, setFields, settled, traceShape, typeInto } from './browser.js';
 
 let browser;
 before(async () => {
@@ -301,7 +294,7 @@ test('item 8: drawing a mask does not move the heatmap under the pointer', async
 });
 
 test('item 9: speed results are bar charts against the measured peak, with exact numbers and readable names', async () => {
-  const bench = JSON.parse(readFileSync(path.join(repo, 'bench', 'results.json'), 'utf8'));
+  const bench = JSON.parse(readFileSync(path.join(REPO, 'bench', 'results.json'), 'utf8'));
   const impls = Object.keys(bench.results[0]).filter((k) => typeof bench.results[0][k]?.gflops === 'number');
   const page = await openDemo(browser.context, { viewport: { width: 1920, height: 1080 } });
   await page.waitForSelector('#bench svg', WAIT);
