@@ -1,4 +1,4 @@
-// The attention kernels natively: GFLOP/s (median and best run, single thread) for the target shapes,
+// The attention kernels natively: GFLOP/s (median and best run; one thread, then 1 against 2 threads) for the target shapes,
 // for every kernel set this CPU runs (sse4.1 is the code the wasm SIMD build runs), streaming (no
 // weights) and materialising (weights), the AVX2 FMA peak measured before each shape, and the row
 // kernel for comparison.
@@ -8,6 +8,7 @@
 
 #include "bench_common.hpp"
 #include "kernels/kernels.hpp"
+#include "xattn/threads.hpp"
 #include "peak.hpp"
 
 int main(int argc, char** argv) {
@@ -56,6 +57,21 @@ int main(int argc, char** argv) {
         const double gf = bench::flops(c) / tf.median * 1e-9, gb = bench::backward_flops(c) / tb.median * 1e-9;
         std::printf("  %3zux%4zux%-4zu forward %6.1f  backward %6.1f  backward/forward %.2f\n", c.BH, c.L, c.E, gf, gb,
                     gb / gf);
+    }
+    // Threads (xattn/threads.hpp): the same calls planned at 1 and at 2 threads; CPU time counts both threads.
+    std::printf("\nthreads (%s), GFLOP/s wall median at t=1 and t=2, and t=2 / t=1:\n", xattn::kernels::best_kernels().name);
+    for (const bench::Case& c : bench::target_cases()) {
+        double fwd[2], bwd[2];
+        for (unsigned t : {1u, 2u}) {
+            xattn::set_num_threads(t);
+            bench::Problem f(c, false);
+            bench::BackwardProblem b(c);
+            fwd[t - 1] = bench::flops(c) / bench::time_runs([&] { f.run_kernels(); }, quick ? 3 : 7).median * 1e-9;
+            bwd[t - 1] = bench::backward_flops(c) / bench::time_runs([&] { b.run(); }, quick ? 3 : 7).median * 1e-9;
+        }
+        xattn::set_num_threads(1);
+        std::printf("  %3zux%4zux%-4zu forward %6.1f -> %6.1f (%.2fx)  backward %6.1f -> %6.1f (%.2fx)\n", c.BH, c.L, c.E,
+                    fwd[0], fwd[1], fwd[1] / fwd[0], bwd[0], bwd[1], bwd[1] / bwd[0]);
     }
     // MultiheadAttention's projections: float32 sums (kernels/linear.hpp).
     std::printf("\nlinear (512 rows, 512 in, 512 out), float32 sums, GFLOP/s wall median/CPU median:");

@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # The native doctest suite built with AddressSanitizer + UndefinedBehaviorSanitizer, leak detection on.
-# Any report fails the run (-fno-sanitize-recover, halt_on_error).
+# Any report fails the run (-fno-sanitize-recover, halt_on_error). Then the thread tests (and the kernels
+# they split) under ThreadSanitizer, which cannot share a build with AddressSanitizer.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 cmake -S . -B build/sanitize -DCMAKE_BUILD_TYPE=RelWithDebInfo -DXATTN_SANITIZE=ON >/dev/null
@@ -9,3 +10,7 @@ export ASAN_OPTIONS=detect_leaks=1:abort_on_error=1:strict_string_checks=1:detec
 export UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1
 # One process for the whole suite: the sanitizers' start-up cost is paid once.
 ./build/sanitize/xattn_tests
+
+cmake -S . -B build/tsan -DCMAKE_BUILD_TYPE=RelWithDebInfo -DXATTN_TSAN=ON >/dev/null
+cmake --build build/tsan -j"$(nproc)" --target xattn_tests
+TSAN_OPTIONS=halt_on_error=1:second_deadlock_stack=1 ./build/tsan/xattn_tests -tc="threads*,kv cache*,*backward*"

@@ -22,8 +22,10 @@ constexpr const char* kFn = "multi_head_attention: ";
 std::string num(std::size_t n) { return std::to_string(n); }
 
 kernels::LinearProblem linear_problem(std::size_t rows, const float* x, std::size_t x_stride, const float* W,
-                                      const float* b, std::size_t in, std::size_t out, float* y, std::size_t y_stride) {
+                                      const float* b, std::size_t in, std::size_t out, float* y, std::size_t y_stride,
+                                      unsigned threads) {
     kernels::LinearProblem p;
+    p.threads = threads;
     p.rows = rows, p.in = in, p.out = out;
     p.x = x, p.x_stride = x_stride, p.w = W, p.bias = b, p.y = y, p.y_stride = y_stride;
     return p;
@@ -373,13 +375,13 @@ void MultiheadAttention::project_heads(const MhaPlan& plan, const float* query, 
     // 1. Every row of each input at once: (rows, in) · Wᵀ (in, E) + b.   -> (rows, E), then split into heads
     std::fill(w.kh, w.kh + N * St * E, 0.0f);  // the add_zero_attn key and value stay 0
     std::fill(w.vh, w.vh + N * St * E, 0.0f);
-    kernels::run_linear(set, linear_problem(plan.query_rows, query, E, q_weight_.data(), biases, E, E, w.rows, E), w.linear);
+    kernels::run_linear(set, linear_problem(plan.query_rows, query, E, q_weight_.data(), biases, E, E, w.rows, E, plan.attention.threads), w.linear);
     scatter(w.qh, L, plan.query_rows, L);
     kernels::run_linear(set, linear_problem(plan.key_rows, key, kdim(), k_weight_.data(), biases ? biases + E : nullptr,
-                                            kdim(), E, w.rows, E), w.linear);
+                                            kdim(), E, w.rows, E, plan.attention.threads), w.linear);
     scatter(w.kh, St, plan.key_rows, S);
     kernels::run_linear(set, linear_problem(plan.key_rows, value, vdim(), v_weight_.data(),
-                                            biases ? biases + 2 * E : nullptr, vdim(), E, w.rows, E), w.linear);
+                                            biases ? biases + 2 * E : nullptr, vdim(), E, w.rows, E, plan.attention.threads), w.linear);
     scatter(w.vh, St, plan.key_rows, S);
     // add_bias_kv appends one learned key and value after the S keys of every batch element.
     if (config_.add_bias_kv)
@@ -434,7 +436,7 @@ void MultiheadAttention::project_out(const MhaPlan& plan, const float* attn, flo
             std::copy_n(attn + ((order.n(r) * H + h) * plan.L + order.t(r)) * hd, hd, merged + r * E + h * hd);
     kernels::run_linear(*plan.attention.kernel_set,
                         linear_problem(plan.query_rows, merged, E, out_weight_.data(),
-                                       config_.bias ? out_bias_.data() : nullptr, E, E, output, E),
+                                       config_.bias ? out_bias_.data() : nullptr, E, E, output, E, plan.attention.threads),
                         w.linear);
 }
 

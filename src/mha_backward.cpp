@@ -61,6 +61,7 @@ struct MultiheadAttention::BackwardScratch {
             kernels::LinearProblem input_grad, weight_grad;
             input_grad.rows = in_rows, input_grad.in = m.config_.embed_dim, input_grad.out = in_dim;
             weight_grad.rows = m.config_.embed_dim, weight_grad.in = in_rows, weight_grad.out = in_dim;
+            input_grad.threads = weight_grad.threads = plan.attention.threads;
             linear = std::max({linear, kernels::linear_workspace_bytes(set, input_grad),
                                kernels::linear_workspace_bytes(set, weight_grad)});
         }
@@ -108,11 +109,13 @@ void column_sums(const float* x, std::size_t rows, std::size_t cols, float* sums
 struct Products {
     const kernels::KernelSet& set;
     void* workspace;
+    unsigned threads;  // the plan's
     // Y (rows, out) = X (rows, in) · Wᵀ, W stored (out, in), everything contiguous.
     void linear(std::size_t rows, std::size_t in, std::size_t out, const float* x, const float* w, float* y) const {
         kernels::LinearProblem p;
         p.rows = rows, p.in = in, p.out = out;
         p.x = x, p.x_stride = in, p.w = w, p.y = y, p.y_stride = out;
+        p.threads = threads;
         kernels::run_linear(set, p, workspace);
     }
 };
@@ -139,7 +142,7 @@ void MultiheadAttention::run_backward(const MhaPlan& plan, const float* query, c
     Carver carver(workspace);
     Scratch::carve(*this, plan, carver, &w);
     BackwardScratch::carve(*this, plan, carver, &b);
-    const Products products{*plan.attention.kernel_set, b.linear};
+    const Products products{*plan.attention.kernel_set, b.linear, plan.attention.threads};
     const detail::RowOrder query_order{config_.batch_first && plan.batched, N, L};
     const detail::RowOrder key_order{config_.batch_first && plan.batched, N, S};
     auto grad_of = [&](const ParamSpan& p) { return grad_parameters + (p.data() - storage_.get()); };

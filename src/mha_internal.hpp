@@ -56,6 +56,7 @@ struct MultiheadAttention::Scratch {
                                        std::pair{plan.key_rows, m.vdim()}}) {
             kernels::LinearProblem p;
             p.rows = rows, p.in = in, p.out = m.config_.embed_dim;
+            p.threads = plan.attention.threads;
             linear = std::max(linear, kernels::linear_workspace_bytes(*plan.attention.kernel_set, p));
         }
         x.linear = c.template take<unsigned char>(linear);

@@ -4,6 +4,7 @@
 
 #include "kernels/kernels.hpp"
 #include "xattn/sdpa.hpp"
+#include "xattn/threads.hpp"
 
 namespace xattn {
 namespace {
@@ -126,6 +127,7 @@ Status plan_sdpa(const Shape& q, const Shape& k, const Shape& v, MaskKind mask_k
     p.mask_kind = mask_kind;
     p.mask_strides = std::move(mask_strides);
     p.kernel_set = &kernels::active_kernels();
+    p.threads = num_threads();
     p.workspace_bytes = kernels::attention_workspace_bytes(*p.kernel_set, p);
     *plan = std::move(p);
     return {};

@@ -21,6 +21,7 @@
 #include "kernels/vector_loops.hpp"
 #include "kernels/kernels.hpp"
 #include "kernels/micro.hpp"
+#include "kernels/parallel.hpp"
 #include "kernels/simd_scalar.hpp"
 
 namespace xattn::kernels {
@@ -104,26 +105,45 @@ struct AttentionKernel {
         std::size_t evp;
     };
 
-    static std::size_t workspace(const AttentionProblem& p) { return Scratch::layout(p, nullptr, nullptr); }
+    // The run is cut into tasks, one per (problem b, block of queries): Bq queries streaming, GW queries
+    // materialising. Each block's rows come out of the same code whichever worker runs it, so the thread
+    // count never changes a result; each worker has its own Scratch, `stride` bytes apart.
+    static std::size_t rows_per_task(const AttentionProblem& p) { return p.weights ? GW : Bq; }
+    static unsigned workers(const AttentionProblem& p, std::size_t rows) {
+        const std::size_t blocks = (p.L + rows - 1) / rows;
+        const double per_block = 2.0 * static_cast<double>(p.L) * static_cast<double>(p.S) *
+                                 static_cast<double>(p.E + p.Ev) / static_cast<double>(blocks ? blocks : 1);
+        return useful_workers(p.threads, p.batch * blocks, per_block);
+    }
+    static std::size_t stride(const AttentionProblem& p) {
+        return static_cast<std::size_t>(worker_stride(Scratch::layout(p, nullptr, nullptr)));
+    }
+    // Planners size the workspace without the weights pointer: room for the materialising path's workers,
+    // which are never fewer than the streaming path's (more tasks, the same work).
+    static std::size_t workspace(const AttentionProblem& p) { return workers(p, GW) * stride(p); }
+
+    static Head head(const AttentionProblem& p, const Scratch& w, std::size_t b) {
+        // SdpaPlan::kv_index, spelled out: no inline function of a shared header is compiled here.
+        const std::size_t kv = b / p.q_heads * p.kv_heads + b % p.q_heads / (p.q_heads / p.kv_heads);
+        // Key/value problems are key_stride / value_stride elements apart (a KV cache holds capacity rows).
+        const std::size_t ks = p.key_stride ? p.key_stride : p.S * p.E, vs = p.value_stride ? p.value_stride : p.S * p.Ev;
+        return Head{p, w, b, p.query + b * p.L * p.E, p.key ? p.key + kv * ks : nullptr, p.value ? p.value + kv * vs : nullptr,
+                    p.key16 ? p.key16 + kv * ks : nullptr, p.value16 ? p.value16 + kv * vs : nullptr,
+                    p.output + b * p.L * p.Ev, p.weights ? p.weights + b * p.L * p.S : nullptr,
+                    p.mask_kind == MaskKind::none ? 0 : p.plan->mask_row_offset(b, 0), round_up(p.Ev, W)};
+    }
 
     static void run(const AttentionProblem& p, void* workspace) {
-        Scratch w;
-        Scratch::layout(p, static_cast<unsigned char*>(workspace), &w);
-        for (std::size_t b = 0; b < p.batch; ++b) {
-            // SdpaPlan::kv_index, spelled out: no inline function of a shared header is compiled here.
-            const std::size_t kv = b / p.q_heads * p.kv_heads + b % p.q_heads / (p.q_heads / p.kv_heads);
-            // Key/value problems are key_stride / value_stride elements apart (a KV cache holds capacity rows).
-            const std::size_t ks = p.key_stride ? p.key_stride : p.S * p.E, vs = p.value_stride ? p.value_stride : p.S * p.Ev;
-            Head h{p, w, b, p.query + b * p.L * p.E, p.key ? p.key + kv * ks : nullptr, p.value ? p.value + kv * vs : nullptr,
-                   p.key16 ? p.key16 + kv * ks : nullptr, p.value16 ? p.value16 + kv * vs : nullptr,
-                   p.output + b * p.L * p.Ev, p.weights ? p.weights + b * p.L * p.S : nullptr,
-                   p.mask_kind == MaskKind::none ? 0 : p.plan->mask_row_offset(b, 0), round_up(p.Ev, W)};
-            if (h.weights) {
-                for (std::size_t i0 = 0; i0 < p.L; i0 += GW) materialise_group(h, i0);
-            } else {
-                for (std::size_t q0 = 0; q0 < p.L; q0 += Bq) stream_block(h, q0);
-            }
-        }
+        const std::size_t rows = rows_per_task(p), blocks = (p.L + rows - 1) / rows, step = stride(p);
+        unsigned char* base = static_cast<unsigned char*>(workspace);
+        parallel_for(p.batch * blocks, workers(p, rows), [&](std::size_t task, unsigned worker) {
+            Scratch w;
+            Scratch::layout(p, base + worker * step, &w);
+            const Head h = head(p, w, task / blocks);
+            const std::size_t i0 = task % blocks * rows;
+            if (h.weights) materialise_group(h, i0);
+            else stream_block(h, i0);
+        });
     }
 
     static bool all_finite(const float* x, std::size_t n) { return kernels::all_finite<O>(x, n); }

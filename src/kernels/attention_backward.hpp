@@ -83,7 +83,16 @@ struct AttentionBackward {
         }
     };
 
-    static std::uint64_t workspace(const AttentionProblem& p) { return Scratch::layout(p, nullptr, nullptr); }
+    // One task per key/value problem: the query heads that share its dK and dV run one after another in
+    // head order, on one worker, so those sums are added in the same order whatever the thread count.
+    static std::size_t tasks(const AttentionProblem& p) { return p.batch / p.q_heads * p.kv_heads; }
+    static unsigned workers(const AttentionProblem& p) {
+        const double per_task = 5.0 * static_cast<double>(p.q_heads / p.kv_heads) * static_cast<double>(p.L) *
+                                static_cast<double>(p.S) * static_cast<double>(p.E + p.Ev);
+        return useful_workers(p.threads, tasks(p), per_task);
+    }
+    static std::uint64_t stride(const AttentionProblem& p) { return worker_stride(Scratch::layout(p, nullptr, nullptr)); }
+    static std::uint64_t workspace(const AttentionProblem& p) { return workers(p) * stride(p); }
 
     // rows (n, cols) -> dst (n, ld) with zeros past cols; dst rows n … GW-1 (when n < rows_total) zero too.
     static void pad_rows(const float* src, std::size_t n, std::size_t cols, std::size_t total, float* dst, std::size_t ld) {
@@ -125,17 +134,23 @@ struct AttentionBackward {
     }
 
     static void run(const AttentionProblem& p, void* workspace) {
-        Scratch w;
-        Scratch::layout(p, static_cast<unsigned char*>(workspace), &w);
-        for (std::size_t b = 0; b < p.batch; ++b) {
-            if (p.skip && p.skip[b]) continue;
-            const std::size_t kv = b / p.q_heads * p.kv_heads + b % p.q_heads / (p.q_heads / p.kv_heads);
-            const Head h{p, w.fwd, b, p.query + b * p.L * p.E, p.key + kv * p.S * p.E, p.value + kv * p.S * p.Ev,
-                         nullptr, nullptr, p.output + b * p.L * p.Ev, nullptr,
-                         p.mask_kind == MaskKind::none ? 0 : p.plan->mask_row_offset(b, 0), round_up(p.Ev, W)};
-            problem(h, w, p.grad_output + b * p.L * p.Ev, p.lse + b * p.L, p.grad_query + b * p.L * p.E,
-                    p.grad_key + kv * p.S * p.E, p.grad_value + kv * p.S * p.Ev);
-        }
+        const std::size_t G = p.q_heads / p.kv_heads, step = static_cast<std::size_t>(stride(p));
+        unsigned char* base = static_cast<unsigned char*>(workspace);
+        parallel_for(tasks(p), workers(p), [&](std::size_t kv, unsigned worker) {
+            Scratch w;
+            Scratch::layout(p, base + worker * step, &w);
+            // Query problems of kv: b = outer · Hq + kv head · G + g (the inverse of SdpaPlan::kv_index).
+            const std::size_t outer = kv / p.kv_heads, kv_head = kv % p.kv_heads;
+            for (std::size_t g = 0; g < G; ++g) {
+                const std::size_t b = outer * p.q_heads + kv_head * G + g;
+                if (p.skip && p.skip[b]) continue;
+                const Head h{p, w.fwd, b, p.query + b * p.L * p.E, p.key + kv * p.S * p.E, p.value + kv * p.S * p.Ev,
+                             nullptr, nullptr, p.output + b * p.L * p.Ev, nullptr,
+                             p.mask_kind == MaskKind::none ? 0 : p.plan->mask_row_offset(b, 0), round_up(p.Ev, W)};
+                problem(h, w, p.grad_output + b * p.L * p.Ev, p.lse + b * p.L, p.grad_query + b * p.L * p.E,
+                        p.grad_key + kv * p.S * p.E, p.grad_value + kv * p.S * p.Ev);
+            }
+        });
     }
 
     static void problem(const Head& h, const Scratch& w, const float* dO, const float* lse, float* dQ, float* dK,

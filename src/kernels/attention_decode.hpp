@@ -19,6 +19,7 @@
 
 #include "kernels/attention.hpp"
 #include "kernels/kahan.hpp"
+#include "kernels/parallel.hpp"
 
 namespace xattn::kernels {
 namespace {
@@ -62,7 +63,30 @@ struct DecodeKernel {
         }
     };
 
-    static std::size_t workspace(const AttentionProblem& p) { return Scratch::layout(p, nullptr, nullptr); }
+    // Tasks: (problem b, chunk of keys). Chunks depend on S alone (at least kChunkMin keys, at most kMaxChunks
+    // of them), never on the thread count: a step with fewer problems than threads still spreads over every
+    // thread ("flash decoding"), and each chunk's partial softmax statistics are merged in chunk order.
+    static constexpr std::size_t kChunkMin = 1024, kMaxChunks = 64;
+    static std::size_t chunk_keys(std::size_t S) {
+        const std::size_t c = round_up((S + kMaxChunks - 1) / kMaxChunks, kTile);
+        return c < kChunkMin ? kChunkMin : c;
+    }
+    static std::size_t chunks(const AttentionProblem& p) { return p.S == 0 ? 1 : (p.S + chunk_keys(p.S) - 1) / chunk_keys(p.S); }
+    static std::size_t rows(const AttentionProblem& p) { return min_size(p.L, kMaxRows); }
+    // A chunk's partial result: running max m (R), sum l (R) and unnormalised output rows acc (R, Evp).
+    static std::size_t partial_floats(const AttentionProblem& p) { return rows(p) * (2 + round_up(p.Ev, W)); }
+    static unsigned workers(const AttentionProblem& p) {
+        const double keys = static_cast<double>(min_size(chunk_keys(p.S), p.S));
+        const double per_task = (2.0 * static_cast<double>(rows(p)) + 4.0) * keys * static_cast<double>(p.E + p.Ev);
+        return useful_workers(p.threads, p.batch * chunks(p), per_task);
+    }
+    static std::size_t stride(const AttentionProblem& p) {
+        return static_cast<std::size_t>(worker_stride(Scratch::layout(p, nullptr, nullptr)));
+    }
+    static std::size_t partials_bytes(const AttentionProblem& p) {
+        return chunks(p) == 1 ? 0 : static_cast<std::size_t>(worker_stride(p.batch * chunks(p) * partial_floats(p) * sizeof(float)));
+    }
+    static std::size_t workspace(const AttentionProblem& p) { return partials_bytes(p) + workers(p) * stride(p) + Carver::kSlack; }
 
     // Rows [k0, k0 + kn) of a (·, D) float or float16 array as whole vectors, rows `ld` apart.
     static const float* tile(const float* rows, const std::uint16_t* halves, std::size_t k0, std::size_t kn,
@@ -83,20 +107,56 @@ struct DecodeKernel {
     }
 
     static void run(const AttentionProblem& p, void* workspace) {
-        Scratch w;
-        Scratch::layout(p, static_cast<unsigned char*>(workspace), &w);
+        Carver c(workspace);  // the partials are read as vectors: 64-byte aligned
+        const std::size_t nc = chunks(p), ck = chunk_keys(p.S), pf = partial_floats(p), step = stride(p);
+        float* partials = c.take<float>(partials_bytes(p) / sizeof(float));
+        unsigned char* scratch = c.take<unsigned char>(0);
         const std::size_t ks = p.key_stride ? p.key_stride : p.S * p.E, vs = p.value_stride ? p.value_stride : p.S * p.Ev;
-        for (std::size_t b = 0; b < p.batch; ++b) {
+        parallel_for(p.batch * nc, workers(p), [&](std::size_t task, unsigned worker) {
+            Scratch w;
+            Scratch::layout(p, scratch + worker * step, &w);
+            const std::size_t b = task / nc, chunk = task % nc;
             const std::size_t kv = b / p.q_heads * p.kv_heads + b % p.q_heads / (p.q_heads / p.kv_heads);
+            const std::size_t k_begin = chunk * ck, k_end = min_size(p.S, k_begin + ck);
             problem(p, w, p.query + b * p.L * p.E, p.key ? p.key + kv * ks : nullptr,
                     p.key16 ? p.key16 + kv * ks : nullptr, p.value ? p.value + kv * vs : nullptr,
-                    p.value16 ? p.value16 + kv * vs : nullptr, p.output + b * p.L * p.Ev);
+                    p.value16 ? p.value16 + kv * vs : nullptr, k_begin, k_end, p.output + b * p.L * p.Ev,
+                    nc == 1 ? nullptr : partials + task * pf);
+        });
+        if (nc == 1) return;
+        for (std::size_t b = 0; b < p.batch; ++b) merge(p, partials + b * nc * pf, nc, p.output + b * p.L * p.Ev);
+    }
+
+    // out rows = Σ_c e^(m_c − M) acc_c / Σ_c e^(m_c − M) l_c over the chunks c in order, M = max_c m_c.
+    static void merge(const AttentionProblem& p, const float* parts, std::size_t nc, float* out) {
+        const std::size_t R = rows(p), evp = round_up(p.Ev, W), pf = partial_floats(p);
+        for (std::size_t r = 0; r < R; ++r) {
+            float M = kNegInf;
+            for (std::size_t c = 0; c < nc; ++c) {
+                const float m = parts[c * pf + r];
+                M = m > M || m != m ? m : M;
+            }
+            float l = 0.0f;
+            float* o = out + r * p.Ev;
+            for (std::size_t x = 0; x < p.Ev; ++x) o[x] = 0.0f;
+            for (std::size_t c = 0; c < nc; ++c) {
+                const float* part = parts + c * pf;
+                const float m = part[r];
+                const float f = m == kNegInf ? 0.0f : std::exp(m - M);  // a NaN max makes the row NaN, as in SDPA
+                l += f * part[R + r];
+                const float* acc = part + 2 * R + r * evp;
+                for (std::size_t x = 0; x < p.Ev; ++x) o[x] += f * acc[x];
+            }
+            const float inv = 1.0f / l;
+            for (std::size_t x = 0; x < p.Ev; ++x) o[x] = l == 0.0f ? 0.0f : o[x] * inv;
         }
     }
 
+    // Keys [k_begin, k_end) of one problem: into out (R, Ev) when `part` is null, else into the chunk's partial.
     static void problem(const AttentionProblem& p, const Scratch& w, const float* q, const float* k,
-                        const std::uint16_t* k16, const float* v, const std::uint16_t* v16, float* out) {
-        const std::size_t R = p.L, S = p.S, E = p.E, Ev = p.Ev;
+                        const std::uint16_t* k16, const float* v, const std::uint16_t* v16, std::size_t k_begin,
+                        std::size_t k_end, float* out, float* part) {
+        const std::size_t R = p.L, S = k_end, E = p.E, Ev = p.Ev;
         const std::size_t ep = round_up(E, W), evp = round_up(Ev, W), nev = ep / W;
         for (std::size_t r = 0; r < R; ++r) {
             for (std::size_t c = 0; c < ep; ++c) w.qrows[r * ep + c] = c < E ? q[r * E + c] : 0.0f;
@@ -104,7 +164,7 @@ struct DecodeKernel {
         }
         for (std::size_t x = 0; x < R * evp; ++x) w.acc[x] = 0.0f, w.accc[x] = 0.0f;
 
-        for (std::size_t k0 = 0; k0 < S; k0 += kTile) {
+        for (std::size_t k0 = k_begin; k0 < S; k0 += kTile) {
             const std::size_t kn = min_size(kTile, S - k0);
             std::size_t ldk, ldv;
             const float* kt = tile(k, k16, k0, kn, E, w.kt, &ldk);
@@ -193,6 +253,11 @@ struct DecodeKernel {
                             }
                         });
                     });
+        }
+        if (part) {  // m (R), l (R), acc (R, evp), with the compensation taken back out
+            for (std::size_t r = 0; r < R; ++r) part[r] = w.m[r], part[R + r] = w.l[r] - w.lc[r];
+            for (std::size_t x = 0; x < R * evp; ++x) part[2 * R + x] = w.acc[x] - w.accc[x];
+            return;
         }
         for (std::size_t r = 0; r < R; ++r) {
             const float l = w.l[r], inv = 1.0f / l;

@@ -92,6 +92,7 @@ AttentionProblem attention_problem(const SdpaPlan& plan, const float* query, con
     p.dropout_threshold = dropout_threshold(plan.dropout_p);
     p.keep_scale = p.dropout ? static_cast<float>(1.0 / (1.0 - plan.dropout_p)) : 1.0f;
     p.query = query, p.key = key, p.value = value, p.output = output, p.weights = weights;
+    p.threads = plan.threads;
     return p;
 }
 

@@ -49,7 +49,8 @@ struct AttentionProblem {
     float* grad_key = nullptr;              // (kv problems, S, E)
     float* grad_value = nullptr;            // (kv problems, S, Ev)
     const unsigned char* skip = nullptr;    // (batch) or null: problems the backward leaves to another path
-
+    // Threads the run may use (the plan's count): the workspace holds one scratch per worker it wakes.
+    unsigned threads = 1;
 };
 
 // Y (rows, out) = X (rows, in) · Wᵀ + bias, W stored (out, in) as PyTorch stores Linear weights.
@@ -61,6 +62,7 @@ struct LinearProblem {
     const float* bias = nullptr;  // (out) or null
     float* y = nullptr;
     std::size_t y_stride = 0;
+    unsigned threads = 1;  // as AttentionProblem::threads
 };
 
 struct KernelSet {

@@ -19,6 +19,7 @@
 
 #include "kernels/kernels.hpp"
 #include "kernels/micro.hpp"
+#include "kernels/parallel.hpp"
 
 namespace xattn::kernels {
 namespace {
@@ -32,16 +33,27 @@ struct LinearKernel {
 
     static std::size_t padded(std::size_t out) { return (out + W - 1) / W * W; }
     static std::size_t depth(const LinearProblem& p) { return p.in < kDepth ? p.in : kDepth; }
-    static std::uint64_t workspace(const LinearProblem& p) {  // 64-bit: out may be a huge S (backward)
+    // One task per block of kRows rows: each block packs its own Wᵀ panels in its worker's scratch, so a row's
+    // sums come out of the same code whichever worker runs it.
+    static std::uint64_t per_worker(const LinearProblem& p) {  // 64-bit: out may be a huge S (backward)
         const std::uint64_t kc = depth(p);
-        return (kc * Vecs * W + std::uint64_t{kRows} * padded(p.out)) * sizeof(float);
+        return worker_stride((kc * Vecs * W + std::uint64_t{kRows} * padded(p.out)) * sizeof(float));
     }
+    static unsigned workers(const LinearProblem& p) {
+        const std::size_t blocks = (p.rows + kRows - 1) / kRows;
+        const double per_block = 2.0 * static_cast<double>(p.rows) * static_cast<double>(p.in) *
+                                 static_cast<double>(p.out) / static_cast<double>(blocks ? blocks : 1);
+        return useful_workers(p.threads, blocks, per_block);
+    }
+    static std::uint64_t workspace(const LinearProblem& p) { return workers(p) * per_worker(p); }
 
     static void run(const LinearProblem& p, void* workspace) {
         const std::size_t outp = padded(p.out), nvec = outp / W, kc = depth(p);
-        float* wp = static_cast<float*>(workspace);  // (kc, Vecs·W)
-        float* c = wp + kc * Vecs * W;               // (kRows, outp)
-        for (std::size_t b0 = 0; b0 < p.rows; b0 += kRows) {
+        const std::size_t step = static_cast<std::size_t>(per_worker(p));
+        parallel_for((p.rows + kRows - 1) / kRows, workers(p), [&](std::size_t block, unsigned worker) {
+            float* wp = reinterpret_cast<float*>(static_cast<unsigned char*>(workspace) + worker * step);  // (kc, Vecs·W)
+            float* c = wp + kc * Vecs * W;                                                                 // (kRows, outp)
+            const std::size_t b0 = block * kRows;
             const std::size_t nb = p.rows - b0 < kRows ? p.rows - b0 : kRows;
             for (std::size_t r = 0; r < nb; ++r)
                 for (std::size_t o = 0; o < outp; ++o) c[r * outp + o] = p.bias && o < p.out ? p.bias[o] : 0.0f;
@@ -71,7 +83,7 @@ struct LinearKernel {
             }
             for (std::size_t r = 0; r < nb; ++r)
                 for (std::size_t o = 0; o < p.out; ++o) p.y[(b0 + r) * p.y_stride + o] = c[r * outp + o];
-        }
+        });
     }
 };
 

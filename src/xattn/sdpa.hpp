@@ -91,6 +91,7 @@ struct SdpaPlan {
     // The kernel set planned for (the active one when planning) and the scratch its run takes.
     const kernels::KernelSet* kernel_set = nullptr;
     std::size_t workspace_bytes = 0;
+    unsigned threads = 1;        // num_threads() when planned (xattn/threads.hpp); the workspace holds their scratch
 
     std::size_t kv_problems() const { return problems / q_heads * kv_heads; }
     // Which key/value problem query problem b reads (GQA: query head h uses kv head h / (Hq/Hkv)).

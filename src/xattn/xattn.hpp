@@ -6,6 +6,7 @@
 #include "xattn/mha.hpp"
 #include "xattn/sdpa.hpp"
 #include "xattn/sdpa_backward.hpp"
+#include "xattn/threads.hpp"
 
 namespace xattn {
 // This library's version, as package.json gives it (e.g. "0.1.0").

@@ -1,0 +1,20 @@
+// How many threads xattn's calls use. Process-wide, like torch.set_num_threads: a plan records the count
+// when it is made (its workspace holds one scratch per thread) and its run uses exactly that many.
+//
+// Results do not depend on the count: every call is cut into the same tasks whatever the count (query
+// blocks of a problem, key chunks of a decoding step, row blocks of a projection), each task's numbers
+// come out of the same code, and partial results are merged in a fixed order. The tests check that
+// 1, 2, 3 and 4 threads give bit-identical results.
+#pragma once
+
+namespace xattn {
+
+// Threads every later plan may use: the calling thread and n - 1 helpers that sleep between calls.
+// Clamped to [1, max_threads()]; returns the count now in force.
+unsigned set_num_threads(unsigned n);
+unsigned num_threads();
+// The most this build can run: 64 natively; in WebAssembly the threaded build's worker pool plus the
+// calling thread, and 1 in a build without threads.
+unsigned max_threads();
+
+}  // namespace xattn

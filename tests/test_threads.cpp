@@ -1,0 +1,185 @@
+// Threads (xattn/threads.hpp): every result is bit-identical at 1, 2, 3 and 4 threads, on the golden
+// fixtures (forced to split however small they are) and on problems big enough to split on their own;
+// and helper threads really do run tasks, so these comparisons could fail.
+#include <doctest/doctest.h>
+
+#include <cstring>
+#include <thread>
+#include <vector>
+
+#include <xtensor/xrandom.hpp>
+
+#include "golden.hpp"
+#include "kernels/kernels.hpp"
+#include "kernels/parallel.hpp"
+
+namespace {
+
+using xattn::Shape;
+
+// Sets the thread count (and, for tiny fixtures, the least work worth a helper) for one scope.
+// Both are read when a call plans, so they stay fixed while it runs.
+struct Threads {
+    Threads(unsigned n, bool force_split) : saved_work(xattn::kernels::min_work_per_worker()) {
+        REQUIRE(xattn::set_num_threads(n) == n);
+        if (force_split) xattn::kernels::set_min_work_per_worker(0.0);
+    }
+    ~Threads() {
+        xattn::set_num_threads(1);
+        xattn::kernels::set_min_work_per_worker(saved_work);
+    }
+    double saved_work;
+};
+
+constexpr unsigned kCounts[] = {2, 3, 4};
+
+bool same_bits(const xt::xarray<float>& a, const xt::xarray<float>& b) {
+    return a.shape() == b.shape() && std::memcmp(a.data(), b.data(), a.size() * sizeof(float)) == 0;
+}
+
+// Runs `compute` (returning a list of arrays) at 1 thread and at 2, 3 and 4; every array must match bit for bit.
+// Problems big enough to split on their own must also have handed tasks to helper threads; a tiny fixture's
+// few tasks may all be taken by the caller before a helper wakes, so those tests count helpers over all fixtures.
+template <class F>
+void check_same_at_every_count(const std::string& label, bool force_split, const F& compute) {
+    std::vector<xt::xarray<float>> one;
+    {
+        Threads t(1, force_split);
+        one = compute();
+    }
+    for (const unsigned n : kCounts) {
+        const std::uint64_t before = xattn::kernels::helper_tasks_run();
+        std::vector<xt::xarray<float>> got;
+        {
+            Threads t(n, force_split);
+            got = compute();
+        }
+        REQUIRE(got.size() == one.size());
+        for (std::size_t i = 0; i < got.size(); ++i)
+            CHECK_MESSAGE(same_bits(got[i], one[i]), label << ": result " << i << " differs at " << n << " threads");
+        if (!force_split)
+            CHECK_MESSAGE(xattn::kernels::helper_tasks_run() > before, label << ": no helper ran a task at " << n << " threads");
+    }
+}
+
+xt::xarray<float> randn(const Shape& s, unsigned seed) {
+    xt::random::seed(seed);
+    return xt::random::randn<float>(s);
+}
+
+}  // namespace
+
+TEST_CASE("threads: the count is clamped to [1, max_threads()] and read back") {
+    CHECK(xattn::max_threads() >= 4);
+    CHECK(xattn::set_num_threads(0) == 1);
+    CHECK(xattn::num_threads() == 1);
+    CHECK(xattn::set_num_threads(xattn::max_threads() + 5) == xattn::max_threads());
+    CHECK(xattn::set_num_threads(3) == 3);
+    CHECK(xattn::num_threads() == 3);
+    xattn::set_num_threads(1);
+}
+
+TEST_CASE("threads: every sdpa fixture is bit-identical at 1-4 threads and still matches PyTorch") {
+    const std::uint64_t before = xattn::kernels::helper_tasks_run();
+    for (const golden::Case& c : golden::cases("sdpa.txt")) {
+        const auto q = c.at("query").f32(), k = c.at("key").f32(), v = c.at("value").f32();
+        const xattn::SdpaOptions o = golden::sdpa_options(c);
+        check_same_at_every_count(c.name, true, [&] {
+            const auto r = xattn::scaled_dot_product_attention(q, k, v, o);
+            CHECK_CLOSE(r.output, c.at("output"), c.name + " output at " + std::to_string(xattn::num_threads()));
+            return std::vector<xt::xarray<float>>{r.output, r.weights};
+        });
+    }
+    CHECK(xattn::kernels::helper_tasks_run() > before);
+}
+
+TEST_CASE("threads: every sdpa gradient fixture is bit-identical at 1-4 threads") {
+    const std::uint64_t before = xattn::kernels::helper_tasks_run();
+    for (const golden::Case& c : golden::cases("sdpa_grad.txt")) {
+        const auto q = c.at("query").f32(), k = c.at("key").f32(), v = c.at("value").f32();
+        const auto dO = c.at("grad_output").f32();
+        const xattn::SdpaOptions o = golden::sdpa_options(c);
+        // A fixture with a single key/value problem has one backward task; its forward still splits.
+        check_same_at_every_count(c.name, true, [&] {
+            const auto r = xattn::scaled_dot_product_attention_backward(q, k, v, dO, o);
+            CHECK_GRAD(r.grad_key, c.at("grad_key"), c.name + " grad_key");
+            return std::vector<xt::xarray<float>>{r.output, r.grad_query, r.grad_key, r.grad_value};
+        });
+    }
+    CHECK(xattn::kernels::helper_tasks_run() > before);
+}
+
+TEST_CASE("threads: every mha fixture, forward and backward, is bit-identical at 1-4 threads") {
+    const std::uint64_t before = xattn::kernels::helper_tasks_run();
+    for (const golden::Case& c : golden::cases("mha.txt")) {
+        const xattn::MultiheadAttention mha = golden::make_mha(c);
+        const xattn::MhaForwardOptions o = golden::mha_options(c);
+        check_same_at_every_count(c.name, true, [&] {
+            const auto r = mha.forward(c.at("query").f32(), c.at("key").f32(), c.at("value").f32(), o);
+            CHECK_CLOSE(r.output, c.at("output"), c.name + " output");
+            return std::vector<xt::xarray<float>>{r.output, r.weights};
+        });
+    }
+    for (const golden::Case& c : golden::cases("mha_grad.txt")) {
+        const xattn::MultiheadAttention mha = golden::make_mha(c);
+        const xattn::MhaForwardOptions o = golden::mha_options(c);
+        check_same_at_every_count(c.name, true, [&] {
+            const auto r = mha.backward(c.at("query").f32(), c.at("key").f32(), c.at("value").f32(),
+                                        c.at("grad_output").f32(), o);
+            std::vector<xt::xarray<float>> all{r.output, r.grad_query, r.grad_key, r.grad_value};
+            for (const auto& [name, g] : r.grad_parameters) all.push_back(g);
+            return all;
+        });
+    }
+    CHECK(xattn::kernels::helper_tasks_run() > before);
+}
+
+TEST_CASE("threads: big enough problems split on their own, forward, weights and backward") {
+    const auto q = randn({2, 4, 300, 64}, 1), k = randn({2, 4, 257, 64}, 2), v = randn({2, 4, 257, 48}, 3);
+    const auto dO = randn({2, 4, 300, 48}, 4);
+    for (const bool causal : {false, true}) {
+        xattn::SdpaOptions o;
+        o.is_causal = causal;
+        o.causal_alignment = xattn::CausalAlignment::bottom_right;
+        check_same_at_every_count(causal ? "causal" : "full", false, [&] {
+            const auto r = xattn::scaled_dot_product_attention(q, k, v, o);
+            const auto g = xattn::scaled_dot_product_attention_backward(q, k, v, dO, o);
+            return std::vector<xt::xarray<float>>{r.output, g.output, g.grad_query, g.grad_key, g.grad_value};
+        });
+        o.need_weights = true;
+        check_same_at_every_count(causal ? "causal weights" : "weights", false, [&] {
+            const auto r = xattn::scaled_dot_product_attention(q, k, v, o);
+            return std::vector<xt::xarray<float>>{r.output, r.weights};
+        });
+    }
+}
+
+TEST_CASE("threads: a decoding step splits the keys and merges the chunks in order (flash decoding)") {
+    // One key/value head, so only the key chunks can spread over threads; 5000 positions make 5 chunks.
+    for (const xattn::CacheDtype dtype : {xattn::CacheDtype::float32, xattn::CacheDtype::float16}) {
+        xattn::KvCacheConfig cfg;
+        cfg.kv_heads = 1, cfg.head_dim = 64, cfg.capacity = 5000, cfg.dtype = dtype;
+        xattn::KvCache cache(cfg);
+        const auto k = randn({1, 1, 5000, 64}, 5), v = randn({1, 1, 5000, 64}, 6), q = randn({1, 4, 1, 64}, 7);
+        cache.append(k, v);
+        check_same_at_every_count("decode", false, [&] { return std::vector<xt::xarray<float>>{cache.attend(q).output}; });
+        // And the merged chunks are the attention of the held keys and values.
+        xattn::SdpaOptions o;
+        o.enable_gqa = true;
+        const auto want = xattn::reference_sdpa(q, cache.keys(), cache.values(), o).output;
+        Threads t(4, false);
+        CHECK_CLOSE(cache.attend(q).output, want, "decode at 4 threads vs the reference");
+    }
+}
+
+TEST_CASE("threads: calls from several threads at once take turns and give the same results") {
+    const auto q = randn({4, 200, 32}, 8), k = randn({4, 300, 32}, 9), v = randn({4, 300, 32}, 10);
+    Threads t(2, false);
+    const auto want = xattn::scaled_dot_product_attention(q, k, v, {}).output;
+    std::vector<xt::xarray<float>> got(3);
+    std::vector<std::thread> callers;
+    for (std::size_t i = 0; i < got.size(); ++i)
+        callers.emplace_back([&, i] { got[i] = xattn::scaled_dot_product_attention(q, k, v, {}).output; });
+    for (std::thread& c : callers) c.join();
+    for (const auto& g : got) CHECK(same_bits(g, want));
+}
