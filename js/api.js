@@ -5,11 +5,12 @@ import { kvFunctions } from './kv-cache.js';
 import { mhaFunctions } from './mha.js';
 import { sdpaFunctions } from './sdpa.js';
 
-export function makeXattn(mod, simd) {
+export function makeXattn(mod, simd, threads = 1) {
   const boundary = makeBoundary(mod);
   const version = mod.version();  // package.json's, compiled into the module
   const api = {
     get simd() { return simd; },
+    get threads() { return threads; },
     get version() { return version; },
     /** Current size of the module's linear memory, in bytes. */
     memoryBytes() {
@@ -24,5 +25,9 @@ export function makeXattn(mod, simd) {
   // package's own leak tests.
   Object.defineProperty(api, 'heapInUseForTests', { value: () => mod.heapInUse(), enumerable: false });
   Object.defineProperty(api, 'pendingPlansForTests', { value: () => mod.pendingPlans(), enumerable: false });
+  // … and for the thread tests: split even the tiniest call over every thread (0) or back to the default
+  // least work per thread (1e6 FLOPs), and count the tasks helper threads have run.
+  Object.defineProperty(api, 'setMinWorkForTests', { value: (flops) => mod.setMinWorkPerWorker(flops), enumerable: false });
+  Object.defineProperty(api, 'helperTasksForTests', { value: () => mod.helperTasksRun(), enumerable: false });
   return api;
 }

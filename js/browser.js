@@ -1,5 +1,5 @@
 // Entry for browsers, Web Workers and bundlers: fetches the .wasm next to this package's dist/.
-// The URLs are literal so bundlers can see and copy them.
+// The URLs and imports are literal so bundlers can see and copy them.
 import { entry } from './instantiate.js';
 
 async function compile(url) {
@@ -13,8 +13,59 @@ async function compile(url) {
   }
 }
 
-export const createXattn = entry((simd) => compile(simd
-  ? new URL('../dist/xattn-simd.wasm', import.meta.url)
-  : new URL('../dist/xattn-scalar.wasm', import.meta.url)));
+const WASM = {
+  simd: () => new URL('../dist/xattn-simd.wasm', import.meta.url),
+  scalar: () => new URL('../dist/xattn-scalar.wasm', import.meta.url),
+  'simd-threads': () => new URL('../dist/xattn-simd-threads.wasm', import.meta.url),
+};
+
+// Threads need shared memory, which a page has only when cross-origin isolated (and a Worker only when
+// the page that started it is).
+function sharedMemory() {
+  if (typeof SharedArrayBuffer !== 'function' || globalThis.crossOriginIsolated !== true) {
+    return 'this page is not cross-origin isolated (crossOriginIsolated is false): serve it with the headers ' +
+      'Cross-Origin-Opener-Policy: same-origin and Cross-Origin-Embedder-Policy: require-corp (or credentialless)';
+  }
+  return null;
+}
+
+// The threaded build's pthread worker script, as a blob: URL. Workers from blob: URLs run in the page's origin,
+// so the script's import() of the glue is a same-origin request; a bundler may have turned the file into a
+// data: URL (Vite inlines small assets), whose worker would have an opaque origin and be refused the glue.
+let pthreadWorkerUrl;
+function pthreadWorker() {
+  pthreadWorkerUrl ??= fetch(new URL('../dist/xattn-simd-threads.worker.js', import.meta.url))
+    .then((response) => {
+      if (!response.ok) throw new Error(`createXattn: could not fetch the threaded build's worker script (HTTP ${response.status})`);
+      return response.text();
+    })
+    .then((text) => URL.createObjectURL(new Blob([text], { type: 'text/javascript' })));
+  pthreadWorkerUrl.catch(() => { pthreadWorkerUrl = undefined; });
+  return pthreadWorkerUrl;
+}
+
+export const createXattn = entry({
+  compileWasm: (build) => compile(WASM[build]()),
+  loadGlue: async (build) => {
+    if (build === 'simd-threads') {
+      const [glue, worker] = await Promise.all([import('../dist/xattn-simd-threads.mjs'), pthreadWorker()]);
+      // The pool's workers load the glue again, by this URL.
+      const glueUrl = new URL('../dist/xattn-simd-threads.mjs', import.meta.url).href;
+      return {
+        factory: glue.default,
+        moduleOptions: {
+          mainScriptUrlOrBlob: glueUrl,
+          locateFile: (path) => (path.endsWith('.worker.js') ? worker : new URL(path, glueUrl).href),
+        },
+      };
+    }
+    const glue = build === 'simd' ? await import('../dist/xattn-simd.mjs') : await import('../dist/xattn-scalar.mjs');
+    return { factory: glue.default };
+  },
+  env: {
+    defaultThreads: () => globalThis.navigator?.hardwareConcurrency ?? 1,
+    sharedMemory,
+  },
+});
 
 export default createXattn;

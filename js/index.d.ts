@@ -419,6 +419,11 @@ export interface KvCache {
 export interface Xattn {
   /** Whether the SIMD build runs. */
   readonly simd: boolean;
+  /**
+   * How many threads each call runs on: the calling thread and `threads - 1` workers of the threaded build
+   * (1: the plain SIMD or scalar build). Results are bit-identical whatever the count.
+   */
+  readonly threads: number;
   /** The package version, compiled into the module. */
   readonly version: string;
   /** Current size of the instance's WebAssembly linear memory, in bytes. */
@@ -472,9 +477,26 @@ export interface Xattn {
   createKvCache(config: KvCacheConfig): KvCache;
 }
 
+/** What {@link createXattn} may be asked for. */
+export interface XattnOptions {
+  /** Force the SIMD build (true; throws where the engine has no WebAssembly SIMD) or the scalar one (false). */
+  simd?: boolean | undefined;
+  /**
+   * Threads per call, 1 to 4. Default: in Node min(4, available cores); in a browser min(4,
+   * navigator.hardwareConcurrency) when the page is cross-origin isolated, else 1 (no error, no warning).
+   * More than 1 runs the threaded SIMD build and needs shared memory: where the page is not cross-origin
+   * isolated (headers `Cross-Origin-Opener-Policy: same-origin`, `Cross-Origin-Embedder-Policy: require-corp`)
+   * asking for it throws an Error that says so. The API stays synchronous; the calling thread takes part.
+   */
+  threads?: number | undefined;
+}
+
 /**
- * Loads and starts a WebAssembly build: SIMD when the engine has it, unless `{ simd }` forces one. Each call
- * makes an independent instance. Rejects (never hangs) when the build cannot be compiled or started.
+ * Loads and starts a WebAssembly build: SIMD when the engine has it, unless `{ simd }` forces one, on as many
+ * threads as `{ threads }` asks or the environment offers. Each call makes an independent instance. Rejects
+ * (never hangs) when the build cannot be compiled or started.
+ * @throws (rejects) TypeError for unknown options or wrong types; RangeError for `threads` outside 1…4; Error
+ *   when a forced build cannot run here (no SIMD, or no shared memory for threads).
  */
-export function createXattn(options?: { simd?: boolean | undefined }): Promise<Xattn>;
+export function createXattn(options?: XattnOptions): Promise<Xattn>;
 export default createXattn;

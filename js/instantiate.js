@@ -1,31 +1,60 @@
-// Shared by the Node and browser entries: turn a compiled WebAssembly.Module and the Emscripten
-// factory into the xattn API. The entries differ only in how they compile the .wasm.
+// Shared by the Node and browser entries: pick a build, and turn a compiled WebAssembly.Module and the
+// Emscripten factory into the xattn API. The entries differ only in how they compile the .wasm, load a
+// build's glue, and what threads their environment offers.
 import { makeXattn } from './api.js';
 import { simdSupported } from './detect.js';
 
-export function chooseBuild(options) {
+// The threaded build's most: the calling thread and the 3 pool workers it starts while loading
+// (scripts/build-wasm.sh).
+export const MAX_THREADS = 4;
+
+const OPTIONS = ['simd', 'threads'];
+
+// { simd, threads, build } for createXattn's options. `env` is the entry's environment:
+//   defaultThreads()  the count to use when none is asked for (1 where shared memory is unavailable)
+//   sharedMemory()    null when threads can run, else why not (a sentence for the error)
+export function chooseBuild(options, env) {
   if (options !== undefined && (options === null || typeof options !== 'object' || Array.isArray(options))) {
     throw new TypeError(`createXattn: options must be an object, got ${options === null ? 'null' : typeof options}`);
   }
   for (const key of Object.keys(options ?? {})) {
-    if (key !== 'simd') throw new TypeError(`createXattn: unknown option '${key}' (known: simd)`);
+    if (!OPTIONS.includes(key)) throw new TypeError(`createXattn: unknown option '${key}' (known: ${OPTIONS.join(', ')})`);
   }
-  const forced = options?.simd;
-  if (forced !== undefined && typeof forced !== 'boolean') {
-    throw new TypeError(`createXattn: options.simd must be a boolean, got ${typeof forced}`);
+  const forcedSimd = options?.simd;
+  if (forcedSimd !== undefined && typeof forcedSimd !== 'boolean') {
+    throw new TypeError(`createXattn: options.simd must be a boolean, got ${typeof forcedSimd}`);
   }
-  if (forced === true && !simdSupported()) {
+  if (forcedSimd === true && !simdSupported()) {
     throw new Error('createXattn: this engine has no WebAssembly SIMD; use { simd: false } or leave simd unset');
   }
-  return forced ?? simdSupported();
+  const simd = forcedSimd ?? simdSupported();
+  const forcedThreads = options?.threads;
+  if (forcedThreads !== undefined) {
+    if (typeof forcedThreads !== 'number') {
+      throw new TypeError(`createXattn: options.threads must be a number, got ${typeof forcedThreads}`);
+    }
+    if (!Number.isInteger(forcedThreads) || forcedThreads < 1 || forcedThreads > MAX_THREADS) {
+      throw new RangeError(`createXattn: options.threads must be an integer from 1 to ${MAX_THREADS}, got ${forcedThreads}`);
+    }
+  }
+  if (forcedThreads > 1) {
+    if (!simd) throw new Error(`createXattn: threads: ${forcedThreads} needs the SIMD build (the threaded build is SIMD only), but simd is off`);
+    const why = env.sharedMemory();
+    if (why) throw new Error(`createXattn: threads: ${forcedThreads} needs shared memory, which is unavailable: ${why}`);
+  }
+  const threads = forcedThreads ?? (simd && !env.sharedMemory() ? Math.max(1, Math.min(MAX_THREADS, env.defaultThreads())) : 1);
+  return { simd, threads, build: threads > 1 ? 'simd-threads' : simd ? 'simd' : 'scalar' };
 }
 
-// Instantiates `wasmModule` through the Emscripten `factory`. Rejects, never hangs, when instantiating
-// or starting the module fails: the factory's own promise would wait for ever on a failed instantiateWasm.
-export async function instantiate(factory, wasmModule, simd) {
+// Instantiates `wasmModule` through the Emscripten `factory` (with `moduleOptions` of the entry's, such as
+// where the threaded build's worker script is), and sets the instance's thread count. Rejects, never hangs,
+// when instantiating or starting the module fails: the factory's own promise would wait for ever on a failed
+// instantiateWasm.
+export async function instantiate(factory, wasmModule, simd, threads = 1, moduleOptions = {}) {
   let fail;
   const failed = new Promise((_, reject) => { fail = reject; });
   const started = factory({
+    ...moduleOptions,
     // Hand Emscripten the already compiled module: its own loader would fetch a file path in Node.
     instantiateWasm(imports, receive) {
       WebAssembly.instantiate(wasmModule, imports).then((instance) => receive(instance, wasmModule)).catch(fail);
@@ -35,36 +64,44 @@ export async function instantiate(factory, wasmModule, simd) {
     print() {},
     printErr() {},
   });
+  const build = threads > 1 ? `threaded SIMD (${threads} threads)` : simd ? 'SIMD' : 'scalar';
   try {
     const mod = await Promise.race([started, failed]);
-    return Object.freeze(makeXattn(mod, simd));
+    const running = mod.setThreads(threads);
+    if (running !== threads) throw new Error(`the build runs at most ${mod.maxThreads()} threads, not ${threads}`);
+    moduleOptions.started?.(mod);
+    return Object.freeze(makeXattn(mod, simd, threads));
   } catch (e) {
-    throw new Error(`createXattn: could not start the ${simd ? 'SIMD' : 'scalar'} WebAssembly build: ${e?.message ?? e}`, { cause: e });
+    throw new Error(`createXattn: could not start the ${build} WebAssembly build: ${e?.message ?? e}`, { cause: e });
   }
 }
 
-// The createXattn of an entry, given how that entry compiles a build's .wasm (compileWasm(simd) ->
-// Promise<WebAssembly.Module>). Compiled modules are kept per build, so later instances skip compiling;
-// a failed compile is forgotten so that a later call can try again. The glue imports stay literal
-// for bundlers.
-export function entry(compileWasm) {
-  const compiled = new Map();  // simd -> Promise<WebAssembly.Module>
-  function wasmModule(simd) {
-    if (!compiled.has(simd)) {
-      const promise = compileWasm(simd);
-      promise.catch(() => compiled.delete(simd));
-      compiled.set(simd, promise);
+// The createXattn of an entry:
+//   compileWasm(build)  → Promise<WebAssembly.Module> for 'simd', 'scalar' or 'simd-threads'
+//   loadGlue(build)     → Promise<{ factory, moduleOptions? }>: the Emscripten factory (imports stay literal
+//                         for bundlers) and what else the factory needs
+//   env                 as chooseBuild's
+// Compiled modules are kept per build, so later instances skip compiling; a failed compile is forgotten
+// so that a later call can try again.
+export function entry({ compileWasm, loadGlue, env }) {
+  const compiled = new Map();  // build -> Promise<WebAssembly.Module>
+  const names = { simd: 'SIMD', scalar: 'scalar', 'simd-threads': 'threaded SIMD' };
+  function wasmModule(build) {
+    if (!compiled.has(build)) {
+      const promise = compileWasm(build);
+      promise.catch(() => compiled.delete(build));
+      compiled.set(build, promise);
     }
-    return compiled.get(simd);
+    return compiled.get(build);
   }
   return async function createXattn(options) {
-    const simd = chooseBuild(options);
-    const [factory, module] = await Promise.all([
-      simd ? import('../dist/xattn-simd.mjs') : import('../dist/xattn-scalar.mjs'),
-      wasmModule(simd).catch((e) => {
-        throw new Error(`createXattn: could not compile the ${simd ? 'SIMD' : 'scalar'} WebAssembly build: ${e?.message ?? e}`, { cause: e });
+    const { simd, threads, build } = chooseBuild(options, env);
+    const [glue, module] = await Promise.all([
+      loadGlue(build),
+      wasmModule(build).catch((e) => {
+        throw new Error(`createXattn: could not compile the ${names[build]} WebAssembly build: ${e?.message ?? e}`, { cause: e });
       }),
     ]);
-    return instantiate(factory.default, module, simd);
+    return instantiate(glue.factory, module, simd, threads, glue.moduleOptions);
   };
 }

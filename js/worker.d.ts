@@ -5,7 +5,7 @@ import type {
   AttentionResult, AttentionResultWithWeights, AttentionResultWithoutWeights, GradientResult, GradientResultWithWeights,
   KvAttendOptions, KvCacheConfig, LoadStateDictOptions, OutputTensor, ResolvedKvCacheConfig, MultiheadAttentionBackwardOptions, MultiheadAttentionConfig, MultiheadAttentionForwardOptions,
   MultiheadAttentionGradients, MultiheadAttentionParameters,
-  ResolvedMultiheadAttentionConfig, SdpaOptions, StateDict, StateDictSource, Tensor,
+  ResolvedMultiheadAttentionConfig, SdpaOptions, StateDict, StateDictSource, Tensor, XattnOptions,
 } from './index.js';
 
 /** What the calls need of an `AbortSignal` (the DOM's and Node's both fit). */
@@ -89,6 +89,8 @@ export interface KvCacheWorker {
 export interface XattnWorker {
   /** Whether the worker runs the SIMD build. */
   readonly simd: boolean;
+  /** How many threads the worker's instance runs (see {@link XattnOptions.threads}). */
+  readonly threads: number;
   /** The package version. */
   readonly version: string;
   /** Calls made and not yet settled, the running one included. */
@@ -123,5 +125,5 @@ export interface XattnWorker {
  * back by transfer. In Node an idle worker does not keep the process alive.
  * @throws (rejects) TypeError for bad options; Error when the worker or the WebAssembly build cannot start.
  */
-export function createXattnWorker(options?: { simd?: boolean | undefined }): Promise<XattnWorker>;
+export function createXattnWorker(options?: XattnOptions): Promise<XattnWorker>;
 export default createXattnWorker;

@@ -27,11 +27,12 @@ export function cjsDeclarations(esm) {
     .map((l) => l.replace(/^export (interface|type|declare) /, '$1 '))
     .map((l) => (l ? `  ${l}` : l));
   const returns = factory[2].replace(/\b(Xattn)\b/g, 'createXattn.$1');
+  const params = factory[1].replace(/\b(XattnOptions)\b/g, 'createXattn.$1');
   return [
     ...directives,
     '// Generated from index.d.ts by scripts/build-types.mjs: do not edit. The declarations for',
     "// require('xattn'): module.exports is the createXattn function itself (with .createXattn and .default).",
-    `type CreateXattn = ${factory[1]} => ${returns};`,
+    `type CreateXattn = ${params} => ${returns};`,
     '',
     ...lines.slice(docAt, factoryAt),
     'declare const createXattn: CreateXattn & { createXattn: CreateXattn; default: CreateXattn };',

@@ -28,6 +28,9 @@
 #endif
 
 namespace xattn {
+namespace kernels {
+void start_helpers(unsigned helpers);  // below, beside the pool
+}
 namespace {
 
 std::atomic<unsigned> g_threads{1};
@@ -38,6 +41,7 @@ unsigned max_threads() { return XATTN_HAS_THREADS ? XATTN_MAX_THREADS : 1; }
 
 unsigned set_num_threads(unsigned n) {
     const unsigned clamped = n < 1 ? 1 : n > max_threads() ? max_threads() : n;
+    kernels::start_helpers(clamped - 1);
     g_threads.store(clamped, std::memory_order_relaxed);
     return clamped;
 }
@@ -74,12 +78,18 @@ void parallel_run(std::size_t tasks, unsigned, TaskFn fn, void* context) {
     for (std::size_t t = 0; t < tasks; ++t) fn(context, t, 0);
 }
 
+void start_helpers(unsigned) {}
+
 #else
 
 namespace {
 
 thread_local bool t_in_task = false;  // a task that calls parallel_run runs the inner tasks itself
 
+// A call's job is open to helpers until the caller has seen every task taken; then it is closed, and the caller
+// waits only for the helpers that joined in time. A helper woken late finds it closed and goes back to sleep,
+// so the caller never waits for a wake-up it did not need (in a browser that can take a good part of a small
+// call). `state_` packs the job's generation (high 32 bits), the closed flag and the helpers inside it.
 class Pool {
 public:
     ~Pool() {
@@ -94,23 +104,45 @@ public:
     void run(std::size_t tasks, unsigned threads, TaskFn fn, void* context) {
         std::lock_guard<std::mutex> one_call(call_mu_);  // calls from different threads take turns
         const unsigned helpers = threads - 1;
+        std::uint64_t generation;
         {
             std::lock_guard<std::mutex> lock(mu_);
-            while (helpers_.size() < helpers) {
-                const unsigned index = static_cast<unsigned>(helpers_.size()) + 1;
-                helpers_.emplace_back([this, index] { helper_loop(index); });
-            }
+            start(helpers);
             fn_ = fn, context_ = context, tasks_ = tasks, job_helpers_ = helpers;
             next_.store(0, std::memory_order_relaxed);
-            busy_.store(helpers, std::memory_order_relaxed);
-            ++generation_;
+            generation = generation_.load(std::memory_order_relaxed) + 1;
+            state_.store(generation << 32, std::memory_order_relaxed);
+            generation_.store(generation, std::memory_order_release);
         }
         wake_.notify_all();
         work(0, fn, context, tasks);
-        while (busy_.load(std::memory_order_acquire) != 0) std::this_thread::yield();
+        state_.fetch_or(kClosed, std::memory_order_acq_rel);
+        while ((state_.load(std::memory_order_acquire) & kInside) != 0) std::this_thread::yield();
+    }
+
+    // Starts helpers up to `helpers` now, rather than on the first call that needs them: their stacks come out
+    // of the heap, so a caller measuring memory sees it taken once, when the count is set.
+    void ensure(unsigned helpers) {
+        std::lock_guard<std::mutex> lock(mu_);
+        start(helpers);
     }
 
 private:
+    static constexpr std::uint64_t kInside = 0xffff, kClosed = 0x10000;
+    // Iterations a helper polls for the next job before it sleeps: back-to-back calls (a projection, then
+    // attention, then a projection) then find it awake.
+    static constexpr int kSpin = 20000;
+
+    // With mu_ held. Returns once every helper runs: a thread's start-up allocates a little (its thread-local
+    // data), and it should do so now, not in the middle of a later call.
+    void start(unsigned helpers) {
+        while (helpers_.size() < helpers) {
+            const unsigned index = static_cast<unsigned>(helpers_.size()) + 1;
+            helpers_.emplace_back([this, index] { helper_loop(index); });
+        }
+        while (running_.load(std::memory_order_acquire) < helpers_.size()) std::this_thread::yield();
+    }
+
     void work(unsigned worker, TaskFn fn, void* context, std::size_t tasks) {
         t_in_task = true;
         std::uint64_t ran = 0;
@@ -119,21 +151,37 @@ private:
         if (worker != 0) g_helper_tasks.fetch_add(ran, std::memory_order_relaxed);
     }
 
+    // Joins job `generation` unless it is closed (or already another one).
+    bool enter(std::uint64_t generation) {
+        std::uint64_t s = state_.load(std::memory_order_acquire);
+        for (;;) {
+            if ((s >> 32) != (generation & 0xffffffffu) || (s & kClosed)) return false;
+            if (state_.compare_exchange_weak(s, s + 1, std::memory_order_acq_rel)) return true;
+        }
+    }
+
     void helper_loop(unsigned index) {
+        running_.fetch_add(1, std::memory_order_release);
         std::uint64_t seen = 0;
         for (;;) {
+            for (int i = 0; i < kSpin && generation_.load(std::memory_order_acquire) == seen; ++i) {
+            }
             TaskFn fn;
             void* context;
             std::size_t tasks;
+            std::uint64_t generation;
             {
                 std::unique_lock<std::mutex> lock(mu_);
-                wake_.wait(lock, [&] { return stop_ || (generation_ != seen && index <= job_helpers_); });
+                wake_.wait(lock, [&] {
+                    return stop_ || (generation_.load(std::memory_order_relaxed) != seen && index <= job_helpers_);
+                });
                 if (stop_) return;
-                seen = generation_;
+                generation = seen = generation_.load(std::memory_order_relaxed);
                 fn = fn_, context = context_, tasks = tasks_;
             }
+            if (!enter(generation)) continue;
             work(index, fn, context, tasks);
-            busy_.fetch_sub(1, std::memory_order_release);
+            state_.fetch_sub(1, std::memory_order_acq_rel);
         }
     }
 
@@ -142,13 +190,14 @@ private:
     std::condition_variable wake_;
     std::vector<std::thread> helpers_;
     bool stop_ = false;
-    std::uint64_t generation_ = 0;
+    std::atomic<std::uint64_t> generation_{0};
     TaskFn fn_ = nullptr;
     void* context_ = nullptr;
     std::size_t tasks_ = 0;
     unsigned job_helpers_ = 0;
     std::atomic<std::size_t> next_{0};
-    std::atomic<unsigned> busy_{0};
+    std::atomic<std::uint64_t> state_{0};
+    std::atomic<std::size_t> running_{0};  // helpers that have started
 };
 
 Pool& pool() {
@@ -157,6 +206,10 @@ Pool& pool() {
 }
 
 }  // namespace
+
+void start_helpers(unsigned helpers) {
+    if (helpers > 0) pool().ensure(helpers);
+}
 
 void parallel_run(std::size_t tasks, unsigned threads, TaskFn fn, void* context) {
     if (threads > max_threads()) threads = max_threads();

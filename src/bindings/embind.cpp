@@ -22,6 +22,7 @@
 #include <utility>
 
 #include "kernels/carver.hpp"
+#include "kernels/parallel.hpp"
 #include "xattn/xattn.hpp"
 
 namespace {
@@ -503,6 +504,13 @@ std::string version() { return xattn::version(); }
 
 double max_tensor_bytes() { return static_cast<double>(xattn::kMaxTensorBytes); }
 
+// The thread count later plans record (xattn/threads.hpp); the JS layer sets it once per instance.
+unsigned set_threads(unsigned n) { return xattn::set_num_threads(n); }
+unsigned max_threads() { return xattn::max_threads(); }
+// For the package's tests: split even tiny calls, and count the tasks helper threads ran.
+void set_min_work_per_worker(double flops) { xattn::kernels::set_min_work_per_worker(flops); }
+double helper_tasks_run() { return static_cast<double>(xattn::kernels::helper_tasks_run()); }
+
 }  // namespace
 
 EMSCRIPTEN_BINDINGS(xattn) {
@@ -617,4 +625,8 @@ EMSCRIPTEN_BINDINGS(xattn) {
     emscripten::function("pendingPlans", &pending_plans);
     emscripten::function("version", &version);
     emscripten::function("maxTensorBytes", &max_tensor_bytes);
+    emscripten::function("setThreads", &set_threads);
+    emscripten::function("maxThreads", &max_threads);
+    emscripten::function("setMinWorkPerWorker", &set_min_work_per_worker);
+    emscripten::function("helperTasksRun", &helper_tasks_run);
 }

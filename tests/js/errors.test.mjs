@@ -150,6 +150,13 @@ describe('createMultiheadAttention and MultiheadAttention refuse bad input', asy
 
   test('createXattn refuses unknown options', async () => {
     await assert.rejects(createXattn({ simd: 'yes' }), TypeError);
-    await assert.rejects(createXattn({ threads: 2 }), /unknown option 'threads'/);
+    await assert.rejects(createXattn({ thread: 2 }), /unknown option 'thread' \(known: simd, threads\)/);
+    await assert.rejects(createXattn({ threads: '2' }), (e) => e instanceof TypeError && /options.threads must be a number, got string/.test(e.message));
+    for (const bad of [0, 5, 1.5, NaN]) {
+      await assert.rejects(createXattn({ threads: bad }),
+        (e) => e instanceof RangeError && e.message === `createXattn: options.threads must be an integer from 1 to 4, got ${bad}`);
+    }
+    await assert.rejects(createXattn({ simd: false, threads: 2 }),
+      /^Error: createXattn: threads: 2 needs the SIMD build \(the threaded build is SIMD only\), but simd is off$/);
   });
 });

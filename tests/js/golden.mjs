@@ -116,3 +116,11 @@ export function mismatch(got, want) {
   });
   return bad ? `${bad} of ${want.values.length} differ; worst ${worst}` : '';
 }
+
+// The builds every fixture suite runs on: SIMD on one thread, the threaded SIMD build on three (the tasks split
+// over more threads than this machine may have cores), and scalar.
+export const BUILDS = [
+  { options: { simd: true, threads: 1 }, label: 'SIMD' },
+  { options: { simd: true, threads: 3 }, label: 'threaded SIMD (3 threads)' },
+  { options: { simd: false }, label: 'scalar' },
+];

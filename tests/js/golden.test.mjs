@@ -1,20 +1,23 @@
-// The PyTorch-made fixtures through the JS API, on both builds.
+// The PyTorch-made fixtures through the JS API, on every build (SIMD, threaded SIMD, scalar).
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
 
 import { createXattn } from '../../js/node.js';
 import {
-  loadCases, mask, mhaConfig, mhaOptions, mhaParameters, mismatch, sdpaOptions, tensor,
+  BUILDS, loadCases, mask, mhaConfig, mhaOptions, mhaParameters, mismatch, sdpaOptions, tensor,
 } from './golden.mjs';
 
 const sdpaCases = loadCases('sdpa.txt');
 const mhaCases = loadCases('mha.txt');
 
-for (const simd of [true, false]) {
-  describe(`${simd ? 'SIMD' : 'scalar'} build matches PyTorch`, async () => {
-    const xa = await createXattn({ simd });
+for (const { options: buildOptions, label } of BUILDS) {
+  describe(`${label} build matches PyTorch`, async () => {
+    const xa = await createXattn(buildOptions);
 
-    test('the build is the one asked for', () => assert.equal(xa.simd, simd));
+    test('the build is the one asked for', () => {
+      assert.equal(xa.simd, buildOptions.simd);
+      assert.equal(xa.threads, buildOptions.threads ?? 1);
+    });
 
     test(`every scaledDotProductAttention fixture (${sdpaCases.length})`, () => {
       assert.ok(sdpaCases.length >= 30);

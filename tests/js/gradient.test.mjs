@@ -1,9 +1,9 @@
-// scaledDotProductAttentionGrad against PyTorch autograd (tests/golden/sdpa_grad.txt), on both builds.
+// scaledDotProductAttentionGrad against PyTorch autograd (tests/golden/sdpa_grad.txt), on every build (SIMD, threaded SIMD, scalar).
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
 
 import { createXattn } from '../../js/node.js';
-import { loadCases, mask, tensor } from './golden.mjs';
+import { BUILDS, loadCases, mask, tensor } from './golden.mjs';
 
 const cases = loadCases('sdpa_grad.txt');
 
@@ -29,9 +29,9 @@ function options(c) {
   return o;
 }
 
-for (const simd of [true, false]) {
-  describe(`gradients on the ${simd ? 'SIMD' : 'scalar'} build`, async () => {
-    const xa = await createXattn({ simd });
+for (const { options: buildOptions, label } of BUILDS) {
+  describe(`gradients on the ${label} build`, async () => {
+    const xa = await createXattn(buildOptions);
 
     test(`every autograd fixture (${cases.length}): output, gradQuery, gradKey, gradValue`, () => {
       assert.ok(cases.length >= 15);

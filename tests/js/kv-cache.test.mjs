@@ -1,10 +1,11 @@
-// createKvCache on both builds: decoding a token at a time and prefill give what scaledDotProductAttention
+// createKvCache on every build (SIMD, threaded SIMD, scalar): decoding a token at a time and prefill give what scaledDotProductAttention
 // gives on the same keys and values (GQA, MQA, masks, causal, scale, weights), float16 storage holds them
 // rounded, refusals leave the cache as it was, lifetimes, and the same cache through the Worker entry.
 import assert from 'node:assert/strict';
 import { after, describe, test } from 'node:test';
 
 import { createXattn } from '../../js/node.js';
+import { BUILDS } from './golden.mjs';
 import { createXattnWorker } from '../../js/worker-node.js';
 
 // mulberry32 normals: the same inputs on every run.
@@ -38,9 +39,9 @@ function positions(t, from, to) {
   return { data, shape: [B, H, to - from, D] };
 }
 
-for (const simd of [true, false]) {
-  describe(`createKvCache on the ${simd ? 'SIMD' : 'scalar'} build`, async () => {
-    const xa = await createXattn({ simd });
+for (const { options: buildOptions, label } of BUILDS) {
+  describe(`createKvCache on the ${label} build`, async () => {
+    const xa = await createXattn(buildOptions);
 
     test('decoding one token at a time equals SDPA on the whole K and V each step (GQA 8 over 2)', () => {
       const B = 2, Hq = 8, Hkv = 2, E = 16, Ev = 12, steps = 40;

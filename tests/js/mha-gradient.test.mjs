@@ -1,10 +1,10 @@
-// MultiheadAttention.backward against PyTorch autograd (tests/golden/mha_grad.txt), on both builds: the
+// MultiheadAttention.backward against PyTorch autograd (tests/golden/mha_grad.txt), on every build: the
 // output, the inputs' gradients and every parameter's, named as setParameters takes them.
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
 
 import { createXattn } from '../../js/node.js';
-import { loadCases, mask, mhaConfig, mhaParameters, tensor } from './golden.mjs';
+import { BUILDS, loadCases, mask, mhaConfig, mhaParameters, tensor } from './golden.mjs';
 
 const cases = loadCases('mha_grad.txt');
 const CAMEL = {
@@ -34,9 +34,9 @@ function moduleFor(xa, c) {
   return m;
 }
 
-for (const simd of [true, false]) {
-  describe(`MultiheadAttention.backward on the ${simd ? 'SIMD' : 'scalar'} build`, async () => {
-    const xa = await createXattn({ simd });
+for (const { options: buildOptions, label } of BUILDS) {
+  describe(`MultiheadAttention.backward on the ${label} build`, async () => {
+    const xa = await createXattn(buildOptions);
 
     test(`every autograd fixture (${cases.length}): output, inputs' and parameters' gradients`, () => {
       assert.ok(cases.length >= 15);

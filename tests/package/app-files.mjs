@@ -17,11 +17,32 @@ async function lesson() {
   return { inputs, excess };
 }
 
+// Threads: where the page is isolated the default instance is threaded; a call big enough to split (8 problems
+// of 256 queries) runs partly on helper threads and gives the same bits as the one-thread build. Where the page
+// is not isolated, the default runs on one thread and asking for two is refused with the reason.
+async function threads(createXattn, xa) {
+  const out = { isolated: self.crossOriginIsolated === true, threads: xa.threads, cores: navigator.hardwareConcurrency };
+  if (xa.threads > 1) {
+    const data = new Float32Array(8 * 256 * 64).map((_, i) => Math.sin(i * 0.37));
+    const t = { data, shape: [8, 256, 64] };
+    const before = xa.helperTasksForTests();
+    const split = xa.scaledDotProductAttention(t, t, t).output.data;
+    out.helperTasks = xa.helperTasksForTests() - before;
+    const one = (await createXattn({ threads: 1 })).scaledDotProductAttention(t, t, t).output.data;
+    out.sameBits = split.every((x, i) => Object.is(x, one[i]));
+  }
+  if (!out.isolated) {
+    out.refused = await createXattn({ threads: 2 }).then(() => 'no error', (e) => String(e.message));
+  }
+  return out;
+}
+
 export async function check(createXattn) {
   const { inputs, excess } = await lesson();
   const xa = await createXattn();
   const r = xa.scaledDotProductAttention(...inputs, { needWeights: true });
-  return { simd: xa.simd, shape: r.output.shape, maxExcess: excess(r), weightsShape: r.weights.shape };
+  return { simd: xa.simd, shape: r.output.shape, maxExcess: excess(r), weightsShape: r.weights.shape,
+    ...(await threads(createXattn, xa)) };
 }
 
 // The same through 'xattn/worker': the page's thread stays free while the worker computes.
@@ -31,7 +52,7 @@ export async function checkWorker(createXattnWorker) {
   const r = await worker.scaledDotProductAttention(...inputs, { needWeights: true }, { transfer: true });
   const moved = inputs[0].data.length === 0;
   await worker.terminate();
-  return { simd: worker.simd, shape: r.output.shape, maxExcess: excess(r), weightsShape: r.weights.shape, moved };
+  return { simd: worker.simd, threads: worker.threads, shape: r.output.shape, maxExcess: excess(r), weightsShape: r.weights.shape, moved };
 }
 `;
 
@@ -91,12 +112,14 @@ import createXattn, { createXattn as named } from 'xattn';
 import { loadCases, mismatch, tensor } from '${goldenUrl}';
 if (createXattn !== named) throw new Error('default and named exports differ');
 const c = loadCases('sdpa.txt').find((x) => x.name === 'lesson_example_4x10x64');
-for (const simd of [true, false]) {
-  const xa = await createXattn({ simd });
+for (const options of [{ simd: true, threads: 1 }, { simd: false }, { threads: 2 }, { threads: 4 }]) {
+  const xa = await createXattn(options);
+  if (xa.threads !== (options.threads ?? 1)) throw new Error('ESM ' + JSON.stringify(options) + ': threads ' + xa.threads);
   const r = xa.scaledDotProductAttention(tensor(c.tensors.query), tensor(c.tensors.key), tensor(c.tensors.value));
   const bad = mismatch(r.output, c.tensors.output);
-  if (bad) throw new Error('ESM ' + (simd ? 'SIMD' : 'scalar') + ': ' + bad);
+  if (bad) throw new Error('ESM ' + JSON.stringify(options) + ': ' + bad);
 }
+// Ending at all shows the threaded instances' worker threads let Node exit.
 console.log('esm ok');
 `;
 
@@ -108,11 +131,14 @@ if (typeof createXattn !== 'function' || createXattn.createXattn !== createXattn
 (async () => {
   const { loadCases, mismatch, tensor } = await import(${JSON.stringify(goldenPath)});
   const c = loadCases('sdpa.txt').find((x) => x.name === 'causal_L_lt_S_bottom_right');
-  const xa = await createXattn.createXattn({ simd: false });
-  const r = xa.scaledDotProductAttention(tensor(c.tensors.query), tensor(c.tensors.key), tensor(c.tensors.value),
-    { isCausal: true, causalAlignment: 'bottom-right', needWeights: true });
-  const bad = mismatch(r.weights, c.tensors.weights);
-  if (bad) throw new Error('CJS: ' + bad);
+  for (const options of [{ simd: false }, { threads: 3 }]) {
+    const xa = await createXattn.createXattn(options);
+    if (xa.threads !== (options.threads ?? 1)) throw new Error('CJS: threads ' + xa.threads);
+    const r = xa.scaledDotProductAttention(tensor(c.tensors.query), tensor(c.tensors.key), tensor(c.tensors.value),
+      { isCausal: true, causalAlignment: 'bottom-right', needWeights: true });
+    const bad = mismatch(r.weights, c.tensors.weights);
+    if (bad) throw new Error('CJS: ' + bad);
+  }
   console.log('cjs ok');
 })().catch((e) => { console.error(e); process.exitCode = 1; });
 `;
@@ -123,7 +149,8 @@ export const workerEsmScript = (goldenUrl) => `
 import { createXattnWorker } from 'xattn/worker';
 import { loadCases, mismatch, tensor } from '${goldenUrl}';
 const c = loadCases('sdpa.txt').find((x) => x.name === 'lesson_example_4x10x64');
-const worker = await createXattnWorker();
+const worker = await createXattnWorker({ threads: 2 });
+if (worker.threads !== 2) throw new Error('worker ESM: threads ' + worker.threads);
 const r = await worker.scaledDotProductAttention(tensor(c.tensors.query), tensor(c.tensors.key), tensor(c.tensors.value), { needWeights: true });
 const bad = mismatch(r.output, c.tensors.output) || mismatch(r.weights, c.tensors.weights);
 if (bad) throw new Error('worker ESM: ' + bad);

@@ -1,7 +1,8 @@
 // The packed tarball, installed into a fresh project, works as a user would use it: Node ESM,
 // CommonJS, TypeScript (both module kinds, the README's examples), the README's examples run, 'xattn/worker'
 // from Node ESM and CommonJS, a plain module page, a module Worker and a page using 'xattn/worker' in Chromium,
-// and a Vite build with the worker; and it ships exactly the files it needs.
+// and a Vite build with the worker, each served cross-origin isolated (threaded) and not (one thread); and it
+// ships exactly the files it needs.
 import assert from 'node:assert/strict';
 import { execFileSync } from 'node:child_process';
 import { copyFileSync, mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
@@ -48,10 +49,12 @@ after(async () => {
 });
 
 describe('the packed tarball', () => {
-  test('ships the loader, declarations, both builds, and nothing else', () => {
+  test('ships the loader, declarations, the three builds, and nothing else', () => {
     const listed = run('tar', ['tzf', tarball]).trim().split('\n').map((f) => f.replace(/^package\//, '')).sort();
     assert.deepEqual(listed, [
-      'README.md', 'dist/xattn-scalar.mjs', 'dist/xattn-scalar.wasm', 'dist/xattn-simd.mjs', 'dist/xattn-simd.wasm',
+      'README.md', 'dist/xattn-scalar.mjs', 'dist/xattn-scalar.wasm', 'dist/xattn-simd-threads-node.cjs',
+      'dist/xattn-simd-threads-node.worker.cjs', 'dist/xattn-simd-threads.mjs', 'dist/xattn-simd-threads.wasm',
+      'dist/xattn-simd-threads.worker.js', 'dist/xattn-simd.mjs', 'dist/xattn-simd.wasm',
       'js/api.js', 'js/boundary.js', 'js/browser.js', 'js/detect.js', 'js/float-formats.js', 'js/index.d.cts',
       'js/index.d.ts', 'js/instantiate.js', 'js/kv-cache.js', 'js/mha-state.js', 'js/mha.js', 'js/node.cjs', 'js/node.js',
       'js/safetensors.js', 'js/sdpa.js', 'js/state-dict.js', 'js/validate.js', 'js/worker-client.js',
@@ -114,26 +117,48 @@ describe('the packed tarball', () => {
     run(bin('tsc'), ['-p', 'tsconfig.json']);  // throws with the compiler's output on any error
   });
 
-  test('a <script type="module"> page, a module Worker and a page using xattn/worker in Chromium compute it right, with SIMD', async () => {
+  // The page's result: the lesson right, and threads as the page's isolation allows.
+  function checkPage(page, result, errors, isolated) {
+    assert.deepEqual(errors, [], `${page}: console errors`);
+    assert.equal(result.error, undefined, `${page}: ${result.error}`);
+    assert.equal(result.simd, true, page);
+    assert.deepEqual(result.shape, [4, 10, 64], page);
+    assert.deepEqual(result.weightsShape, [4, 10, 10], page);
+    assert.ok(result.maxExcess <= 1, `${page}: error ${result.maxExcess}x the tolerance`);
+    if (result.isolated === undefined) return;  // through xattn/worker: checked by the caller
+    assert.equal(result.isolated, isolated, page);
+    if (isolated) {
+      assert.equal(result.threads, Math.min(4, result.cores), `${page}: threads where the page is isolated`);
+      if (result.cores > 1) {
+        assert.ok(result.helperTasks > 0, `${page}: no helper thread ran a task`);
+        assert.equal(result.sameBits, true, `${page}: split over every thread, the result changed`);
+      }
+    } else {
+      assert.equal(result.threads, 1, page);
+      assert.match(result.refused, /^createXattn: threads: 2 needs shared memory, which is unavailable: this page is not cross-origin isolated .*Cross-Origin-Opener-Policy: same-origin and Cross-Origin-Embedder-Policy: require-corp/, page);
+    }
+  }
+
+  test('a <script type="module"> page, a module Worker and a page using xattn/worker in Chromium compute it right, with SIMD, threaded where isolated', async () => {
     writeFileSync(join(app, 'plain.html'), files.plainHtml);
     writeFileSync(join(app, 'worker.html'), files.workerHtml);
     writeFileSync(join(app, 'worker.js'), files.workerJs);
     writeFileSync(join(app, 'async-worker.html'), files.asyncWorkerHtml);
-    const server = await serve(app);
-    try {
-      browser = await launch();
-      for (const page of ['plain.html', 'worker.html', 'async-worker.html']) {
-        const { result, errors } = await pageResult(browser.context, server.url + page);
-        assert.deepEqual(errors, [], `${page}: console errors`);
-        assert.equal(result.error, undefined, `${page}: ${result.error}`);
-        assert.equal(result.simd, true, page);
-        assert.deepEqual(result.shape, [4, 10, 64], page);
-        assert.deepEqual(result.weightsShape, [4, 10, 10], page);
-        assert.ok(result.maxExcess <= 1, `${page}: error ${result.maxExcess}x the tolerance`);
-        if (page === 'async-worker.html') assert.equal(result.moved, true, 'transfer: true moved the query to the worker');
+    browser = await launch();
+    for (const isolated of [true, false]) {
+      const server = await serve(app, { isolated });
+      try {
+        for (const page of ['plain.html', 'worker.html', 'async-worker.html']) {
+          const { result, errors } = await pageResult(browser.context, server.url + page);
+          checkPage(`${page} (${isolated ? '' : 'not '}isolated)`, result, errors, isolated);
+          if (page === 'async-worker.html') {
+            assert.equal(result.moved, true, 'transfer: true moved the query to the worker');
+            assert.equal(result.threads > 1, isolated, `xattn/worker runs ${result.threads} threads`);
+          }
+        }
+      } finally {
+        await server.close();
       }
-    } finally {
-      await server.close();
     }
   });
 
@@ -148,19 +173,19 @@ describe('the packed tarball', () => {
     writeFileSync(join(app, 'vite-dist', 'case.json'), readFileSync(join(app, 'case.json')));
     const built = run('ls', ['-R', join(app, 'vite-dist')]);
     assert.match(built, /\.wasm/, 'the bundle carries the .wasm files');
-    const server = await serve(join(app, 'vite-dist'));
-    try {
-      browser ??= await launch();
-      const { result, errors } = await pageResult(browser.context, server.url);
-      assert.deepEqual(errors, []);
-      assert.equal(result.error, undefined, result.error);
-      assert.deepEqual(result.shape, [4, 10, 64]);
-      assert.ok(result.maxExcess <= 1, `error ${result.maxExcess}x the tolerance`);
-      assert.equal(result.worker.error, undefined, result.worker.error);
-      assert.deepEqual(result.worker.weightsShape, [4, 10, 10]);
-      assert.ok(result.worker.maxExcess <= 1, `worker: error ${result.worker.maxExcess}x the tolerance`);
-    } finally {
-      await server.close();
+    for (const isolated of [true, false]) {
+      const server = await serve(join(app, 'vite-dist'), { isolated });
+      try {
+        browser ??= await launch();
+        const { result, errors } = await pageResult(browser.context, server.url);
+        checkPage(`Vite page (${isolated ? '' : 'not '}isolated)`, result, errors, isolated);
+        assert.equal(result.worker.error, undefined, result.worker.error);
+        assert.deepEqual(result.worker.weightsShape, [4, 10, 10]);
+        assert.ok(result.worker.maxExcess <= 1, `worker: error ${result.worker.maxExcess}x the tolerance`);
+        assert.equal(result.worker.threads > 1, isolated, `Vite xattn/worker runs ${result.worker.threads} threads`);
+      } finally {
+        await server.close();
+      }
     }
   });
 });

@@ -1,5 +1,6 @@
 // A minimal static file server for the packaging and browser tests: loopback only, one root folder,
-// correct MIME types (application/wasm for .wasm), nothing outside the root.
+// correct MIME types (application/wasm for .wasm), nothing outside the root. With `isolated`, every response
+// carries the two headers that make a page cross-origin isolated (and so able to run the threaded build).
 import { createServer } from 'node:http';
 import { readFile } from 'node:fs/promises';
 import { extname, join, normalize, sep } from 'node:path';
@@ -9,7 +10,10 @@ const TYPES = {
   '.json': 'application/json', '.wasm': 'application/wasm', '.css': 'text/css',
 };
 
-export async function serve(root) {
+export async function serve(root, { isolated = false } = {}) {
+  const isolation = isolated
+    ? { 'cross-origin-opener-policy': 'same-origin', 'cross-origin-embedder-policy': 'require-corp' }
+    : {};
   const server = createServer(async (req, res) => {
     const path = normalize(decodeURIComponent(new URL(req.url, 'http://x').pathname));
     const file = join(root, path === sep ? 'index.html' : path);
@@ -19,7 +23,7 @@ export async function serve(root) {
     }
     try {
       const body = await readFile(file);
-      res.writeHead(200, { 'content-type': TYPES[extname(file)] ?? 'application/octet-stream' }).end(body);
+      res.writeHead(200, { 'content-type': TYPES[extname(file)] ?? 'application/octet-stream', ...isolation }).end(body);
     } catch {
       res.writeHead(404).end();
     }

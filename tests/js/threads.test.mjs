@@ -1,0 +1,164 @@
+// The threaded build: what createXattn picks and refuses, and results bit-identical at 1, 2, 3 and 4 threads
+// on every golden fixture (split however small) and on calls big enough to split by themselves.
+import assert from 'node:assert/strict';
+import { availableParallelism } from 'node:os';
+import { describe, test } from 'node:test';
+
+import { createXattn } from '../../js/node.js';
+import { loadCases, mask, mhaConfig, mhaOptions, mhaParameters, sdpaOptions, tensor } from './golden.mjs';
+
+const COUNTS = [1, 2, 3, 4];
+const instances = new Map();
+for (const threads of COUNTS) instances.set(threads, await createXattn({ threads }));
+
+function gradOptions(c) {
+  const o = sdpaOptions(c);
+  delete o.needWeights;
+  if (c.opts.dropout_p !== undefined) o.dropoutP = Number(c.opts.dropout_p);
+  if (c.opts.seed !== undefined) o.seed = Number(c.opts.seed);
+  return o;
+}
+
+function mhaGradOptions(c) {
+  const o = { isCausal: c.opts.is_causal === '1', training: c.opts.training === '1', seed: Number(c.opts.seed) };
+  if (c.tensors.key_padding_mask) o.keyPaddingMask = mask(c.tensors.key_padding_mask);
+  if (c.tensors.attn_mask) o.attnMask = mask(c.tensors.attn_mask);
+  return o;
+}
+
+// Every Float32Array in a result, in a fixed order (nested objects such as gradParameters included).
+function arrays(result) {
+  const out = [];
+  const visit = (x) => {
+    if (x instanceof Float32Array) out.push(x);
+    else if (x && typeof x === 'object') for (const key of Object.keys(x).sort()) visit(x[key]);
+  };
+  visit(result);
+  return out;
+}
+
+function sameBits(a, b) {
+  return a.length === b.length
+    && Buffer.compare(Buffer.from(a.buffer, a.byteOffset, a.byteLength), Buffer.from(b.buffer, b.byteOffset, b.byteLength)) === 0;
+}
+
+// Runs compute(xa) on every instance; each result's arrays must equal the 1-thread ones bit for bit. With
+// `force`, calls split over every thread however little work they hold (tiny fixtures would not split).
+// Returns the tasks helper threads ran.
+function checkSameAtEveryCount(label, force, compute) {
+  let helped = 0;
+  let one;
+  for (const threads of COUNTS) {
+    const xa = instances.get(threads);
+    const before = xa.helperTasksForTests();
+    if (force) xa.setMinWorkForTests(0);
+    try {
+      const got = arrays(compute(xa));
+      if (one === undefined) one = got;
+      assert.equal(got.length, one.length, label);
+      got.forEach((g, i) => assert.ok(sameBits(g, one[i]), `${label}: array ${i} differs at ${threads} threads`));
+    } finally {
+      if (force) xa.setMinWorkForTests(1e6);
+    }
+    helped += xa.helperTasksForTests() - before;
+  }
+  return helped;
+}
+
+describe('createXattn({ threads })', () => {
+  test('Node defaults to min(4, available cores); threads: 1 takes the plain SIMD build', async () => {
+    assert.equal((await createXattn()).threads, Math.min(4, availableParallelism()));
+    for (const threads of COUNTS) {
+      const xa = instances.get(threads);
+      assert.equal(xa.threads, threads);
+      assert.equal(xa.simd, true);
+    }
+    assert.equal((await createXattn({ simd: false })).threads, 1);
+  });
+});
+
+describe('bit-identical at 1, 2, 3 and 4 threads', () => {
+  test('every scaledDotProductAttention fixture, output and weights', () => {
+    let helped = 0;
+    for (const c of loadCases('sdpa.txt')) {
+      const t = c.tensors;
+      helped += checkSameAtEveryCount(c.name, true,
+        (xa) => xa.scaledDotProductAttention(tensor(t.query), tensor(t.key), tensor(t.value), sdpaOptions(c)));
+    }
+    assert.ok(helped > 0, 'helper threads ran tasks');
+  });
+
+  test('every scaledDotProductAttentionGrad fixture', () => {
+    let helped = 0;
+    for (const c of loadCases('sdpa_grad.txt')) {
+      const t = c.tensors;
+      helped += checkSameAtEveryCount(c.name, true, (xa) => xa.scaledDotProductAttentionGrad(
+        tensor(t.query), tensor(t.key), tensor(t.value), tensor(t.grad_output), gradOptions(c)));
+    }
+    assert.ok(helped > 0, 'helper threads ran tasks');
+  });
+
+  test('every MultiheadAttention fixture, forward and backward', () => {
+    let helped = 0;
+    const run = (xa, c, f) => {
+      const m = xa.createMultiheadAttention({ ...mhaConfig(c), dropout: Number(c.opts.dropout ?? 0) });
+      try {
+        m.setParameters(mhaParameters(c));
+        return f(m);
+      } finally {
+        m.dispose();
+      }
+    };
+    for (const c of loadCases('mha.txt')) {
+      const t = c.tensors;
+      helped += checkSameAtEveryCount(c.name, true,
+        (xa) => run(xa, c, (m) => m.forward(tensor(t.query), tensor(t.key), tensor(t.value), mhaOptions(c))));
+    }
+    for (const c of loadCases('mha_grad.txt')) {
+      const t = c.tensors;
+      helped += checkSameAtEveryCount(c.name, true, (xa) => run(xa, c,
+        (m) => m.backward(tensor(t.query), tensor(t.key), tensor(t.value), tensor(t.grad_output), mhaGradOptions(c))));
+    }
+    assert.ok(helped > 0, 'helper threads ran tasks');
+  });
+
+  const random = (shape, seed) => {
+    const data = new Float32Array(shape.reduce((a, b) => a * b, 1));
+    let s = seed;
+    for (let i = 0; i < data.length; i++) {
+      s = (s * 1103515245 + 12345) % 2147483648;
+      data[i] = s / 1073741824 - 1;
+    }
+    return { data, shape };
+  };
+
+  test('calls big enough to split by themselves: forward, weights, backward, causal', () => {
+    const q = random([2, 4, 300, 64], 1), k = random([2, 4, 257, 64], 2), v = random([2, 4, 257, 48], 3);
+    const dO = random([2, 4, 300, 48], 4);
+    for (const isCausal of [false, true]) {
+      const o = isCausal ? { isCausal, causalAlignment: 'bottom-right' } : {};
+      const helped = checkSameAtEveryCount(`causal ${isCausal}`, false, (xa) => [
+        xa.scaledDotProductAttention(q, k, v, o),
+        xa.scaledDotProductAttention(q, k, v, { ...o, needWeights: true }),
+        xa.scaledDotProductAttentionGrad(q, k, v, dO, o),
+      ]);
+      assert.ok(helped > 0, 'helper threads ran tasks');
+    }
+  });
+
+  test('a decoding step over 5000 cached positions splits the keys (flash decoding), float32 and float16', () => {
+    const k = random([1, 1, 5000, 64], 5), v = random([1, 1, 5000, 64], 6), q = random([1, 4, 1, 64], 7);
+    for (const dtype of ['float32', 'float16']) {
+      const helped = checkSameAtEveryCount(dtype, false, (xa) => {
+        const cache = xa.createKvCache({ kvHeads: 1, headDim: 64, capacity: 5000, dtype });
+        try {
+          cache.append(k, v);
+          return cache.attend(q);
+        } finally {
+          cache.dispose();
+        }
+      });
+      assert.ok(helped > 0, 'helper threads ran tasks');
+    }
+  });
+});
