@@ -154,6 +154,28 @@ TEST_CASE("threads: big enough problems split on their own, forward, weights and
     }
 }
 
+TEST_CASE("threads: a backward with few key/value problems splits the keys, adds the chunks' dQ in order") {
+    // One key/value head shared by 4 query heads, 1500 keys: 3 chunks of key tiles, each with its dK, dV rows.
+    const auto q = randn({1, 4, 300, 32}, 11), k = randn({1, 1, 1500, 32}, 12), v = randn({1, 1, 1500, 24}, 13);
+    const auto dO = randn({1, 4, 300, 24}, 14);
+    for (const bool causal : {false, true}) {
+        xattn::SdpaOptions o;
+        o.enable_gqa = true;
+        o.is_causal = causal;
+        o.causal_alignment = xattn::CausalAlignment::bottom_right;
+        check_same_at_every_count(causal ? "split backward, causal" : "split backward", false, [&] {
+            const auto g = xattn::scaled_dot_product_attention_backward(q, k, v, dO, o);
+            return std::vector<xt::xarray<float>>{g.output, g.grad_query, g.grad_key, g.grad_value};
+        });
+        const auto want = xattn::reference_sdpa_backward(q, k, v, dO, o);
+        Threads t(3, false);
+        const auto got = xattn::scaled_dot_product_attention_backward(q, k, v, dO, o);
+        CHECK_GRAD(got.grad_query, want.grad_query, "split backward grad_query");
+        CHECK_GRAD(got.grad_key, want.grad_key, "split backward grad_key");
+        CHECK_GRAD(got.grad_value, want.grad_value, "split backward grad_value");
+    }
+}
+
 TEST_CASE("threads: a decoding step splits the keys and merges the chunks in order (flash decoding)") {
     // One key/value head, so only the key chunks can spread over threads; 5000 positions make 5 chunks.
     for (const xattn::CacheDtype dtype : {xattn::CacheDtype::float32, xattn::CacheDtype::float16}) {

@@ -33,10 +33,11 @@ export const TOLERANCE = { atol: 1e-5, rtol: 1e-4 };
 const sleep = (ms) => new Promise((resolve) => setTimeout(resolve, ms));
 
 // dist/ may be mid-rebuild by another process (npm run build:wasm): retry a few times before giving up.
-export async function loadXattn(simd) {
+// One thread unless asked: the main table compares single-threaded runs (threads.mjs compares 1 with 2).
+export async function loadXattn(simd, threads = 1) {
   for (let attempt = 1; ; attempt++) {
     try {
-      return await createXattn({ simd });
+      return await createXattn({ simd, threads });
     } catch (err) {
       if (attempt >= 5) throw err;
       await sleep(2000);
@@ -44,14 +45,14 @@ export async function loadXattn(simd) {
   }
 }
 
-function xattnImpl(simd) {
+export function xattnImpl(simd, threads = 1) {
   return {
     key: simd ? 'xattnSimd' : 'xattnScalar',
     label: simd ? 'xattn SIMD' : 'xattn scalar',
     role: 'xattn',
     tolerance: TOLERANCE,
     async load() {
-      this.xa = await loadXattn(simd);
+      this.xa = await loadXattn(simd, threads);
       this.version = this.xa.version;
     },
     prepare({ query, key, value }) {
@@ -63,7 +64,7 @@ function xattnImpl(simd) {
 
 // onnxruntime-web (its SIMD wasm build) and onnxruntime-node share the model; each uses its own module's
 // InferenceSession and Tensor (the two packages may hold separate copies of onnxruntime-common).
-function ortImpl(native) {
+export function ortImpl(native, threads = 1) {
   return {
     key: native ? 'ortNode' : 'ortWeb',
     label: native ? 'ort-node native' : 'ort-web wasm',
@@ -77,8 +78,9 @@ function ortImpl(native) {
         this.sessionOptions = { executionProviders: ['cpu'], intraOpNumThreads: 1, interOpNumThreads: 1, executionMode: 'sequential' };
       } else {
         this.ort = await import('onnxruntime-web');
-        // Must be set before the first session: it sizes the wasm thread pool process-wide.
-        this.ort.env.wasm.numThreads = 1;
+        // Must be set before the first session: it sizes the wasm thread pool process-wide (so threads.mjs runs
+        // each count in a process of its own).
+        this.ort.env.wasm.numThreads = threads;
         this.version = versionOf('onnxruntime-web');
         this.sessionOptions = { executionProviders: ['wasm'] };
       }

@@ -2,12 +2,14 @@
 // as a native reference), one Node process, one thread each, identical seeded inputs, every result checked
 // against a float64 reference before anything is timed. Prints a table and writes bench/results.json.
 //
-//   node bench/js/run.mjs [--shapes 1x128x64,8x256x64] [--no-streaming] [--no-training] [--no-decode] [--out file]
-//                         [--budget-ms 10000]
+//   node bench/js/run.mjs [--shapes 1x128x64,8x256x64] [--no-streaming] [--no-training] [--no-decode] [--no-threads]
+//                         [--out file] [--budget-ms 10000]
 //
 // The training section (bench/js/training.mjs) adds the SDPA backward against the forward per shape,
 // MultiheadAttention's forward and backward beside PyTorch's, and masked against unmasked MHA. The decoding
-// section (bench/js/decode.mjs) times KV-cache steps against their bound, a full copy and onnxruntime-web.
+// section (bench/js/decode.mjs) times KV-cache steps against their bound, a full copy and onnxruntime-web. The
+// threads section (bench/js/threads.mjs) runs xattn's threaded build and onnxruntime-web at 1 and at 2 threads,
+// each count in a process of its own.
 //
 // Shapes are B·H × L × E with S = L and Ev = E (legend: B batch, H heads, L query length, S key length,
 // E query/key dim, Ev value dim). FLOPs = 4·B·H·L·S·E. With --shapes the JSON is written only when --out is given,
@@ -21,10 +23,11 @@ import { parseArgs } from 'node:util';
 import { makeProblem, parseShape, shapeText } from './inputs.mjs';
 import { TOLERANCE, loadImplementations } from './peers.mjs';
 import { agreement, agreementAll, referenceRows, sampleRows } from './reference.mjs';
-import { formatRefusals, formatTable, shapeRecord, streamingSummary, writeResults } from './report.mjs';
+import { formatRefusals, formatTable, formatThreads, shapeRecord, streamingSummary, writeResults } from './report.mjs';
 import { STREAMING_DIMS, measureStreaming } from './streaming.mjs';
 import { measureTraining } from './training.mjs';
 import { measureDecode } from './decode.mjs';
+import { measureThreads } from './threads.mjs';
 import { interleave, warmUp } from './timing.mjs';
 import { measureSimdPeak } from './wasm-probes.mjs';
 
@@ -37,6 +40,7 @@ const { values: args } = parseArgs({
     'no-streaming': { type: 'boolean', default: false },
     'no-training': { type: 'boolean', default: false },
     'no-decode': { type: 'boolean', default: false },
+    'no-threads': { type: 'boolean', default: false },
     out: { type: 'string' },
     'budget-ms': { type: 'string', default: '10000' },
   },
@@ -135,6 +139,9 @@ async function main() {
   let decode = null;
   if (!args['no-decode']) decode = await measureDecode({ log });
 
+  let threads = null;
+  if (!args['no-threads']) threads = measureThreads(shapes, { log, budgetMs: Math.min(budgetMs, 6000) });
+
   const finished = new Date();
   log('');
   log(`Results · ${started.toISOString()} · ${machine} · Node ${process.version} · single thread, one process`);
@@ -182,6 +189,11 @@ async function main() {
     for (const r of decode.rows) {
       log(`  Hq ${r.Hq} Hkv ${r.Hkv} E ${r.E}, ${r.length}: ${r.float32.ms.toFixed(3)} ms (${(r.float32.ms / r.float32.boundMs).toFixed(2)}× bound), float16 ${(r.float16.ms / r.float32.ms).toFixed(2)}× float32, full copy ${(r.fullCopyMs / r.float32.ms).toFixed(1)}×, ort-web ${r.ortWebMs ? (r.ortWebMs / r.float32.ms).toFixed(1) + '×' : r.ortWebError ?? 'n/a'}`);
     }
+  }
+  if (threads) {
+    meta.threadScaling = threads;
+    log('Threads (xattn SIMD threaded build, onnxruntime-web wasm; each thread count in a process of its own), GFLOP/s:');
+    log(formatThreads(threads));
   }
   log(`Took ${meta.durationSeconds} s; 1-minute load average ${loadAtStart} at the start, ${meta.loadAverageAtEnd} at the end (${os.cpus().length} CPUs; this run keeps one busy).`);
   if (out) {

@@ -83,16 +83,37 @@ struct AttentionBackward {
         }
     };
 
-    // One task per key/value problem: the query heads that share its dK and dV run one after another in
-    // head order, on one worker, so those sums are added in the same order whatever the thread count.
-    static std::size_t tasks(const AttentionProblem& p) { return p.batch / p.q_heads * p.kv_heads; }
+    // Tasks: (key/value problem, chunk of key tiles). The query heads that share a problem's dK and dV run one
+    // after another in head order within a task, so those sums are added in the same order whatever the thread
+    // count. With fewer key/value problems than the most threads a build runs (kSplitBelow), the keys are cut into
+    // chunks, so that one long sequence spreads over every thread: each chunk writes its own dK, dV rows and a
+    // partial dQ of every query, and the partials are added in chunk order. Whether and how a call is cut depends
+    // on its shape alone, never on the thread count.
+    static constexpr std::size_t kSplitBelow = 4, kChunkMin = 512, kMaxChunks = 4;
+    static std::size_t kv_problems(const AttentionProblem& p) { return p.batch / p.q_heads * p.kv_heads; }
+    static std::size_t chunk_keys(const AttentionProblem& p) {
+        const std::size_t bc = Kernel::tile_size(p.S);
+        std::size_t n = kv_problems(p) >= kSplitBelow ? 1 : (p.S + kChunkMin - 1) / kChunkMin;
+        n = n < 1 ? 1 : n > kMaxChunks ? kMaxChunks : n;
+        return round_up((p.S + n - 1) / n, bc);
+    }
+    static std::size_t chunks(const AttentionProblem& p) {
+        const std::size_t ck = chunk_keys(p);
+        return p.S == 0 || ck == 0 ? 1 : (p.S + ck - 1) / ck;
+    }
     static unsigned workers(const AttentionProblem& p) {
         const double per_task = 5.0 * static_cast<double>(p.q_heads / p.kv_heads) * static_cast<double>(p.L) *
-                                static_cast<double>(p.S) * static_cast<double>(p.E + p.Ev);
-        return useful_workers(p.threads, tasks(p), per_task);
+                                static_cast<double>(min_size(chunk_keys(p), p.S)) * static_cast<double>(p.E + p.Ev);
+        return useful_workers(p.threads, kv_problems(p) * chunks(p), per_task);
     }
     static std::uint64_t stride(const AttentionProblem& p) { return worker_stride(Scratch::layout(p, nullptr, nullptr)); }
-    static std::uint64_t workspace(const AttentionProblem& p) { return workers(p) * stride(p); }
+    // The chunks' partial dQ: (batch, chunks, L, E) floats when the keys are cut, else nothing.
+    static std::uint64_t partials_floats(const AttentionProblem& p) {
+        return chunks(p) == 1 ? 0 : std::uint64_t{p.batch} * chunks(p) * p.L * p.E;
+    }
+    static std::uint64_t workspace(const AttentionProblem& p) {
+        return worker_stride(partials_floats(p) * sizeof(float)) + workers(p) * stride(p) + Carver::kSlack;
+    }
 
     // rows (n, cols) -> dst (n, ld) with zeros past cols; dst rows n … GW-1 (when n < rows_total) zero too.
     static void pad_rows(const float* src, std::size_t n, std::size_t cols, std::size_t total, float* dst, std::size_t ld) {
@@ -134,11 +155,16 @@ struct AttentionBackward {
     }
 
     static void run(const AttentionProblem& p, void* workspace) {
-        const std::size_t G = p.q_heads / p.kv_heads, step = static_cast<std::size_t>(stride(p));
-        unsigned char* base = static_cast<unsigned char*>(workspace);
-        parallel_for(tasks(p), workers(p), [&](std::size_t kv, unsigned worker) {
+        const std::size_t G = p.q_heads / p.kv_heads, nc = chunks(p), ck = chunk_keys(p);
+        const std::size_t step = static_cast<std::size_t>(stride(p));
+        Carver c(workspace);
+        float* partials = c.take<float>(partials_floats(p));  // (batch, nc, L, E)
+        unsigned char* base = c.take<unsigned char>(0);
+        parallel_for(kv_problems(p) * nc, workers(p), [&](std::size_t task, unsigned worker) {
             Scratch w;
             Scratch::layout(p, base + worker * step, &w);
+            const std::size_t kv = task / nc, chunk = task % nc;
+            const std::size_t k_begin = chunk * ck, k_end = min_size(p.S, k_begin + ck);
             // Query problems of kv: b = outer · Hq + kv head · G + g (the inverse of SdpaPlan::kv_index).
             const std::size_t outer = kv / p.kv_heads, kv_head = kv % p.kv_heads;
             for (std::size_t g = 0; g < G; ++g) {
@@ -147,14 +173,26 @@ struct AttentionBackward {
                 const Head h{p, w.fwd, b, p.query + b * p.L * p.E, p.key + kv * p.S * p.E, p.value + kv * p.S * p.Ev,
                              nullptr, nullptr, p.output + b * p.L * p.Ev, nullptr,
                              p.mask_kind == MaskKind::none ? 0 : p.plan->mask_row_offset(b, 0), round_up(p.Ev, W)};
-                problem(h, w, p.grad_output + b * p.L * p.Ev, p.lse + b * p.L, p.grad_query + b * p.L * p.E,
-                        p.grad_key + kv * p.S * p.E, p.grad_value + kv * p.S * p.Ev);
+                float* dQ = nc == 1 ? p.grad_query + b * p.L * p.E : partials + (b * nc + chunk) * p.L * p.E;
+                problem(h, w, p.grad_output + b * p.L * p.Ev, p.lse + b * p.L, dQ, p.grad_key + kv * p.S * p.E,
+                        p.grad_value + kv * p.S * p.Ev, k_begin, k_end);
             }
+        });
+        if (nc == 1) return;
+        // dQ = the chunks' partials, added in chunk order.
+        parallel_for(p.batch, workers(p), [&](std::size_t b, unsigned) {
+            if (p.skip && p.skip[b]) return;
+            float* dQ = p.grad_query + b * p.L * p.E;
+            const float* part = partials + b * nc * p.L * p.E;
+            for (std::size_t x = 0; x < p.L * p.E; ++x) dQ[x] = part[x];
+            for (std::size_t chunk = 1; chunk < nc; ++chunk)
+                for (std::size_t x = 0; x < p.L * p.E; ++x) dQ[x] += part[chunk * p.L * p.E + x];
         });
     }
 
+    // Keys [k_begin, k_end) (whole tiles) of problem h: dK, dV rows added to, dQ (L, E) written.
     static void problem(const Head& h, const Scratch& w, const float* dO, const float* lse, float* dQ, float* dK,
-                        float* dV) {
+                        float* dV, std::size_t k_begin, std::size_t k_end) {
         const AttentionProblem& p = h.p;
         const std::size_t L = p.L, S = p.S, E = p.E, Ev = p.Ev;
         const std::size_t ep = round_up(E, W), evp = h.evp;
@@ -166,8 +204,8 @@ struct AttentionBackward {
         for (std::size_t x = 0; x < L * ep; ++x) w.dq[x] = 0.0f;
 
         const std::size_t bc = Kernel::tile_size(S);
-        for (std::size_t k0 = 0; k0 < S; k0 += bc) {
-            const std::size_t kn = min_size(bc, S - k0);
+        for (std::size_t k0 = k_begin; k0 < k_end; k0 += bc) {
+            const std::size_t kn = min_size(bc, k_end - k0);
             const float* kt = h.k + k0 * E;
             std::size_t ldk = E;
             if (E % W) {
