@@ -152,6 +152,27 @@ struct DecodeKernel {
         }
     }
 
+    // s[r][j] = q_r · k_j for NR query rows × NJ keys (s rows kTile apart), each a vector accumulator along E
+    // summed across its lanes at the end. Per vector of E, NR + NJ loads feed NR·NJ products: a key's vector is
+    // loaded once for all the rows (a step has G rows: the query heads of one key/value head). At most 8
+    // accumulators, which V8 keeps in registers beside the NR + 1 operands.
+    template <std::size_t NR, std::size_t NJ>
+    static void score_block(const float* q, std::size_t ep, const float* k, std::size_t ldk, std::size_t nev, float* s) {
+        V acc[NR][NJ];
+        for (std::size_t r = 0; r < NR; ++r)
+            for (std::size_t j = 0; j < NJ; ++j) acc[r][j] = O::splat(0.0f);
+        for (std::size_t e = 0; e < nev; ++e) {
+            V qv[NR];
+            for (std::size_t r = 0; r < NR; ++r) qv[r] = O::load(q + r * ep + e * W);
+            for (std::size_t j = 0; j < NJ; ++j) {
+                const V kv = O::load(k + j * ldk + e * W);
+                for (std::size_t r = 0; r < NR; ++r) acc[r][j] = O::fmadd(qv[r], kv, acc[r][j]);
+            }
+        }
+        for (std::size_t r = 0; r < NR; ++r)
+            for (std::size_t j = 0; j < NJ; ++j) s[r * kTile + j] = O::hsum(acc[r][j]);
+    }
+
     // Keys [k_begin, k_end) of one problem: into out (R, Ev) when `part` is null, else into the chunk's partial.
     static void problem(const AttentionProblem& p, const Scratch& w, const float* q, const float* k,
                         const std::uint16_t* k16, const float* v, const std::uint16_t* v16, std::size_t k_begin,
@@ -169,31 +190,16 @@ struct DecodeKernel {
             std::size_t ldk, ldv;
             const float* kt = tile(k, k16, k0, kn, E, w.kt, &ldk);
             const float* vt = tile(v, v16, k0, kn, Ev, w.vt, &ldv);
-            // Scores of every row against the tile, four keys at a time: those four key rows stay in L1 while
-            // every query row passes over them.
-            std::size_t j = 0;
-            for (; j + 4 <= kn; j += 4) {
-                const float* k_0 = kt + j * ldk;
-                for (std::size_t r = 0; r < R; ++r) {
-                    const float* qr = w.qrows + r * ep;
-                    V a0 = O::splat(0.0f), a1 = a0, a2 = a0, a3 = a0;
-                    for (std::size_t e = 0; e < nev; ++e) {
-                        const V qv = O::load(qr + e * W);
-                        a0 = O::fmadd(qv, O::load(k_0 + e * W), a0);
-                        a1 = O::fmadd(qv, O::load(k_0 + ldk + e * W), a1);
-                        a2 = O::fmadd(qv, O::load(k_0 + 2 * ldk + e * W), a2);
-                        a3 = O::fmadd(qv, O::load(k_0 + 3 * ldk + e * W), a3);
-                    }
-                    float* sr = w.s + r * kTile + j;
-                    sr[0] = O::hsum(a0), sr[1] = O::hsum(a1), sr[2] = O::hsum(a2), sr[3] = O::hsum(a3);
-                }
-            }
-            for (; j < kn; ++j)
-                for (std::size_t r = 0; r < R; ++r) {
-                    V a = O::splat(0.0f);
-                    for (std::size_t e = 0; e < nev; ++e) a = O::fmadd(O::load(w.qrows + r * ep + e * W), O::load(kt + j * ldk + e * W), a);
-                    w.s[r * kTile + j] = O::hsum(a);
-                }
+            // Scores of every row against the tile, in blocks of rows × keys (score_block).
+            for (std::size_t r0 = 0; r0 < R; r0 += 4)
+                with_count<4>(R - r0, [&](auto nr_) {
+                    constexpr std::size_t NR = decltype(nr_)::value, NJ = NR >= 3 ? 2 : NR == 2 ? 4 : 8;
+                    for (std::size_t j0 = 0; j0 < kn; j0 += NJ)
+                        with_count<NJ>(kn - j0, [&](auto nj_) {
+                            score_block<NR, decltype(nj_)::value>(w.qrows + r0 * ep, ep, kt + j0 * ldk, ldk, nev,
+                                                                  w.s + r0 * kTile + j0);
+                        });
+                });
             for (std::size_t r = 0; r < R; ++r) {
                 float* sr = w.s + r * kTile;
                 // Online softmax of the row over this tile (scaled scores; a NaN makes the row NaN, as in SDPA).
