@@ -5,6 +5,7 @@
 // by spinning on a counter: a browser's main thread may not block (Atomics.wait throws there), and the
 // wait is short, since every worker takes tasks from one shared counter until none is left.
 #include <atomic>
+#include <chrono>
 #include <cstddef>
 #include <cstdint>
 #include <mutex>
@@ -129,9 +130,10 @@ public:
 
 private:
     static constexpr std::uint64_t kInside = 0xffff, kClosed = 0x10000;
-    // Iterations a helper polls for the next job before it sleeps: back-to-back calls (a projection, then
-    // attention, then a projection) then find it awake.
-    static constexpr int kSpin = 20000;
+    // How long a helper polls for the next job before it sleeps: back-to-back calls (a projection, then
+    // attention, then a projection; or a JS caller's copy-in, run, copy-out, next call) then find it awake,
+    // where waking a sleeping worker costs tens of microseconds (a good part of a small call).
+    static constexpr auto kSpin = std::chrono::microseconds(200);
 
     // With mu_ held. Returns once every helper runs: a thread's start-up allocates a little (its thread-local
     // data), and it should do so now, not in the middle of a later call.
@@ -164,8 +166,9 @@ private:
         running_.fetch_add(1, std::memory_order_release);
         std::uint64_t seen = 0;
         for (;;) {
-            for (int i = 0; i < kSpin && generation_.load(std::memory_order_acquire) == seen; ++i) {
-            }
+            const auto until = std::chrono::steady_clock::now() + kSpin;
+            for (unsigned i = 1; generation_.load(std::memory_order_acquire) == seen; ++i)
+                if (i % 256 == 0 && std::chrono::steady_clock::now() > until) break;
             TaskFn fn;
             void* context;
             std::size_t tasks;
