@@ -29,11 +29,29 @@ const CHUNK_FLOPS = 5e7;
 const THUMB = 48;
 const SMALL_THUMB = 32;
 
-const modules = {}; // 'auto' | 'simd' | 'scalar' → Xattn, created on first use
-let current = null; // the last computed problem and its results
+// The package instances this worker makes, each on first use and then kept:
+// - 'auto': the worker's own, for everything but the speed comparison. Its thread count is its role's
+//   (worker-pool.js), sent with 'init', the first request; undefined is the package's default.
+// - 'simd' (the SIMD build on 1 thread) and 'threads' (the package's default: every thread when the page is
+//   cross-origin isolated, else 1): the speed comparison's two SIMD rows.
+// - 'scalar': the scalar build, which has no threads.
+// The promise is kept, so requests that arrive while one loads share it rather than make a second instance
+// (a threaded one starts its own pool of Workers).
+let autoOptions;
+const OPTIONS = {
+  auto: () => autoOptions,
+  simd: () => ({ simd: true, threads: 1 }),
+  threads: () => undefined,
+  scalar: () => ({ simd: false }),
+};
+const modules = {}; // kind → Promise<Xattn>
+let current = null; // the last computed problem and its results (and the instance that computed them)
 
-async function xattn(kind = 'auto') {
-  if (!modules[kind]) modules[kind] = await createXattn(kind === 'auto' ? undefined : { simd: kind === 'simd' });
+function xattn(kind = 'auto') {
+  modules[kind] ??= createXattn(OPTIONS[kind]()).catch((err) => {
+    delete modules[kind]; // a later request tries again
+    throw err;
+  });
   return modules[kind];
 }
 
@@ -110,11 +128,11 @@ async function attend({ dims, gen, mask, imported }, progress) {
     }
   }
   const tAttn = now() - t1;
-  current = { dims, gen, mask, query, key, value, output, weights, options };
+  current = { dims, gen, mask, query, key, value, output, weights, options, lib };
   return {
     shapes: { query: query.shape, key: key.shape, value: value.shape, output: output.shape, weights: weights.shape, mask: maskShape },
     ms: { generate: tGen, attention: tAttn },
-    build: { simd: lib.simd, version: lib.version },
+    build: buildOf(lib),
   };
 }
 
@@ -159,7 +177,7 @@ function view({ b, h }) {
     thumbs,
     // From averaging to attention, on this slice's first positions (the package is loaded: it computed c).
     averaging: averagingSteps({ query, key, value, L, S, E: dims.E, Ev: dims.Ev }, (q, k, v, o) =>
-      modules.auto.scaledDotProductAttention(q, k, v, o),
+      c.lib.scaledDotProductAttention(q, k, v, o),
     ),
   };
 }
@@ -251,9 +269,12 @@ async function speed(payload, progress) {
   return { flops, dims, results, peak };
 }
 
-async function init() {
-  const lib = await xattn();
-  return { simd: lib.simd, version: lib.version };
+const buildOf = (lib) => ({ simd: lib.simd, version: lib.version, threads: lib.threads });
+
+// payload.threads: this worker's own thread count (its role's, from worker-pool.js); absent for the default.
+async function init({ threads }) {
+  autoOptions = threads === undefined ? undefined : { threads };
+  return buildOf(await xattn());
 }
 
 // The holder's old result is dropped when it becomes the runner, so two big results never stay in memory.
