@@ -15,6 +15,7 @@ import { rowEntropy, rowSums } from './row-stats.js';
 import { downsampleAll, downsampleMax } from './downsample.js';
 import { runScalingStudy } from './scaling-study.js';
 import { attentionFlops, gflopsPerSecond, maxAbsDiff, timeRuns } from './speed.js';
+import { SPEED_RUNNERS, oneThreadReason, threadsName } from './speed-threads.js';
 import { measureSimdPeak } from './simd-peak.js';
 import { averagingSteps } from './averaging.js';
 import { timeDecodeSteps } from './decode/decode-timing.js';
@@ -226,27 +227,25 @@ async function scaling({ gen, L, S, draw }, progress) {
   });
 }
 
-// SIMD build, scalar build and plain JS on the page's settings (the same inputs the attention used,
-// generated again here: this runs in the side worker, so the finished result stays where it is); each
-// checked against the first that runs. An engine without wasm SIMD gets a row saying so instead of a failed
-// comparison. The wasm SIMD mul+add peak is measured first, in this same thread, as the chart's ceiling.
+// The SIMD build on 1 thread and on every thread, the scalar build and plain JS on the page's settings (the
+// same inputs the attention used, generated again here: this runs in the side worker, so the finished result
+// stays where it is); each checked against the first that runs. An engine without wasm SIMD, or a page
+// without threads, gets a row saying why instead of a failed or duplicated comparison. The wasm SIMD mul+add
+// peak (of one thread) is measured first, in this same thread, as the chart's ceiling.
 async function speed(payload, progress) {
   const { dims } = payload;
   const { query, key, value, options } = prepare(payload);
   const flops = attentionFlops(dims);
-  progress(0, 4, 'measuring the wasm SIMD peak');
+  progress(0, SPEED_RUNNERS.length + 1, 'measuring the wasm SIMD peak');
   const peak = measureSimdPeak({ clock: now });
-  const runners = [
-    { name: 'WebAssembly SIMD', kind: 'simd' },
-    { name: 'WebAssembly scalar', kind: 'scalar' },
-    { name: 'plain JavaScript', kind: 'js' },
-  ];
   const results = [];
   let reference = null;
-  for (let n = 0; n < runners.length; n++) {
-    const r = runners[n];
-    progress(n + 1, runners.length + 1, `timing ${r.name}`);
+  for (let n = 0; n < SPEED_RUNNERS.length; n++) {
+    const r = SPEED_RUNNERS[n];
+    const step = (label) => progress(n + 1, SPEED_RUNNERS.length + 1, label);
+    step(`timing ${r.name}`);
     let fn;
+    let threads = 1;
     if (r.kind === 'js') {
       fn = () => plainAttention(query, key, value, options);
     } else {
@@ -257,14 +256,21 @@ async function speed(payload, progress) {
         results.push({ name: r.name, kind: r.kind, unavailable: err.message });
         continue;
       }
+      if (r.kind === 'threads' && lib.threads === 1) {
+        const why = oneThreadReason({ isolated: self.crossOriginIsolated === true, cores: navigator.hardwareConcurrency, simd: lib.simd });
+        results.push({ name: r.name, kind: r.kind, threads: 1, unavailable: why });
+        continue;
+      }
+      threads = lib.threads;
       const libOptions = { ...options, needWeights: false };
       fn = () => lib.scaledDotProductAttention(query, key, value, libOptions);
     }
+    const name = r.kind === 'threads' ? threadsName(threads) : r.name;
     const out = fn().output.data;
     const maxDiff = reference ? maxAbsDiff(out, reference) : null;
     reference ??= out;
-    const t = timeRuns(fn, { clock: now, onRun: (k) => progress(n + 1, runners.length + 1, `timing ${r.name}, batch ${k}`) });
-    results.push({ name: r.name, kind: r.kind, ms: t.median, calls: t.runs * t.calls, gflops: gflopsPerSecond(flops, t.median), maxDiff });
+    const t = timeRuns(fn, { clock: now, onRun: (k) => step(`timing ${name}, batch ${k}`) });
+    results.push({ name, kind: r.kind, threads, ms: t.median, calls: t.runs * t.calls, gflops: gflopsPerSecond(flops, t.median), maxDiff });
   }
   return { flops, dims, results, peak };
 }
