@@ -71,7 +71,7 @@ test('every response of the page and its Workers carries COOP and COEP, and the 
 test('the compute workers run every thread: the status line says N = min(4, cores) threads', async () => {
   const page = await openDemo(browser.context);
   const n = await expectedThreads(page);
-  assert.match(await page.locator('#build-info').textContent(), new RegExp(`^xattn \\d+\\.\\d+\\.\\d+ · WebAssembly SIMD build · ${n} threads? · `));
+  assert.match(await page.locator('#build-info').textContent(), new RegExp(`^xattn \\d+\\.\\d+\\.\\d+ · WebAssembly SIMD build · ${n}\\sthreads? · `));
   assert.deepEqual(page.errors, []);
   await page.close();
 });
@@ -167,7 +167,7 @@ test('without the headers the page works on 1 thread, with no console error, and
     });
     const page = await openDemo(plain.context);
     assert.equal(await page.evaluate(() => crossOriginIsolated), false);
-    assert.match(await page.locator('#build-info').textContent(), /^xattn \d+\.\d+\.\d+ · WebAssembly SIMD build · 1 thread · /);
+    assert.match(await page.locator('#build-info').textContent(), /^xattn \d+\.\d+\.\d+ · WebAssembly SIMD build · 1\sthread · /);
     assert.equal(await traceShape(page, 'output'), '(4, 10, 64)');
     await assertSameBits(page, "the lesson's example, not isolated");
     assert.match(await page.locator('#speed-intro').textContent(), /not cross-origin isolated, so the package runs 1 thread only/);

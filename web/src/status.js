@@ -8,7 +8,8 @@ export function createStatus({ build, box, label, bar, cancel, error, errorText,
     lastError: null,
     setBuild({ simd, version, threads = 1 }, ms = null) {
       const took = ms === null ? '' : ` · ${ms < 1 ? ms.toPrecision(2) : ms.toFixed(ms < 100 ? 1 : 0)} ms`;
-      const text = `xattn ${version} · ${simd ? 'WebAssembly SIMD build' : 'WebAssembly scalar build'} · ${threads} thread${threads === 1 ? '' : 's'}${took}`;
+      // A no-break space keeps "2 threads" together where the line wraps (a phone).
+      const text = `xattn ${version} · ${simd ? 'WebAssembly SIMD build' : 'WebAssembly scalar build'} · ${threads}\u00a0thread${threads === 1 ? '' : 's'}${took}`;
       // While a note shows, the build name waits to come back.
       if (build.dataset.text !== undefined) build.dataset.text = text;
       else build.textContent = text;
