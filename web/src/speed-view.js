@@ -3,7 +3,7 @@
 // GFLOP/s against the measured peak; the numbers behind each chart stay available as a table, and a sentence
 // compares 1 thread with all.
 import { humanise, parseBench } from './bench-results.js';
-import { drawBarChart } from './bar-chart.js';
+import { SERIES_COLOURS, drawBarChart } from './bar-chart.js';
 import { formatMs as fmtMs } from './speed.js';
 import { threadsSummary } from './speed-threads.js';
 const fmtG = (g) => (g >= 10 ? g.toFixed(1) : g.toFixed(2));
@@ -22,6 +22,9 @@ export function problemLabel(dims) {
 }
 
 const PEAK_LABEL = 'wasm SIMD peak of 1 thread, measured now';
+// Each implementation keeps its colour whichever rows ran: SIMD, scalar and plain JS the ones they had
+// before the threaded row came, which takes one the benchmark chart below does not use.
+const KIND_COLOURS = { simd: SERIES_COLOURS[0], threads: SERIES_COLOURS[6], scalar: SERIES_COLOURS[1], js: SERIES_COLOURS[2] };
 
 // 1 thread against all: the sentence, with its figures on the element for tests and the curious.
 function renderThreads(element, summary) {
@@ -44,7 +47,7 @@ export function renderSpeed({ table, intro, chart, threads }, { flops, dims, res
     chart,
     {
       groups: [problemLabel(dims)],
-      series: timed.map((r) => ({ key: r.kind, label: r.name, values: [r.gflops] })),
+      series: timed.map((r) => ({ key: r.kind, label: r.name, values: [r.gflops], colour: KIND_COLOURS[r.kind] })),
       peak: peak ? { value: peak, label: PEAK_LABEL } : null,
     },
     { title: `GFLOP/s of each implementation on ${describeProblem(dims)}`, groupTitle: 'B·H × L × E' },
