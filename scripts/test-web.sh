@@ -3,13 +3,15 @@
 # Debian Chromium (playwright-core) against the demo served by Vite's dev server (what `npm start` runs) on
 # a free port of 127.0.0.1 (tests/browser/server.test.js among them: the server's rules), then a smoke test
 # of the production build (`vite build`, served by `vite preview`), which proves the package and the training
-# and decoding Workers bundle, and the server's rules again against `vite preview`. Servers are stopped on exit;
+# and decoding Workers bundle, and the server's rules and cross-origin isolation (the page runs the threaded
+# build) again against `vite preview`. Servers are stopped on exit;
 # screenshots go to build/artifacts/. Exits non-zero on any failure.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
 bash scripts/ensure-deps.sh browser node
-for f in dist/xattn-simd.mjs dist/xattn-simd.wasm dist/xattn-scalar.mjs dist/xattn-scalar.wasm; do
+for f in dist/xattn-simd.mjs dist/xattn-simd.wasm dist/xattn-scalar.mjs dist/xattn-scalar.wasm \
+         dist/xattn-simd-threads.mjs dist/xattn-simd-threads.wasm dist/xattn-simd-threads.worker.js; do
   [ -f "$f" ] || { npm run build:wasm; break; }
 done
 
@@ -79,3 +81,7 @@ XATTN_DEMO_URL="$url" XATTN_DEMO_LABEL=build timeout 300 node --test --test-time
   --test-name-pattern="each step fills one row" tests/browser/decoding.test.js
 echo "== web demo: server rules (tests/browser/server.test.js) against vite preview at $url"
 XATTN_DEMO_URL="$url" XATTN_DEMO_LABEL=build timeout 300 node --test --test-timeout=120000 tests/browser/server.test.js
+# Cross-origin isolation and threads on the built page: the headers on every response, the thread counts, the
+# speed panel's 1 thread against all, the same bits as 1 thread, and the page without the headers.
+echo "== web demo: cross-origin isolation and threads (tests/browser/isolation.test.js) against vite preview at $url"
+XATTN_DEMO_URL="$url" XATTN_DEMO_LABEL=build timeout 300 node --test --test-timeout=120000 tests/browser/isolation.test.js

@@ -9,6 +9,35 @@ const web = path.dirname(fileURLToPath(import.meta.url));
 const repo = path.resolve(web, '..');
 const port = Number(process.env.PORT) || 8080;
 
+// Cross-origin isolation: with these two headers on the page, crossOriginIsolated is true, SharedArrayBuffer
+// exists, and the package runs its threaded build (createXattn's default there: all threads, at most 4).
+// require-corp blocks cross-origin subresources that do not opt in; the page loads none (every script,
+// worker, .wasm and fetch is its own origin's).
+export const ISOLATION_HEADERS = {
+  'Cross-Origin-Opener-Policy': 'same-origin',
+  'Cross-Origin-Embedder-Policy': 'require-corp',
+};
+
+// Vite applies server.headers / preview.headers (below) only to the responses its own file middlewares send.
+// This sets them first thing on every response, so the rest (the benchmark file, refusals, 404s) carry them
+// too, whichever middleware answers: a Worker whose script came without COEP would be refused by an
+// isolated page.
+function crossOriginIsolation() {
+  const isolate = (req, res, next) => {
+    for (const [name, value] of Object.entries(ISOLATION_HEADERS)) res.setHeader(name, value);
+    next();
+  };
+  return {
+    name: 'xattn-cross-origin-isolation',
+    configureServer(server) {
+      server.middlewares.use(isolate);
+    },
+    configurePreviewServer(server) {
+      server.middlewares.use(isolate);
+    },
+  };
+}
+
 // The speed panel shows the repository's benchmark results when bench/results.json exists. That one file
 // is exposed at /bench/results.json; the rest of bench/ stays unreachable.
 function benchResults() {
@@ -86,6 +115,31 @@ function refuseOutside() {
   };
 }
 
+// The threaded build's pthread worker script, which the package fetches as text and starts from a blob: URL
+// (js/browser.js). It is a classic script, but the dev server transforms every .js it serves into a module
+// (its import analysis adds an `import` line and rewrites the script's import()), which then fails to start
+// as a classic Worker ("Cannot use import statement outside a module"), so the dev server sends this one
+// file as it is. `vite build` copies it as an asset, untouched, so the preview server needs nothing.
+const PTHREAD_WORKER = path.join(repo, 'dist', 'xattn-simd-threads.worker.js');
+
+export function isPthreadWorker(url) {
+  return requestSegments(url).join('/') === requestSegments(`/@fs${PTHREAD_WORKER}`).join('/');
+}
+
+function rawPthreadWorker() {
+  return {
+    name: 'xattn-raw-pthread-worker',
+    configureServer(server) {
+      server.middlewares.use((req, res, next) => {
+        if (!isPthreadWorker(req.url ?? '') || !existsSync(PTHREAD_WORKER)) return next();
+        res.setHeader('Content-Type', 'text/javascript');
+        res.setHeader('Cache-Control', 'no-cache');
+        res.end(readFileSync(PTHREAD_WORKER));
+      });
+    },
+  };
+}
+
 export default defineConfig({
   root: web,
   // Unknown paths are 404s, not the index page: the server only answers for the demo's own files.
@@ -95,12 +149,13 @@ export default defineConfig({
   resolve: {
     alias: { xattn: path.join(repo, 'js', 'browser.js') },
   },
-  plugins: [refuseOutside(), benchResults()],
+  plugins: [crossOriginIsolation(), refuseOutside(), rawPthreadWorker(), benchResults()],
   worker: { format: 'es' },
   server: {
     host: '127.0.0.1',
     port,
     strictPort: true, // the printed URL must be the one served: fail rather than move to another port
+    headers: ISOLATION_HEADERS,
     fs: {
       strict: true,
       // The demo, the package's JS and its built .wasm. Nothing else: Vite serves its own client and the
@@ -108,7 +163,7 @@ export default defineConfig({
       allow: [web, path.join(repo, 'js'), path.join(repo, 'dist')],
     },
   },
-  preview: { host: '127.0.0.1', port, strictPort: true },
+  preview: { host: '127.0.0.1', port, strictPort: true, headers: ISOLATION_HEADERS },
   build: {
     outDir: path.join(repo, 'build', 'web'),
     emptyOutDir: true,

@@ -31,13 +31,14 @@ const FLAGS = [
   '--disable-sync',
 ];
 
-export async function launch() {
+// args: flags beyond FLAGS, for a test that needs the browser set up otherwise.
+export async function launch({ args = [] } = {}) {
   if (!DEMO_URL) throw new Error('XATTN_DEMO_URL is not set: run the browser tests through scripts/test-web.sh');
   const profile = mkdtempSync(path.join(tmpdir(), 'xattn-chromium-'));
   const context = await chromium.launchPersistentContext(profile, {
     executablePath: process.env.CHROMIUM_PATH || '/usr/bin/chromium',
     headless: true,
-    args: FLAGS,
+    args: [...FLAGS, ...args],
     viewport: { width: 1280, height: 800 },
     acceptDownloads: true,
   });

@@ -301,14 +301,15 @@ test('the scaling panel plots the measured gradients reaching Q and K: unscaled,
   await page.close();
 });
 
-test('the speed panel times three implementations that agree', async () => {
+test('the speed panel times four implementations that agree', async () => {
   const page = await openDemo(browser.context);
   await page.locator('#run-speed').click();
   await page.waitForSelector('#speed-table:not([hidden])', WAIT);
   const rows = await page.locator('#speed-table tbody tr').evaluateAll((trs) =>
     trs.map((tr) => ({ kind: tr.dataset.kind, cells: [...tr.querySelectorAll('td')].map((td) => td.textContent) })),
   );
-  assert.deepEqual(rows.map((r) => r.kind), ['simd', 'scalar', 'js']);
+  // The SIMD build on 1 thread and on all (isolation.test.js checks the count), scalar, plain JS.
+  assert.deepEqual(rows.map((r) => r.kind), ['simd', 'threads', 'scalar', 'js']);
   for (const r of rows) {
     assert.ok(Number(r.cells[0]) > 0, `${r.kind} time ${r.cells[0]}`);
     assert.ok(Number(r.cells[2]) > 0, `${r.kind} GFLOP/s ${r.cells[2]}`);

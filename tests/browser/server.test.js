@@ -159,6 +159,37 @@ test("the demo's own files are served, the .wasm as application/wasm", async () 
   assert.equal(unknown.status, 404);
 });
 
+test('every answer carries COOP and COEP (the page is cross-origin isolated); the pthread worker script comes untransformed', async () => {
+  // The page, a module, the Workers' scripts, each .wasm, the threaded build's worker script, the benchmark
+  // file, a 404 and a refusal: whichever middleware answers.
+  const paths = ['/', '/bench/results.json', '/no-such-page.html', '/../package.json', `/@fs${repo}/package.json`];
+  if (preview) {
+    const assets = readdirSync(path.join(repo, 'build', 'web', 'assets'));
+    const workers = assets.filter((f) => /^(worker|train-worker|decode-worker)-.*\.js$/.test(f));
+    assert.equal(workers.length, 3, `the three Worker scripts among the built assets: ${assets}`);
+    paths.push(...assets.filter((f) => /\.(js|mjs|wasm)$/.test(f)).map((f) => `/assets/${f}`));
+  } else {
+    paths.push('/src/main.js', '/src/worker.js?worker_file&type=module', '/src/train/train-worker.js?worker_file&type=module',
+      '/src/decode/decode-worker.js?worker_file&type=module', `/@fs${repo}/js/browser.js`);
+    for (const f of ['xattn-simd.wasm', 'xattn-scalar.wasm', 'xattn-simd-threads.wasm', 'xattn-simd-threads.mjs', 'xattn-simd-threads.worker.js']) {
+      paths.push(`/@fs${path.join(repo, 'dist', f)}`);
+    }
+  }
+  for (const raw of paths) {
+    const res = await get(raw);
+    assert.equal(res.headers['cross-origin-opener-policy'], 'same-origin', `COOP on ${raw} (${res.status})`);
+    assert.equal(res.headers['cross-origin-embedder-policy'], 'require-corp', `COEP on ${raw} (${res.status})`);
+  }
+  if (!preview) {
+    // A classic script: the dev server's import analysis would make it a module that cannot start as one.
+    const file = path.join(repo, 'dist', 'xattn-simd-threads.worker.js');
+    const res = await get(`/@fs${file}`);
+    assert.equal(res.status, 200);
+    assert.match(res.headers['content-type'], /^text\/javascript/);
+    assert.equal(res.body, readFileSync(file, 'latin1'));
+  }
+});
+
 // Whether a TCP connection to host:port is accepted: 'connected', or the error code.
 function connect(host, port) {
   return new Promise((resolve) => {

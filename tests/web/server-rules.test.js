@@ -3,7 +3,11 @@
 // ordinary names that merely contain dots.
 import test from 'node:test';
 import assert from 'node:assert/strict';
-import { climbsOut, notThePage, requestSegments } from '../../web/vite.config.js';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { ISOLATION_HEADERS, climbsOut, isPthreadWorker, notThePage, requestSegments } from '../../web/vite.config.js';
+
+const repo = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..');
 
 test('a .. segment is found however it is written', () => {
   for (const url of ['/..', '/../x', '/src/../../x', '/%2e%2e/x', '/%2E%2e%2Fx', '/..%2fx', '/%252e%252e%252fx', '/%25252e%25252e/x', '/src/..\\x', '/src/..%5cx', '/.%2e/x', '/a/./../x']) {
@@ -26,4 +30,18 @@ test('escapes are undone until nothing changes, separators split, empty and . se
 test('/@id/ by package name and the config are not the page; virtual modules and page files are', () => {
   for (const url of ['/@id/uplot', '/@i%64/uplot', '//@id/vite', '/vite.config.js', '/%76ite.config.js?import']) assert.equal(notThePage(url), true, url);
   for (const url of ['/@id/__x00__virtual', '/', '/src/main.js', '/src/vite.config.js', '/@fs/srv/x.js', '/@vite/client']) assert.equal(notThePage(url), false, url);
+});
+
+test('the pthread worker script is that one file of dist/, however its path is written; nothing else is', () => {
+  const file = `/@fs${repo}/dist/xattn-simd-threads.worker.js`;
+  for (const url of [file, `${file}?import`, `${file}?t=1`, file.replace('/dist/', '/dist//'), file.replace('/dist/', '/./dist/')]) {
+    assert.equal(isPthreadWorker(url), true, url);
+  }
+  for (const url of ['/dist/xattn-simd-threads.worker.js', `/@fs${repo}/dist/xattn-simd-threads.mjs`, `/@fs${repo}/js/xattn-simd-threads.worker.js`, `${file}.map`, '/']) {
+    assert.equal(isPthreadWorker(url), false, url);
+  }
+});
+
+test('the isolation headers are the two cross-origin isolation needs', () => {
+  assert.deepEqual(ISOLATION_HEADERS, { 'Cross-Origin-Opener-Policy': 'same-origin', 'Cross-Origin-Embedder-Policy': 'require-corp' });
 });

@@ -8,6 +8,7 @@ import { ticksFromZero } from './ticks.js';
 const NS = 'http://www.w3.org/2000/svg';
 export const SERIES_COLOURS = ['#3b4cca', '#8e9be8', '#e07a1f', '#2a9d8f', '#8d99ae', '#b5179e', '#6a4c93', '#c9a227'];
 
+const colourOf = (series, k) => series.colour ?? SERIES_COLOURS[k % SERIES_COLOURS.length];
 const fmt = (v) => (v >= 100 ? v.toFixed(0) : v >= 10 ? v.toFixed(1) : v.toFixed(2));
 
 function el(name, attrs = {}, text = null) {
@@ -17,7 +18,8 @@ function el(name, attrs = {}, text = null) {
   return node;
 }
 
-// data: { groups: string[], series: [{ key, label, values: (number|null)[] }], peak: { value, label } | null }
+// data: { groups: string[], series: [{ key, label, values: (number|null)[], colour? }], peak: { value, label } | null };
+// a series without a colour takes the palette's colour for its position.
 // options: { unit, title, groupTitle }. Draws into `container` (replacing what was there) and redraws when
 // the container's width changes.
 export function drawBarChart(container, data, { unit = 'GFLOP/s', title = '', groupTitle = '' } = {}) {
@@ -53,7 +55,7 @@ export function drawBarChart(container, data, { unit = 'GFLOP/s', title = '', gr
           y: y(v),
           width: Math.max(1, barW - 1),
           height: Math.max(0, y(0) - y(v)),
-          fill: SERIES_COLOURS[k % SERIES_COLOURS.length],
+          fill: colourOf(s, k),
           'data-series': s.key,
           'data-group': group,
           'data-value': v,
@@ -86,7 +88,7 @@ export function drawBarChart(container, data, { unit = 'GFLOP/s', title = '', gr
       const li = document.createElement('li');
       const swatch = document.createElement('span');
       swatch.className = 'swatch';
-      swatch.style.background = SERIES_COLOURS[k % SERIES_COLOURS.length];
+      swatch.style.background = colourOf(s, k);
       li.append(swatch, s.label);
       legend.append(li);
     });

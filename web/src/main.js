@@ -371,7 +371,7 @@ async function runSpeed() {
   $('run-speed').disabled = true;
   try {
     const result = await status.track(pool.sideJob('speed', payload, { onProgress: status.progress }), 'speed comparison');
-    renderSpeed({ table: $('speed-table'), intro: $('speed-intro'), chart: $('speed-chart') }, result);
+    renderSpeed({ table: $('speed-table'), intro: $('speed-intro'), chart: $('speed-chart'), threads: $('speed-threads') }, result);
     const moved = state.wantedKey !== g.key;
     $('speed-note').hidden = !moved;
     $('speed-note').textContent = moved
@@ -485,4 +485,7 @@ const decoding = setupDecodePanel($('decode-card'), {
   runTiming: () => status.track(pool.sideJob('decodeTiming', {}, { onProgress: status.progress }), 'timing decoding steps'),
 });
 renderBench($('bench'));
-$('speed-intro').textContent = 'Times the attention on screen with the SIMD build, the scalar build and plain JavaScript, against the wasm SIMD peak measured in the same worker.';
+$('speed-intro').textContent =
+  'Times the attention on screen with the SIMD build on 1 thread and on all threads, the scalar build and plain JavaScript, ' +
+  'against the wasm SIMD peak measured in the same worker.' +
+  (window.crossOriginIsolated ? '' : ' This page is not cross-origin isolated, so the package runs 1 thread only.');

@@ -1,10 +1,11 @@
-// The speed panel: the live comparison (the package's SIMD build, its scalar build and plain JS on the page's
-// settings) and the repository's benchmark results, both as grouped bar charts of GFLOP/s against the
-// measured peak; the numbers behind each chart stay available as a table.
+// The speed panel: the live comparison (the package's SIMD build on 1 thread and on all, its scalar build and
+// plain JS on the page's settings) and the repository's benchmark results, both as grouped bar charts of
+// GFLOP/s against the measured peak; the numbers behind each chart stay available as a table, and a sentence
+// compares 1 thread with all.
 import { humanise, parseBench } from './bench-results.js';
-import { drawBarChart } from './bar-chart.js';
-
-const fmtMs = (ms) => (ms >= 100 ? ms.toFixed(0) : ms >= 1 ? ms.toFixed(2) : String(Number(ms.toPrecision(3))));
+import { SERIES_COLOURS, drawBarChart } from './bar-chart.js';
+import { formatMs as fmtMs } from './speed.js';
+import { threadsSummary } from './speed-threads.js';
 const fmtG = (g) => (g >= 10 ? g.toFixed(1) : g.toFixed(2));
 const escape = (s) => String(s).replace(/[&<>"]/g, (c) => ({ '&': '&amp;', '<': '&lt;', '>': '&gt;', '"': '&quot;' })[c]);
 
@@ -20,21 +21,33 @@ export function problemLabel(dims) {
   return `${BH}×${dims.L}×${dims.E}${tail}`;
 }
 
-const PEAK_LABEL = 'wasm SIMD peak, measured now';
+const PEAK_LABEL = 'wasm SIMD peak of 1 thread, measured now';
+// Each implementation keeps its colour whichever rows ran: SIMD, scalar and plain JS the ones they had
+// before the threaded row came, which takes one the benchmark chart below does not use.
+const KIND_COLOURS = { simd: SERIES_COLOURS[0], threads: SERIES_COLOURS[6], scalar: SERIES_COLOURS[1], js: SERIES_COLOURS[2] };
 
-// elements: { table, intro, chart }. result: the worker's speed answer.
-export function renderSpeed({ table, intro, chart }, { flops, dims, results, peak }) {
+// 1 thread against all: the sentence, with its figures on the element for tests and the curious.
+function renderThreads(element, summary) {
+  element.hidden = !summary;
+  element.textContent = summary?.text ?? '';
+  element.dataset.threads = summary ? String(summary.threads) : '';
+  element.dataset.ratio = summary?.ratio ? String(summary.ratio) : '';
+}
+
+// elements: { table, intro, chart, threads }. result: the worker's speed answer.
+export function renderSpeed({ table, intro, chart, threads }, { flops, dims, results, peak }) {
+  renderThreads(threads, threadsSummary({ flops, results }));
   intro.textContent =
     `${describeProblem(dims)} with the current mask: 2·B·H·L·S·(E + Ev) = ${flops.toExponential(3)} flops per call ` +
     `(4·B·H·L·S·E when Ev = E; the softmax is not counted). Median time per call after a warm-up call. ` +
-    (peak ? `The dashed line is this browser's wasm SIMD mul+add peak, measured just before. ` : '') +
+    (peak ? `The dashed line is this browser's wasm SIMD mul+add peak on one thread, measured just before (threads together can pass it). ` : '') +
     (flops < 1e8 ? 'At this size the fixed cost of each call (copying Q, K, V into wasm memory and results out) dominates; try L = S = 1024.' : '');
   const timed = results.filter((r) => !r.unavailable);
   drawBarChart(
     chart,
     {
       groups: [problemLabel(dims)],
-      series: timed.map((r) => ({ key: r.kind, label: r.name, values: [r.gflops] })),
+      series: timed.map((r) => ({ key: r.kind, label: r.name, values: [r.gflops], colour: KIND_COLOURS[r.kind] })),
       peak: peak ? { value: peak, label: PEAK_LABEL } : null,
     },
     { title: `GFLOP/s of each implementation on ${describeProblem(dims)}`, groupTitle: 'B·H × L × E' },
@@ -44,8 +57,8 @@ export function renderSpeed({ table, intro, chart }, { flops, dims, results, pea
   const body = results
     .map((r) =>
       r.unavailable
-        ? `<tr data-kind="${r.kind}"><th scope="row">${r.name}</th><td colspan="5" class="muted">not available here: ${escape(r.unavailable)}</td></tr>`
-        : `<tr data-kind="${r.kind}"><th scope="row">${r.name}</th><td class="num">${fmtMs(r.ms)}</td><td class="num">${r.calls}</td>` +
+        ? `<tr data-kind="${r.kind}"><th scope="row">${escape(r.name)}</th><td colspan="5" class="muted">not available here: ${escape(r.unavailable)}</td></tr>`
+        : `<tr data-kind="${r.kind}" data-threads="${r.threads}"><th scope="row">${escape(r.name)}</th><td class="num">${fmtMs(r.ms)}</td><td class="num">${r.calls}</td>` +
           `<td class="num">${fmtG(r.gflops)}</td><td class="num">${(r.ms / fastest).toFixed(1)}×</td>` +
           `<td class="num">${r.maxDiff === null ? 'reference' : r.maxDiff.toExponential(1)}</td></tr>`,
     )

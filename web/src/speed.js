@@ -1,6 +1,6 @@
-// Timing for the speed panel: the same attention through the package's SIMD build, its scalar build and
-// plain JS. Arithmetic: Q Kᵀ is 2·L·S·E flops and weights·V is 2·L·S·Ev per (batch, head), so
-// flops = 2·B·H·L·S·(E + Ev), which is the familiar 4·B·H·L·S·E when Ev = E. Softmax is not counted.
+// Timing for the speed panel: the same attention through the package's SIMD build (on 1 thread and on all),
+// its scalar build and plain JS. Arithmetic: Q Kᵀ is 2·L·S·E flops and weights·V is 2·L·S·Ev per (batch,
+// head), so flops = 2·B·H·L·S·(E + Ev), which is the familiar 4·B·H·L·S·E when Ev = E. Softmax is not counted.
 
 export function attentionFlops({ B, H = 1, L, S, E, Ev, useHeads = false }) {
   return 2 * B * (useHeads ? H : 1) * L * S * (E + Ev);
@@ -45,6 +45,9 @@ export function timeRuns(fn, { clock, minBatchMs = 20, minRuns = 5, minMs = 300,
   }
   return { median: median(times), runs: times.length, calls, times };
 }
+
+// A time in ms as the panel prints it: whole from 100 ms, two decimals from 1 ms, three significant digits below.
+export const formatMs = (ms) => (ms >= 100 ? ms.toFixed(0) : ms >= 1 ? ms.toFixed(2) : String(Number(ms.toPrecision(3))));
 
 // Largest |a − b| over two equally long arrays: how far an implementation is from the reference.
 export function maxAbsDiff(a, b) {

@@ -1,4 +1,4 @@
-// The header's status area: which build runs, progress with a Cancel button while the worker works, and the
+// The header's status area: which build runs on how many threads, progress with a Cancel button while the worker works, and the
 // error banner. Every failure ends up here as a sentence, never as a blank page.
 
 export function createStatus({ build, box, label, bar, cancel, error, errorText, dismiss }) {
@@ -6,9 +6,10 @@ export function createStatus({ build, box, label, bar, cancel, error, errorText,
   let noteTimer = null;
   const api = {
     lastError: null,
-    setBuild({ simd, version }, ms = null) {
+    setBuild({ simd, version, threads = 1 }, ms = null) {
       const took = ms === null ? '' : ` · ${ms < 1 ? ms.toPrecision(2) : ms.toFixed(ms < 100 ? 1 : 0)} ms`;
-      const text = `xattn ${version} · ${simd ? 'WebAssembly SIMD build' : 'WebAssembly scalar build'}${took}`;
+      // A no-break space keeps "2 threads" together where the line wraps (a phone).
+      const text = `xattn ${version} · ${simd ? 'WebAssembly SIMD build' : 'WebAssembly scalar build'} · ${threads}\u00a0thread${threads === 1 ? '' : 's'}${took}`;
       // While a note shows, the build name waits to come back.
       if (build.dataset.text !== undefined) build.dataset.text = text;
       else build.textContent = text;

@@ -14,9 +14,12 @@ export class WorkerClient {
   // onCrash(message): the worker failed outside any request (e.g. its module did not load). create: makes
   // the Worker, by default the page's worker.js; another module serving the same protocol (worker-serve.js)
   // passes its own, with its `new URL('./literal', import.meta.url)` written out so bundlers see it.
-  constructor({ onCrash = () => {}, create = () => new Worker(new URL('./worker.js', import.meta.url), { type: 'module' }) } = {}) {
+  // init: the payload of the 'init' request every fresh worker gets first (worker.js reads its thread count
+  // there), sent again to the replacement after a cancel.
+  constructor({ onCrash = () => {}, create = () => new Worker(new URL('./worker.js', import.meta.url), { type: 'module' }), init = {} } = {}) {
     this.onCrash = onCrash;
     this.create = create;
+    this.init = init;
     this.nextId = 1;
     this.pending = new Map();
     this.start();
@@ -32,7 +35,7 @@ export class WorkerClient {
       this.onCrash(message);
     };
     this.worker.onmessageerror = () => this.failAll(new Error('a message from the worker could not be read'));
-    this.ready = this.request('init', {});
+    this.ready = this.request('init', this.init);
     this.ready.catch(() => {}); // a failure to load reaches onCrash and every later request
   }
 

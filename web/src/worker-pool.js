@@ -6,13 +6,23 @@
 // - the side worker runs the scaling study and the speed comparison, which need no finished result.
 // Cancelling the runner or the side worker leaves the holder, and so the last finished result, untouched:
 // nothing has to be recomputed, and the replacement worker loads the package while nobody waits for it.
+//
+// Threads per role (sent with 'init'; worker.js): the holder and the runner trade places, so both take the
+// package's default, every thread when the page is cross-origin isolated (at most 4): the learner waits on
+// the compute. The side worker runs its own work on 1 thread: the scaling study starts by itself after each
+// compute, beside the compute workers, and on a 2-core machine its threads would only take cores from them;
+// its calls are small (L, S ≤ 128), and the decoding step-time study's point is the cache against a full
+// copy, not threads. Its speed comparison makes a 1-thread and an all-threads instance of its own.
 import { WorkerClient } from './worker-client.js';
+
+export const ROLE_THREADS = { compute: undefined, side: 1 };
 
 export class WorkerPool {
   constructor({ onCrash }) {
-    this.holder = new WorkerClient({ onCrash });
-    this.runner = new WorkerClient({ onCrash });
-    this.side = new WorkerClient({ onCrash });
+    const compute = { threads: ROLE_THREADS.compute };
+    this.holder = new WorkerClient({ onCrash, init: compute });
+    this.runner = new WorkerClient({ onCrash, init: compute });
+    this.side = new WorkerClient({ onCrash, init: { threads: ROLE_THREADS.side } });
     this.requests = 0; // every request made, for the tests' "one request per change"
   }
 

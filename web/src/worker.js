@@ -15,6 +15,7 @@ import { rowEntropy, rowSums } from './row-stats.js';
 import { downsampleAll, downsampleMax } from './downsample.js';
 import { runScalingStudy } from './scaling-study.js';
 import { attentionFlops, gflopsPerSecond, maxAbsDiff, timeRuns } from './speed.js';
+import { SPEED_RUNNERS, oneThreadReason, threadsName } from './speed-threads.js';
 import { measureSimdPeak } from './simd-peak.js';
 import { averagingSteps } from './averaging.js';
 import { timeDecodeSteps } from './decode/decode-timing.js';
@@ -29,11 +30,29 @@ const CHUNK_FLOPS = 5e7;
 const THUMB = 48;
 const SMALL_THUMB = 32;
 
-const modules = {}; // 'auto' | 'simd' | 'scalar' → Xattn, created on first use
-let current = null; // the last computed problem and its results
+// The package instances this worker makes, each on first use and then kept:
+// - 'auto': the worker's own, for everything but the speed comparison. Its thread count is its role's
+//   (worker-pool.js), sent with 'init', the first request; undefined is the package's default.
+// - 'simd' (the SIMD build on 1 thread) and 'threads' (the package's default: every thread when the page is
+//   cross-origin isolated, else 1): the speed comparison's two SIMD rows.
+// - 'scalar': the scalar build, which has no threads.
+// The promise is kept, so requests that arrive while one loads share it rather than make a second instance
+// (a threaded one starts its own pool of Workers).
+let autoOptions;
+const OPTIONS = {
+  auto: () => autoOptions,
+  simd: () => ({ simd: true, threads: 1 }),
+  threads: () => undefined,
+  scalar: () => ({ simd: false }),
+};
+const modules = {}; // kind → Promise<Xattn>
+let current = null; // the last computed problem and its results (and the instance that computed them)
 
-async function xattn(kind = 'auto') {
-  if (!modules[kind]) modules[kind] = await createXattn(kind === 'auto' ? undefined : { simd: kind === 'simd' });
+function xattn(kind = 'auto') {
+  modules[kind] ??= createXattn(OPTIONS[kind]()).catch((err) => {
+    delete modules[kind]; // a later request tries again
+    throw err;
+  });
   return modules[kind];
 }
 
@@ -110,11 +129,11 @@ async function attend({ dims, gen, mask, imported }, progress) {
     }
   }
   const tAttn = now() - t1;
-  current = { dims, gen, mask, query, key, value, output, weights, options };
+  current = { dims, gen, mask, query, key, value, output, weights, options, lib };
   return {
     shapes: { query: query.shape, key: key.shape, value: value.shape, output: output.shape, weights: weights.shape, mask: maskShape },
     ms: { generate: tGen, attention: tAttn },
-    build: { simd: lib.simd, version: lib.version },
+    build: buildOf(lib),
   };
 }
 
@@ -159,7 +178,7 @@ function view({ b, h }) {
     thumbs,
     // From averaging to attention, on this slice's first positions (the package is loaded: it computed c).
     averaging: averagingSteps({ query, key, value, L, S, E: dims.E, Ev: dims.Ev }, (q, k, v, o) =>
-      modules.auto.scaledDotProductAttention(q, k, v, o),
+      c.lib.scaledDotProductAttention(q, k, v, o),
     ),
   };
 }
@@ -208,27 +227,25 @@ async function scaling({ gen, L, S, draw }, progress) {
   });
 }
 
-// SIMD build, scalar build and plain JS on the page's settings (the same inputs the attention used,
-// generated again here: this runs in the side worker, so the finished result stays where it is); each
-// checked against the first that runs. An engine without wasm SIMD gets a row saying so instead of a failed
-// comparison. The wasm SIMD mul+add peak is measured first, in this same thread, as the chart's ceiling.
+// The SIMD build on 1 thread and on every thread, the scalar build and plain JS on the page's settings (the
+// same inputs the attention used, generated again here: this runs in the side worker, so the finished result
+// stays where it is); each checked against the first that runs. An engine without wasm SIMD, or a page
+// without threads, gets a row saying why instead of a failed or duplicated comparison. The wasm SIMD mul+add
+// peak (of one thread) is measured first, in this same thread, as the chart's ceiling.
 async function speed(payload, progress) {
   const { dims } = payload;
   const { query, key, value, options } = prepare(payload);
   const flops = attentionFlops(dims);
-  progress(0, 4, 'measuring the wasm SIMD peak');
+  progress(0, SPEED_RUNNERS.length + 1, 'measuring the wasm SIMD peak');
   const peak = measureSimdPeak({ clock: now });
-  const runners = [
-    { name: 'WebAssembly SIMD', kind: 'simd' },
-    { name: 'WebAssembly scalar', kind: 'scalar' },
-    { name: 'plain JavaScript', kind: 'js' },
-  ];
   const results = [];
   let reference = null;
-  for (let n = 0; n < runners.length; n++) {
-    const r = runners[n];
-    progress(n + 1, runners.length + 1, `timing ${r.name}`);
+  for (let n = 0; n < SPEED_RUNNERS.length; n++) {
+    const r = SPEED_RUNNERS[n];
+    const step = (label) => progress(n + 1, SPEED_RUNNERS.length + 1, label);
+    step(`timing ${r.name}`);
     let fn;
+    let threads = 1;
     if (r.kind === 'js') {
       fn = () => plainAttention(query, key, value, options);
     } else {
@@ -239,21 +256,31 @@ async function speed(payload, progress) {
         results.push({ name: r.name, kind: r.kind, unavailable: err.message });
         continue;
       }
+      if (r.kind === 'threads' && lib.threads === 1) {
+        const why = oneThreadReason({ isolated: self.crossOriginIsolated === true, cores: navigator.hardwareConcurrency, simd: lib.simd });
+        results.push({ name: r.name, kind: r.kind, threads: 1, unavailable: why });
+        continue;
+      }
+      threads = lib.threads;
       const libOptions = { ...options, needWeights: false };
       fn = () => lib.scaledDotProductAttention(query, key, value, libOptions);
     }
+    const name = r.kind === 'threads' ? threadsName(threads) : r.name;
     const out = fn().output.data;
     const maxDiff = reference ? maxAbsDiff(out, reference) : null;
     reference ??= out;
-    const t = timeRuns(fn, { clock: now, onRun: (k) => progress(n + 1, runners.length + 1, `timing ${r.name}, batch ${k}`) });
-    results.push({ name: r.name, kind: r.kind, ms: t.median, calls: t.runs * t.calls, gflops: gflopsPerSecond(flops, t.median), maxDiff });
+    const t = timeRuns(fn, { clock: now, onRun: (k) => step(`timing ${name}, batch ${k}`) });
+    results.push({ name, kind: r.kind, threads, ms: t.median, calls: t.runs * t.calls, gflops: gflopsPerSecond(flops, t.median), maxDiff });
   }
   return { flops, dims, results, peak };
 }
 
-async function init() {
-  const lib = await xattn();
-  return { simd: lib.simd, version: lib.version };
+const buildOf = (lib) => ({ simd: lib.simd, version: lib.version, threads: lib.threads });
+
+// payload.threads: this worker's own thread count (its role's, from worker-pool.js); absent for the default.
+async function init({ threads }) {
+  autoOptions = threads === undefined ? undefined : { threads };
+  return buildOf(await xattn());
 }
 
 // The holder's old result is dropped when it becomes the runner, so two big results never stay in memory.

@@ -6,12 +6,17 @@ import { createXattn } from 'xattn';
 import { serve } from '../worker-serve.js';
 import { DecodeSession } from './decode-session.js';
 
+let loading = null; // the package, loading or loaded: 'init' and a 'configure' right behind it share one
 let lib = null;
 let session = null;
 
+// 1 thread: a step attends one query row per head to at most 32 positions (E ≤ 64), far below what the package
+// would share between threads, so a threaded instance would only start a pool of Workers that never work,
+// beside the page's compute workers.
 async function init() {
-  lib ??= await createXattn();
-  return { simd: lib.simd, version: lib.version };
+  loading ??= createXattn({ threads: 1 });
+  lib = await loading;
+  return { simd: lib.simd, version: lib.version, threads: lib.threads };
 }
 
 async function configure(settings) {

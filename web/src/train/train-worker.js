@@ -20,7 +20,10 @@ const EVAL_EVERY = 10;
 const SLICE_MS = 40;
 const SNAPSHOT_MS = 100;
 
-const loading = createXattn();
+// 1 thread: the model is tiny (E = 32, L = 8), so each call is far below what the package would share between
+// threads, and training runs for as long as the learner watches, beside the page's compute workers; with
+// threads it would only start a pool of Workers that never work.
+const loading = createXattn({ threads: 1 });
 let lib = null;
 let trainer = null;
 let run = 0; // which run a snapshot belongs to: the page ignores those of a replaced run
