@@ -29,17 +29,13 @@ function sharedMemory() {
   return null;
 }
 
-// The threaded build's pthread worker script, as a blob: URL. Workers from blob: URLs run in the page's origin,
-// so the script's import() of the glue is a same-origin request; a bundler may have turned the file into a
-// data: URL (Vite inlines small assets), whose worker would have an opaque origin and be refused the glue.
+// The threaded build's pthread worker script, started from a blob: URL made of its text (a module of this
+// package, so bundlers carry it like any other): a blob: worker runs in the page's origin, so the script's
+// import() of the glue is a same-origin request, and no server or bundler serves or rewrites a script file.
 let pthreadWorkerUrl;
 function pthreadWorker() {
-  pthreadWorkerUrl ??= fetch(new URL('../dist/xattn-simd-threads.worker.js', import.meta.url))
-    .then((response) => {
-      if (!response.ok) throw new Error(`createXattn: could not fetch the threaded build's worker script (HTTP ${response.status})`);
-      return response.text();
-    })
-    .then((text) => URL.createObjectURL(new Blob([text], { type: 'text/javascript' })));
+  pthreadWorkerUrl ??= import('../dist/xattn-simd-threads-worker-source.mjs')
+    .then((source) => URL.createObjectURL(new Blob([source.default], { type: 'text/javascript' })));
   pthreadWorkerUrl.catch(() => { pthreadWorkerUrl = undefined; });
   return pthreadWorkerUrl;
 }

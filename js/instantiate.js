@@ -4,7 +4,7 @@
 import { makeXattn } from './api.js';
 import { simdSupported } from './detect.js';
 
-// The threaded build's most: the calling thread and the 3 pool workers it starts while loading
+// The threaded build's most: the calling thread and up to 3 pool workers, started while it loads
 // (scripts/build-wasm.sh).
 export const MAX_THREADS = 4;
 
@@ -55,6 +55,8 @@ export async function instantiate(factory, wasmModule, simd, threads = 1, module
   const failed = new Promise((_, reject) => { fail = reject; });
   const started = factory({
     ...moduleOptions,
+    // The threaded build's pool: one worker per thread beside the caller (scripts/build-wasm.sh).
+    xattnPoolSize: Math.max(0, threads - 1),
     // Hand Emscripten the already compiled module: its own loader would fetch a file path in Node.
     instantiateWasm(imports, receive) {
       WebAssembly.instantiate(wasmModule, imports).then((instance) => receive(instance, wasmModule)).catch(fail);

@@ -115,31 +115,6 @@ function refuseOutside() {
   };
 }
 
-// The threaded build's pthread worker script, which the package fetches as text and starts from a blob: URL
-// (js/browser.js). It is a classic script, but the dev server transforms every .js it serves into a module
-// (its import analysis adds an `import` line and rewrites the script's import()), which then fails to start
-// as a classic Worker ("Cannot use import statement outside a module"), so the dev server sends this one
-// file as it is. `vite build` copies it as an asset, untouched, so the preview server needs nothing.
-const PTHREAD_WORKER = path.join(repo, 'dist', 'xattn-simd-threads.worker.js');
-
-export function isPthreadWorker(url) {
-  return requestSegments(url).join('/') === requestSegments(`/@fs${PTHREAD_WORKER}`).join('/');
-}
-
-function rawPthreadWorker() {
-  return {
-    name: 'xattn-raw-pthread-worker',
-    configureServer(server) {
-      server.middlewares.use((req, res, next) => {
-        if (!isPthreadWorker(req.url ?? '') || !existsSync(PTHREAD_WORKER)) return next();
-        res.setHeader('Content-Type', 'text/javascript');
-        res.setHeader('Cache-Control', 'no-cache');
-        res.end(readFileSync(PTHREAD_WORKER));
-      });
-    },
-  };
-}
-
 export default defineConfig({
   root: web,
   // Unknown paths are 404s, not the index page: the server only answers for the demo's own files.
@@ -149,7 +124,7 @@ export default defineConfig({
   resolve: {
     alias: { xattn: path.join(repo, 'js', 'browser.js') },
   },
-  plugins: [crossOriginIsolation(), refuseOutside(), rawPthreadWorker(), benchResults()],
+  plugins: [crossOriginIsolation(), refuseOutside(), benchResults()],
   worker: { format: 'es' },
   server: {
     host: '127.0.0.1',

@@ -159,9 +159,9 @@ test("the demo's own files are served, the .wasm as application/wasm", async () 
   assert.equal(unknown.status, 404);
 });
 
-test('every answer carries COOP and COEP (the page is cross-origin isolated); the pthread worker script comes untransformed', async () => {
-  // The page, a module, the Workers' scripts, each .wasm, the threaded build's worker script, the benchmark
-  // file, a 404 and a refusal: whichever middleware answers.
+test('every answer carries COOP and COEP (the page is cross-origin isolated)', async () => {
+  // The page, a module, the Workers' scripts, each .wasm, the threaded build's glue and worker-script module,
+  // the benchmark file, a 404 and a refusal: whichever middleware answers.
   const paths = ['/', '/bench/results.json', '/no-such-page.html', '/../package.json', `/@fs${repo}/package.json`];
   if (preview) {
     const assets = readdirSync(path.join(repo, 'build', 'web', 'assets'));
@@ -171,7 +171,7 @@ test('every answer carries COOP and COEP (the page is cross-origin isolated); th
   } else {
     paths.push('/src/main.js', '/src/worker.js?worker_file&type=module', '/src/train/train-worker.js?worker_file&type=module',
       '/src/decode/decode-worker.js?worker_file&type=module', `/@fs${repo}/js/browser.js`);
-    for (const f of ['xattn-simd.wasm', 'xattn-scalar.wasm', 'xattn-simd-threads.wasm', 'xattn-simd-threads.mjs', 'xattn-simd-threads.worker.js']) {
+    for (const f of ['xattn-simd.wasm', 'xattn-scalar.wasm', 'xattn-simd-threads.wasm', 'xattn-simd-threads.mjs', 'xattn-simd-threads-worker-source.mjs']) {
       paths.push(`/@fs${path.join(repo, 'dist', f)}`);
     }
   }
@@ -179,14 +179,6 @@ test('every answer carries COOP and COEP (the page is cross-origin isolated); th
     const res = await get(raw);
     assert.equal(res.headers['cross-origin-opener-policy'], 'same-origin', `COOP on ${raw} (${res.status})`);
     assert.equal(res.headers['cross-origin-embedder-policy'], 'require-corp', `COEP on ${raw} (${res.status})`);
-  }
-  if (!preview) {
-    // A classic script: the dev server's import analysis would make it a module that cannot start as one.
-    const file = path.join(repo, 'dist', 'xattn-simd-threads.worker.js');
-    const res = await get(`/@fs${file}`);
-    assert.equal(res.status, 200);
-    assert.match(res.headers['content-type'], /^text\/javascript/);
-    assert.equal(res.body, readFileSync(file, 'latin1'));
   }
 });
 

@@ -53,8 +53,8 @@ describe('the packed tarball', () => {
     const listed = run('tar', ['tzf', tarball]).trim().split('\n').map((f) => f.replace(/^package\//, '')).sort();
     assert.deepEqual(listed, [
       'README.md', 'dist/xattn-scalar.mjs', 'dist/xattn-scalar.wasm', 'dist/xattn-simd-threads-node.cjs',
-      'dist/xattn-simd-threads-node.worker.cjs', 'dist/xattn-simd-threads.mjs', 'dist/xattn-simd-threads.wasm',
-      'dist/xattn-simd-threads.worker.js', 'dist/xattn-simd.mjs', 'dist/xattn-simd.wasm',
+      'dist/xattn-simd-threads-node.worker.cjs', 'dist/xattn-simd-threads-worker-source.mjs',
+      'dist/xattn-simd-threads.mjs', 'dist/xattn-simd-threads.wasm', 'dist/xattn-simd.mjs', 'dist/xattn-simd.wasm',
       'js/api.js', 'js/boundary.js', 'js/browser.js', 'js/detect.js', 'js/float-formats.js', 'js/index.d.cts',
       'js/index.d.ts', 'js/instantiate.js', 'js/kv-cache.js', 'js/mha-state.js', 'js/mha.js', 'js/node.cjs', 'js/node.js',
       'js/safetensors.js', 'js/sdpa.js', 'js/state-dict.js', 'js/validate.js', 'js/worker-client.js',

@@ -5,7 +5,7 @@ import test from 'node:test';
 import assert from 'node:assert/strict';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { ISOLATION_HEADERS, climbsOut, isPthreadWorker, notThePage, requestSegments } from '../../web/vite.config.js';
+import { ISOLATION_HEADERS, climbsOut, notThePage, requestSegments } from '../../web/vite.config.js';
 
 const repo = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..');
 
@@ -30,16 +30,6 @@ test('escapes are undone until nothing changes, separators split, empty and . se
 test('/@id/ by package name and the config are not the page; virtual modules and page files are', () => {
   for (const url of ['/@id/uplot', '/@i%64/uplot', '//@id/vite', '/vite.config.js', '/%76ite.config.js?import']) assert.equal(notThePage(url), true, url);
   for (const url of ['/@id/__x00__virtual', '/', '/src/main.js', '/src/vite.config.js', '/@fs/srv/x.js', '/@vite/client']) assert.equal(notThePage(url), false, url);
-});
-
-test('the pthread worker script is that one file of dist/, however its path is written; nothing else is', () => {
-  const file = `/@fs${repo}/dist/xattn-simd-threads.worker.js`;
-  for (const url of [file, `${file}?import`, `${file}?t=1`, file.replace('/dist/', '/dist//'), file.replace('/dist/', '/./dist/')]) {
-    assert.equal(isPthreadWorker(url), true, url);
-  }
-  for (const url of ['/dist/xattn-simd-threads.worker.js', `/@fs${repo}/dist/xattn-simd-threads.mjs`, `/@fs${repo}/js/xattn-simd-threads.worker.js`, `${file}.map`, '/']) {
-    assert.equal(isPthreadWorker(url), false, url);
-  }
 });
 
 test('the isolation headers are the two cross-origin isolation needs', () => {
