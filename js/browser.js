@@ -15,8 +15,30 @@ async function compile(url) {
 
 const WASM = {
   simd: () => new URL('../dist/xattn-simd.wasm', import.meta.url),
+  'relaxed-simd': () => new URL('../dist/xattn-relaxed-simd.wasm', import.meta.url),
   scalar: () => new URL('../dist/xattn-scalar.wasm', import.meta.url),
   'simd-threads': () => new URL('../dist/xattn-simd-threads.wasm', import.meta.url),
+  'relaxed-simd-threads': () => new URL('../dist/xattn-relaxed-simd-threads.wasm', import.meta.url),
+};
+
+// Each build's glue; the threaded ones with their pthread worker script, and the glue's URL, by which the
+// pool's workers load it again.
+const GLUE = {
+  simd: () => import('../dist/xattn-simd.mjs'),
+  'relaxed-simd': () => import('../dist/xattn-relaxed-simd.mjs'),
+  scalar: () => import('../dist/xattn-scalar.mjs'),
+  'simd-threads': () => import('../dist/xattn-simd-threads.mjs'),
+  'relaxed-simd-threads': () => import('../dist/xattn-relaxed-simd-threads.mjs'),
+};
+const THREADS = {
+  'simd-threads': {
+    glueUrl: () => new URL('../dist/xattn-simd-threads.mjs', import.meta.url),
+    workerUrl: () => new URL('../dist/xattn-simd-threads.worker.js', import.meta.url),
+  },
+  'relaxed-simd-threads': {
+    glueUrl: () => new URL('../dist/xattn-relaxed-simd-threads.mjs', import.meta.url),
+    workerUrl: () => new URL('../dist/xattn-relaxed-simd-threads.worker.js', import.meta.url),
+  },
 };
 
 // Threads need shared memory, which a page has only when cross-origin isolated (and a Worker only when
@@ -29,28 +51,31 @@ function sharedMemory() {
   return null;
 }
 
-// The threaded build's pthread worker script, as a blob: URL. Workers from blob: URLs run in the page's origin,
+// A threaded build's pthread worker script, as a blob: URL. Workers from blob: URLs run in the page's origin,
 // so the script's import() of the glue is a same-origin request; a bundler may have turned the file into a
 // data: URL (Vite inlines small assets), whose worker would have an opaque origin and be refused the glue.
-let pthreadWorkerUrl;
-function pthreadWorker() {
-  pthreadWorkerUrl ??= fetch(new URL('../dist/xattn-simd-threads.worker.js', import.meta.url))
-    .then((response) => {
-      if (!response.ok) throw new Error(`createXattn: could not fetch the threaded build's worker script (HTTP ${response.status})`);
-      return response.text();
-    })
-    .then((text) => URL.createObjectURL(new Blob([text], { type: 'text/javascript' })));
-  pthreadWorkerUrl.catch(() => { pthreadWorkerUrl = undefined; });
-  return pthreadWorkerUrl;
+const pthreadWorkerUrls = new Map();  // build -> Promise<blob: URL>
+function pthreadWorker(build) {
+  if (!pthreadWorkerUrls.has(build)) {
+    const url = fetch(THREADS[build].workerUrl())
+      .then((response) => {
+        if (!response.ok) throw new Error(`createXattn: could not fetch the threaded build's worker script (HTTP ${response.status})`);
+        return response.text();
+      })
+      .then((text) => URL.createObjectURL(new Blob([text], { type: 'text/javascript' })));
+    url.catch(() => pthreadWorkerUrls.delete(build));
+    pthreadWorkerUrls.set(build, url);
+  }
+  return pthreadWorkerUrls.get(build);
 }
 
 export const createXattn = entry({
   compileWasm: (build) => compile(WASM[build]()),
   loadGlue: async (build) => {
-    if (build === 'simd-threads') {
-      const [glue, worker] = await Promise.all([import('../dist/xattn-simd-threads.mjs'), pthreadWorker()]);
+    if (THREADS[build]) {
+      const [glue, worker] = await Promise.all([GLUE[build](), pthreadWorker(build)]);
       // The pool's workers load the glue again, by this URL.
-      const glueUrl = new URL('../dist/xattn-simd-threads.mjs', import.meta.url).href;
+      const glueUrl = THREADS[build].glueUrl().href;
       return {
         factory: glue.default,
         moduleOptions: {
@@ -59,8 +84,7 @@ export const createXattn = entry({
         },
       };
     }
-    const glue = build === 'simd' ? await import('../dist/xattn-simd.mjs') : await import('../dist/xattn-scalar.mjs');
-    return { factory: glue.default };
+    return { factory: (await GLUE[build]()).default };
   },
   env: {
     defaultThreads: () => globalThis.navigator?.hardwareConcurrency ?? 1,
