@@ -9,7 +9,8 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 
 bash scripts/ensure-deps.sh browser node
-for f in dist/xattn-simd.mjs dist/xattn-simd.wasm dist/xattn-scalar.mjs dist/xattn-scalar.wasm; do
+for f in dist/xattn-simd.mjs dist/xattn-simd.wasm dist/xattn-scalar.mjs dist/xattn-scalar.wasm \
+         dist/xattn-relaxed-simd.mjs dist/xattn-relaxed-simd.wasm; do
   [ -f "$f" ] || { npm run build:wasm; break; }
 done
 

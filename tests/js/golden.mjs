@@ -2,6 +2,8 @@
 // and turns them into calls of the JS API.
 import { readFileSync } from 'node:fs';
 
+import { relaxedSimdSupported } from '../../js/detect.js';
+
 const GOLDEN = new URL('../golden/', import.meta.url);
 
 function parseValue(token) {
@@ -118,9 +120,15 @@ export function mismatch(got, want) {
 }
 
 // The builds every fixture suite runs on: SIMD on one thread, the threaded SIMD build on three (the tasks split
-// over more threads than this machine may have cores), and scalar.
+// over more threads than this machine may have cores), the relaxed-SIMD variants of both, and scalar. The
+// relaxed ones need an engine with relaxed SIMD: npm test runs Node with --experimental-wasm-relaxed-simd
+// (relaxed.test.mjs fails if that flag did not turn it on); a run without it leaves them out.
 export const BUILDS = [
-  { options: { simd: true, threads: 1 }, label: 'SIMD' },
-  { options: { simd: true, threads: 3 }, label: 'threaded SIMD (3 threads)' },
+  { options: { simd: true, relaxedSimd: false, threads: 1 }, label: 'SIMD' },
+  { options: { simd: true, relaxedSimd: false, threads: 3 }, label: 'threaded SIMD (3 threads)' },
+  ...(relaxedSimdSupported() ? [
+    { options: { simd: true, relaxedSimd: true, threads: 1 }, label: 'relaxed SIMD' },
+    { options: { simd: true, relaxedSimd: true, threads: 3 }, label: 'threaded relaxed SIMD (3 threads)' },
+  ] : []),
   { options: { simd: false }, label: 'scalar' },
 ];

@@ -31,6 +31,7 @@ async function rejects(promise, Kind, message) {
 describe('createXattnWorker', () => {
   test('reports the build it runs', () => {
     assert.equal(worker.simd, xa.simd);
+    assert.equal(worker.relaxedSimd, xa.relaxedSimd);
     assert.equal(worker.version, xa.version);
   });
 
@@ -107,6 +108,7 @@ describe('createXattnWorker', () => {
     await rejects(worker.scaledDotProductAttention(q, q, q, {}, { transfers: true }), TypeError,
       "scaledDotProductAttention: unknown call options field 'transfers' (known: signal, transfer)");
     await rejects(createXattnWorker({ simd: 'yes' }), TypeError, 'createXattnWorker: options.simd must be a boolean, got string');
+    await rejects(createXattnWorker({ relaxedSimd: 'yes' }), TypeError, 'createXattnWorker: options.relaxedSimd must be a boolean, got string');
   });
 
   test('reads the arguments when the call is made: later changes do not reach it', async () => {
