@@ -19,6 +19,12 @@ cd "$(dirname "$0")/.."
 
 # emcc's JS optimizer needs acorn from Debian's node modules; the Node on PATH is not Debian's.
 export NODE_PATH=/usr/share/nodejs
+# Debian's emcc runs the binaryen tools it finds on PATH, and npm scripts (npm run build:wasm, npm pack's prepack)
+# put node_modules/.bin first, where npm binaryen 132's wasm-opt and wasm-metadce would answer: their minify map
+# is not the format emcc 3.1.6 reads, and the -O3 glue then names imports the .wasm does not have. emcc gets
+# Debian's binaryen 108; only optimise_relaxed runs npm's, by path.
+PATH=$(printf '%s' "$PATH" | tr ':' '\n' | grep -v '/node_modules/\.bin$' | paste -sd: -)
+export PATH
 # emcc has its own sysroot: give it only the three header trees it needs, never /usr/include.
 inc=build/wasm/include
 mkdir -p "$inc" dist

@@ -38,6 +38,7 @@ fi
 # npm ci when node_modules is missing or older than the lock file. onnxruntime-node's install
 # script would download a GPU add-on, which is neither needed nor reachable: skip it.
 if [ "$need_npm" = 1 ] && { [ ! -f node_modules/.package-lock.json ] || [ package-lock.json -nt node_modules/.package-lock.json ]; }; then
-  echo "xattn: installing npm devDependencies"
-  ONNXRUNTIME_NODE_INSTALL=skip npm ci --no-audit --no-fund
+  # On stderr: npm pack --json runs this through prepack (build:wasm), and its stdout must stay the JSON.
+  echo "xattn: installing npm devDependencies" >&2
+  ONNXRUNTIME_NODE_INSTALL=skip npm ci --no-audit --no-fund >&2
 fi
