@@ -49,10 +49,13 @@ after(async () => {
 });
 
 describe('the packed tarball', () => {
-  test('ships the loader, declarations, the three builds, and nothing else', () => {
+  test('ships the loader, declarations, the five builds, and nothing else', () => {
     const listed = run('tar', ['tzf', tarball]).trim().split('\n').map((f) => f.replace(/^package\//, '')).sort();
     assert.deepEqual(listed, [
-      'README.md', 'dist/xattn-scalar.mjs', 'dist/xattn-scalar.wasm', 'dist/xattn-simd-threads-node.cjs',
+      'README.md', 'dist/xattn-relaxed-simd-threads-node.cjs', 'dist/xattn-relaxed-simd-threads-node.worker.cjs',
+      'dist/xattn-relaxed-simd-threads.mjs', 'dist/xattn-relaxed-simd-threads.wasm', 'dist/xattn-relaxed-simd-threads.worker.js',
+      'dist/xattn-relaxed-simd.mjs', 'dist/xattn-relaxed-simd.wasm',
+      'dist/xattn-scalar.mjs', 'dist/xattn-scalar.wasm', 'dist/xattn-simd-threads-node.cjs',
       'dist/xattn-simd-threads-node.worker.cjs', 'dist/xattn-simd-threads.mjs', 'dist/xattn-simd-threads.wasm',
       'dist/xattn-simd-threads.worker.js', 'dist/xattn-simd.mjs', 'dist/xattn-simd.wasm',
       'js/api.js', 'js/boundary.js', 'js/browser.js', 'js/detect.js', 'js/float-formats.js', 'js/index.d.cts',
@@ -64,12 +67,12 @@ describe('the packed tarball', () => {
     ]);
   });
 
-  test('import in Node ESM, both builds, matches PyTorch', () => {
+  test('import in Node ESM, every build (relaxed SIMD with its flag), matches PyTorch', () => {
     writeFileSync(join(app, 'esm.mjs'), files.esmScript(golden.href));
-    assert.match(run('node', ['esm.mjs']), /esm ok/);
+    assert.match(run('node', ['--experimental-wasm-relaxed-simd', 'esm.mjs']), /esm ok/);
   });
 
-  test('require from CommonJS resolves to the same async factory', () => {
+  test('require from CommonJS resolves to the same async factory (Node without the flag: plain SIMD)', () => {
     writeFileSync(join(app, 'cjs.cjs'), files.cjsScript(golden.href));
     assert.match(run('node', ['cjs.cjs']), /cjs ok/);
   });
@@ -117,15 +120,19 @@ describe('the packed tarball', () => {
     run(bin('tsc'), ['-p', 'tsconfig.json']);  // throws with the compiler's output on any error
   });
 
-  // The page's result: the lesson right, and threads as the page's isolation allows.
+  // The page's result: the lesson right, relaxed SIMD by default (Chromium has it unflagged) and the plain SIMD
+  // build when asked, and threads as the page's isolation allows.
   function checkPage(page, result, errors, isolated) {
     assert.deepEqual(errors, [], `${page}: console errors`);
     assert.equal(result.error, undefined, `${page}: ${result.error}`);
     assert.equal(result.simd, true, page);
+    assert.equal(result.relaxedSimd, true, `${page}: relaxed SIMD by default`);
     assert.deepEqual(result.shape, [4, 10, 64], page);
     assert.deepEqual(result.weightsShape, [4, 10, 10], page);
     assert.ok(result.maxExcess <= 1, `${page}: error ${result.maxExcess}x the tolerance`);
     if (result.isolated === undefined) return;  // through xattn/worker: checked by the caller
+    assert.equal(result.plain.relaxedSimd, false, `${page}: { relaxedSimd: false }`);
+    assert.ok(result.plain.maxExcess <= 1, `${page}: plain SIMD error ${result.plain.maxExcess}x the tolerance`);
     assert.equal(result.isolated, isolated, page);
     if (isolated) {
       assert.equal(result.threads, Math.min(4, result.cores), `${page}: threads where the page is isolated`);
@@ -139,7 +146,7 @@ describe('the packed tarball', () => {
     }
   }
 
-  test('a <script type="module"> page, a module Worker and a page using xattn/worker in Chromium compute it right, with SIMD, threaded where isolated', async () => {
+  test('a <script type="module"> page, a module Worker and a page using xattn/worker in Chromium compute it right, with relaxed SIMD, threaded where isolated', async () => {
     writeFileSync(join(app, 'plain.html'), files.plainHtml);
     writeFileSync(join(app, 'worker.html'), files.workerHtml);
     writeFileSync(join(app, 'worker.js'), files.workerJs);
@@ -180,6 +187,7 @@ describe('the packed tarball', () => {
         const { result, errors } = await pageResult(browser.context, server.url);
         checkPage(`Vite page (${isolated ? '' : 'not '}isolated)`, result, errors, isolated);
         assert.equal(result.worker.error, undefined, result.worker.error);
+        assert.equal(result.worker.relaxedSimd, true, 'Vite xattn/worker runs relaxed SIMD');
         assert.deepEqual(result.worker.weightsShape, [4, 10, 10]);
         assert.ok(result.worker.maxExcess <= 1, `worker: error ${result.worker.maxExcess}x the tolerance`);
         assert.equal(result.worker.threads > 1, isolated, `Vite xattn/worker runs ${result.worker.threads} threads`);
