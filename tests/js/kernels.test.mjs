@@ -7,61 +7,10 @@ import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
 
 import { createXattn } from '../../js/node.js';
+import { farFrom, randomTensor as tensor, reference, uniform } from './attention-reference.mjs';
 import { BUILDS } from './golden.mjs';
 
-// mulberry32: the same inputs on every run.
-function uniform(seed) {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = Math.imul(a ^ (a >>> 15), a | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
-const tensor = (shape, seed) => {
-  const next = uniform(seed);
-  return { data: Float32Array.from({ length: shape.reduce((a, b) => a * b, 1) }, () => 2 * next() - 1), shape };
-};
-
-// float64 attention of (BH, L, E), (BH, S, E), (BH, S, Ev). allowed(b, i, j) → false forbids key j to query i
-// (its score is -inf whatever K holds); add(b, i, j) is a float mask's value. A row with no key allowed gives 0.
-function reference(q, k, v, { allowed = () => true, add = () => 0, scale }) {
-  const [BH, L, E] = q.shape, S = k.shape[1], Ev = v.shape[2];
-  const out = new Float64Array(BH * L * Ev), weights = new Float64Array(BH * L * S);
-  for (let b = 0; b < BH; b++) {
-    for (let i = 0; i < L; i++) {
-      const s = new Float64Array(S);
-      let max = -Infinity;
-      for (let j = 0; j < S; j++) {
-        if (!allowed(b, i, j)) { s[j] = -Infinity; continue; }
-        let dot = 0;
-        for (let e = 0; e < E; e++) dot += q.data[(b * L + i) * E + e] * k.data[(b * S + j) * E + e];
-        s[j] = dot * scale + add(b, i, j);
-        max = Math.max(max, s[j]);
-      }
-      if (max === -Infinity) continue;
-      let sum = 0;
-      for (let j = 0; j < S; j++) sum += (s[j] = Math.exp(s[j] - max));
-      for (let j = 0; j < S; j++) {
-        const w = s[j] / sum;
-        weights[(b * L + i) * S + j] = w;
-        if (w === 0) continue;  // a zero weight contributes nothing, even against inf or NaN values
-        for (let c = 0; c < Ev; c++) out[(b * L + i) * Ev + c] += w * v.data[(b * S + j) * Ev + c];
-      }
-    }
-  }
-  return { out, weights };
-}
-
-// |got - want| <= 1e-5 + 1e-4·|want|, the golden tolerance; NaN only where NaN.
-function close(got, want, label) {
-  want.forEach((w, i) => {
-    const g = got[i];
-    if (Number.isNaN(w)) return assert.ok(Number.isNaN(g), `${label}[${i}]: ${g}, want NaN`);
-    assert.ok(Math.abs(g - w) <= 1e-5 + 1e-4 * Math.abs(w), `${label}[${i}]: ${g}, want ${w}`);
-  });
-}
+const close = (got, want, label) => assert.equal(farFrom(got, want, label), '');
 
 // L, S, E, Ev around the 4-lane vectors, the 16-query groups and the 96-key tiles.
 const SIZES = [[1, 1, 1, 1], [3, 5, 7, 2], [17, 97, 3, 5], [16, 96, 4, 4], [33, 193, 65, 67], [65, 290, 64, 64]];

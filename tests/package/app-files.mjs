@@ -97,6 +97,20 @@ import { check } from './check.js';
 check(createXattn).then((r) => postMessage(r), (e) => postMessage({ error: String(e) }));
 `;
 
+// Every JS suite's checks (browser-suites.js) on the default instance: relaxed SIMD in Chromium, threaded
+// where the page is isolated.
+export const suitesHtml = `<!doctype html>
+<meta charset="utf-8">
+<link rel="icon" href="data:,">
+<script type="importmap">{ "imports": { "xattn": "./node_modules/xattn/js/browser.js" } }</script>
+<script type="module">
+  import { createXattn } from 'xattn';
+  import { runSuites } from './browser-suites.js';
+  const fetchText = async (file) => (await fetch(new URL('./golden/' + file, location.href))).text();
+  createXattn().then((xa) => runSuites(xa, fetchText))
+    .then((r) => { window.__result = r; }, (e) => { window.__result = { error: String(e?.stack ?? e) }; });
+</script>`;
+
 export const viteHtml = `<!doctype html>
 <meta charset="utf-8">
 <link rel="icon" href="data:,">

@@ -1,8 +1,9 @@
 // The packed tarball, installed into a fresh project, works as a user would use it: Node ESM,
 // CommonJS, TypeScript (both module kinds, the README's examples), the README's examples run, 'xattn/worker'
 // from Node ESM and CommonJS, a plain module page, a module Worker and a page using 'xattn/worker' in Chromium,
-// and a Vite build with the worker, each served cross-origin isolated (threaded) and not (one thread); and it
-// ships exactly the files it needs.
+// the JS suites' checks in a Chromium page (on the relaxed-SIMD builds, which Chromium runs unflagged), and a
+// Vite build with the worker, each served cross-origin isolated (threaded) and not (one thread); and it ships
+// exactly the files it needs.
 import assert from 'node:assert/strict';
 import { execFileSync } from 'node:child_process';
 import { copyFileSync, mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
@@ -163,6 +164,34 @@ describe('the packed tarball', () => {
             assert.equal(result.threads > 1, isolated, `xattn/worker runs ${result.threads} threads`);
           }
         }
+      } finally {
+        await server.close();
+      }
+    }
+  });
+
+  test('every fixture, gradient, kernel and KV cache check runs in Chromium on the relaxed builds, threaded where isolated', async () => {
+    writeFileSync(join(app, 'suites.html'), files.suitesHtml);
+    for (const file of ['browser-suites.js']) copyFileSync(new URL(file, import.meta.url), join(app, file));
+    for (const file of ['golden-cases.mjs', 'attention-reference.mjs']) copyFileSync(new URL(`../js/${file}`, import.meta.url), join(app, file));
+    mkdirSync(join(app, 'golden'), { recursive: true });
+    for (const file of ['sdpa.txt', 'mha.txt', 'sdpa_grad.txt']) copyFileSync(join(repo, 'tests/golden', file), join(app, 'golden', file));
+    browser ??= await launch();
+    for (const isolated of [true, false]) {
+      const server = await serve(app, { isolated });
+      try {
+        const { result, errors } = await pageResult(browser.context, `${server.url}suites.html`);
+        const page = `suites.html (${isolated ? '' : 'not '}isolated)`;
+        assert.deepEqual(errors, [], `${page}: console errors`);
+        assert.equal(result.error, undefined, `${page}: ${result.error}`);
+        assert.equal(result.build.relaxedSimd, true, page);
+        assert.equal(result.build.threads > 1, isolated, `${page}: ${result.build.threads} threads`);
+        assert.deepEqual(result.failures, [], page);
+        // Every case of each fixture file ran (their counts as in tests/js), and every other check.
+        assert.ok(result.counts['sdpa fixtures'] >= 30 && result.counts['mha fixtures'] >= 15 && result.counts['gradient fixtures'] >= 15,
+          JSON.stringify(result.counts));
+        assert.equal(result.counts.kernels, 7, JSON.stringify(result.counts));
+        assert.equal(result.counts['kv cache steps'], 24, JSON.stringify(result.counts));
       } finally {
         await server.close();
       }
