@@ -5,6 +5,7 @@ import assert from 'node:assert/strict';
 import { execFileSync } from 'node:child_process';
 import { after, describe, test } from 'node:test';
 
+import { relaxedSimdSupported } from '../../js/detect.js';
 import { createXattn } from '../../js/node.js';
 import { createXattnWorker } from '../../js/worker-node.js';
 import { loadCases, mhaConfig, mhaOptions, mhaParameters, mismatch, sdpaOptions, tensor } from './golden.mjs';
@@ -33,6 +34,24 @@ describe('createXattnWorker', () => {
     assert.equal(worker.simd, xa.simd);
     assert.equal(worker.relaxedSimd, xa.relaxedSimd);
     assert.equal(worker.version, xa.version);
+  });
+
+  test('passes relaxedSimd to the worker\'s createXattn', async () => {
+    const plain = await createXattnWorker({ relaxedSimd: false, threads: 1 });
+    assert.equal(plain.relaxedSimd, false);
+    assert.equal(plain.simd, true);
+    await plain.terminate();
+    if (!relaxedSimdSupported()) {
+      await rejects(createXattnWorker({ relaxedSimd: true }), Error, 'createXattnWorker: the worker could not start xattn: createXattn: ' +
+        'this engine has no WebAssembly relaxed SIMD (Chromium 114+, Firefox 146+; Node 20 needs --experimental-wasm-relaxed-simd); ' +
+        'use { relaxedSimd: false } or leave relaxedSimd unset');
+      return;
+    }
+    const relaxed = await createXattnWorker({ relaxedSimd: true, threads: 2 });
+    assert.deepEqual([relaxed.relaxedSimd, relaxed.threads], [true, 2]);
+    const [q, k, v] = lessonInputs();
+    assert.equal(mismatch((await relaxed.scaledDotProductAttention(q, k, v)).output, lesson.tensors.output), '');
+    await relaxed.terminate();
   });
 
   test("computes the lesson's example, its gradient and every golden MultiheadAttention case as PyTorch does", async () => {
