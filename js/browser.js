@@ -21,8 +21,7 @@ const WASM = {
   'relaxed-simd-threads': () => new URL('../dist/xattn-relaxed-simd-threads.wasm', import.meta.url),
 };
 
-// Each build's glue; the threaded ones with their pthread worker script, and the glue's URL, by which the
-// pool's workers load it again.
+// Each build's glue.
 const GLUE = {
   simd: () => import('../dist/xattn-simd.mjs'),
   'relaxed-simd': () => import('../dist/xattn-relaxed-simd.mjs'),
@@ -30,6 +29,7 @@ const GLUE = {
   'simd-threads': () => import('../dist/xattn-simd-threads.mjs'),
   'relaxed-simd-threads': () => import('../dist/xattn-relaxed-simd-threads.mjs'),
 };
+// The threaded builds' glue URL (the pool's workers load the glue again, by it) and pthread worker script.
 const THREADS = {
   'simd-threads': {
     glueUrl: () => new URL('../dist/xattn-simd-threads.mjs', import.meta.url),

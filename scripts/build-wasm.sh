@@ -69,8 +69,8 @@ is_stale() {
 }
 
 # build_flavour NAME [--relaxed BASE] [compile flags…] [-- extra link flags…]
-# With --relaxed, only relaxed_sources are compiled (by clang 16: compile relaxed); the other objects are BASE's, which
-# must have been built with the same flags.
+# With --relaxed, only relaxed_sources are compiled (by clang 16: `compile relaxed`); the other objects are
+# BASE's, built with the same flags, and a newer one of them relinks the flavour.
 build_flavour() {
   local flavour=$1; shift
   local base="" flags=() extra=() objs=() stale=()
