@@ -15,8 +15,31 @@ async function compile(url) {
 
 const WASM = {
   simd: () => new URL('../dist/xattn-simd.wasm', import.meta.url),
+  'relaxed-simd': () => new URL('../dist/xattn-relaxed-simd.wasm', import.meta.url),
   scalar: () => new URL('../dist/xattn-scalar.wasm', import.meta.url),
   'simd-threads': () => new URL('../dist/xattn-simd-threads.wasm', import.meta.url),
+  'relaxed-simd-threads': () => new URL('../dist/xattn-relaxed-simd-threads.wasm', import.meta.url),
+};
+
+// Each build's glue.
+const GLUE = {
+  simd: () => import('../dist/xattn-simd.mjs'),
+  'relaxed-simd': () => import('../dist/xattn-relaxed-simd.mjs'),
+  scalar: () => import('../dist/xattn-scalar.mjs'),
+  'simd-threads': () => import('../dist/xattn-simd-threads.mjs'),
+  'relaxed-simd-threads': () => import('../dist/xattn-relaxed-simd-threads.mjs'),
+};
+// The threaded builds' glue URL (the pool's workers load the glue again, by it) and pthread worker script,
+// as the text of a module (scripts/build-wasm.sh writes it).
+const THREADS = {
+  'simd-threads': {
+    glueUrl: () => new URL('../dist/xattn-simd-threads.mjs', import.meta.url),
+    workerSource: () => import('../dist/xattn-simd-threads-worker-source.mjs'),
+  },
+  'relaxed-simd-threads': {
+    glueUrl: () => new URL('../dist/xattn-relaxed-simd-threads.mjs', import.meta.url),
+    workerSource: () => import('../dist/xattn-relaxed-simd-threads-worker-source.mjs'),
+  },
 };
 
 // Threads need shared memory, which a page has only when cross-origin isolated (and a Worker only when
@@ -29,24 +52,27 @@ function sharedMemory() {
   return null;
 }
 
-// The threaded build's pthread worker script, started from a blob: URL made of its text (a module of this
-// package, so bundlers carry it like any other): a blob: worker runs in the page's origin, so the script's
-// import() of the glue is a same-origin request, and no server or bundler serves or rewrites a script file.
-let pthreadWorkerUrl;
-function pthreadWorker() {
-  pthreadWorkerUrl ??= import('../dist/xattn-simd-threads-worker-source.mjs')
-    .then((source) => URL.createObjectURL(new Blob([source.default], { type: 'text/javascript' })));
-  pthreadWorkerUrl.catch(() => { pthreadWorkerUrl = undefined; });
-  return pthreadWorkerUrl;
+// A threaded build's pthread worker script, started from a blob: URL made of its text (a module of this package,
+// so bundlers carry it like any other): a blob: worker runs in the page's origin, so the script's import() of
+// the glue is a same-origin request, and no server or bundler serves, rewrites or inlines a script file for it.
+const pthreadWorkerUrls = new Map();  // build -> Promise<blob: URL>
+function pthreadWorker(build) {
+  if (!pthreadWorkerUrls.has(build)) {
+    const url = THREADS[build].workerSource()
+      .then((source) => URL.createObjectURL(new Blob([source.default], { type: 'text/javascript' })));
+    url.catch(() => pthreadWorkerUrls.delete(build));
+    pthreadWorkerUrls.set(build, url);
+  }
+  return pthreadWorkerUrls.get(build);
 }
 
 export const createXattn = entry({
   compileWasm: (build) => compile(WASM[build]()),
   loadGlue: async (build) => {
-    if (build === 'simd-threads') {
-      const [glue, worker] = await Promise.all([import('../dist/xattn-simd-threads.mjs'), pthreadWorker()]);
+    if (THREADS[build]) {
+      const [glue, worker] = await Promise.all([GLUE[build](), pthreadWorker(build)]);
       // The pool's workers load the glue again, by this URL.
-      const glueUrl = new URL('../dist/xattn-simd-threads.mjs', import.meta.url).href;
+      const glueUrl = THREADS[build].glueUrl().href;
       return {
         factory: glue.default,
         moduleOptions: {
@@ -55,8 +81,7 @@ export const createXattn = entry({
         },
       };
     }
-    const glue = build === 'simd' ? await import('../dist/xattn-simd.mjs') : await import('../dist/xattn-scalar.mjs');
-    return { factory: glue.default };
+    return { factory: (await GLUE[build]()).default };
   },
   env: {
     defaultThreads: () => globalThis.navigator?.hardwareConcurrency ?? 1,

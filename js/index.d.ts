@@ -420,6 +420,11 @@ export interface Xattn {
   /** Whether the SIMD build runs. */
   readonly simd: boolean;
   /**
+   * Whether the relaxed-SIMD variant of the SIMD build runs (its products are `f32x4.relaxed_madd`, fused
+   * multiply-adds where the CPU has them); false: the plain SIMD or the scalar build.
+   */
+  readonly relaxedSimd: boolean;
+  /**
    * How many threads each call runs on: the calling thread and `threads - 1` workers of the threaded build
    * (1: the plain SIMD or scalar build). Results are bit-identical whatever the count.
    */
@@ -489,14 +494,22 @@ export interface XattnOptions {
    * asking for it throws an Error that says so. The API stays synchronous; the calling thread takes part.
    */
   threads?: number | undefined;
+  /**
+   * Force the relaxed-SIMD variant of the SIMD build (true; throws where the engine has no WebAssembly relaxed
+   * SIMD, or with `simd: false`) or the plain SIMD build (false). Default: relaxed wherever the engine validates
+   * it (Chromium 114+, Firefox 146+, Node 20 with `--experimental-wasm-relaxed-simd`). Combines with `threads`.
+   * Results may differ from the plain build's in the last bits (a fused multiply-add rounds once).
+   */
+  relaxedSimd?: boolean | undefined;
 }
 
 /**
- * Loads and starts a WebAssembly build: SIMD when the engine has it, unless `{ simd }` forces one, on as many
- * threads as `{ threads }` asks or the environment offers. Each call makes an independent instance. Rejects
- * (never hangs) when the build cannot be compiled or started.
+ * Loads and starts a WebAssembly build: SIMD when the engine has it (its relaxed-SIMD variant where the engine
+ * has that too), unless `{ simd }` or `{ relaxedSimd }` forces one, on as many threads as `{ threads }` asks
+ * or the environment offers. Each call makes an independent instance. Rejects (never hangs) when the build
+ * cannot be compiled or started.
  * @throws (rejects) TypeError for unknown options or wrong types; RangeError for `threads` outside 1…4; Error
- *   when a forced build cannot run here (no SIMD, or no shared memory for threads).
+ *   when a forced build cannot run here (no SIMD, no relaxed SIMD, or no shared memory for threads).
  */
 export function createXattn(options?: XattnOptions): Promise<Xattn>;
 export default createXattn;

@@ -2,15 +2,21 @@
 // Emscripten factory into the xattn API. The entries differ only in how they compile the .wasm, load a
 // build's glue, and what threads their environment offers.
 import { makeXattn } from './api.js';
-import { simdSupported } from './detect.js';
+import { relaxedSimdSupported, simdSupported } from './detect.js';
 
 // The threaded build's most: the calling thread and up to 3 pool workers, started while it loads
 // (scripts/build-wasm.sh).
 export const MAX_THREADS = 4;
 
-const OPTIONS = ['simd', 'threads'];
+const OPTIONS = ['simd', 'threads', 'relaxedSimd'];
 
-// { simd, threads, build } for createXattn's options. `env` is the entry's environment:
+// Each build's name in messages. The relaxed ones are the SIMD ones with every a·b + c one f32x4.relaxed_madd.
+export const BUILD_NAMES = {
+  simd: 'SIMD', scalar: 'scalar', 'simd-threads': 'threaded SIMD',
+  'relaxed-simd': 'relaxed SIMD', 'relaxed-simd-threads': 'threaded relaxed SIMD',
+};
+
+// { simd, relaxedSimd, threads, build } for createXattn's options. `env` is the entry's environment:
 //   defaultThreads()  the count to use when none is asked for (1 where shared memory is unavailable)
 //   sharedMemory()    null when threads can run, else why not (a sentence for the error)
 export function chooseBuild(options, env) {
@@ -28,6 +34,20 @@ export function chooseBuild(options, env) {
     throw new Error('createXattn: this engine has no WebAssembly SIMD; use { simd: false } or leave simd unset');
   }
   const simd = forcedSimd ?? simdSupported();
+  // Relaxed SIMD wherever the engine has it (Chromium 114+, Firefox 146+, Node 20 with
+  // --experimental-wasm-relaxed-simd); the plain SIMD build everywhere else.
+  const forcedRelaxed = options?.relaxedSimd;
+  if (forcedRelaxed !== undefined && typeof forcedRelaxed !== 'boolean') {
+    throw new TypeError(`createXattn: options.relaxedSimd must be a boolean, got ${typeof forcedRelaxed}`);
+  }
+  if (forcedRelaxed === true) {
+    if (!simd) throw new Error('createXattn: relaxedSimd: true needs the SIMD build (relaxed SIMD extends it), but simd is off');
+    if (!relaxedSimdSupported()) {
+      throw new Error('createXattn: this engine has no WebAssembly relaxed SIMD (Chromium 114+, Firefox 146+; Node 20 needs ' +
+        '--experimental-wasm-relaxed-simd); use { relaxedSimd: false } or leave relaxedSimd unset');
+    }
+  }
+  const relaxedSimd = simd && (forcedRelaxed ?? relaxedSimdSupported());
   const forcedThreads = options?.threads;
   if (forcedThreads !== undefined) {
     if (typeof forcedThreads !== 'number') {
@@ -43,14 +63,17 @@ export function chooseBuild(options, env) {
     if (why) throw new Error(`createXattn: threads: ${forcedThreads} needs shared memory, which is unavailable: ${why}`);
   }
   const threads = forcedThreads ?? (simd && !env.sharedMemory() ? Math.max(1, Math.min(MAX_THREADS, env.defaultThreads())) : 1);
-  return { simd, threads, build: threads > 1 ? 'simd-threads' : simd ? 'simd' : 'scalar' };
+  const build = !simd ? 'scalar' : `${relaxedSimd ? 'relaxed-' : ''}simd${threads > 1 ? '-threads' : ''}`;
+  return { simd, relaxedSimd, threads, build };
 }
 
 // Instantiates `wasmModule` through the Emscripten `factory` (with `moduleOptions` of the entry's, such as
-// where the threaded build's worker script is), and sets the instance's thread count. Rejects, never hangs,
-// when instantiating or starting the module fails: the factory's own promise would wait for ever on a failed
-// instantiateWasm.
-export async function instantiate(factory, wasmModule, simd, threads = 1, moduleOptions = {}) {
+// where the threaded build's worker script is), and sets the instance's thread count. `build` is what
+// chooseBuild returned ({ simd, relaxedSimd, threads, build }), or for the scalar and SIMD builds just `simd`.
+// Rejects, never hangs, when instantiating or starting the module fails: the factory's own promise would
+// wait for ever on a failed instantiateWasm.
+export async function instantiate(factory, wasmModule, build, moduleOptions = {}) {
+  const { simd, relaxedSimd = false, threads = 1 } = typeof build === 'object' ? build : { simd: build };
   let fail;
   const failed = new Promise((_, reject) => { fail = reject; });
   const started = factory({
@@ -66,20 +89,20 @@ export async function instantiate(factory, wasmModule, simd, threads = 1, module
     print() {},
     printErr() {},
   });
-  const build = threads > 1 ? `threaded SIMD (${threads} threads)` : simd ? 'SIMD' : 'scalar';
+  const name = `${relaxedSimd ? 'relaxed ' : ''}${threads > 1 ? `threaded SIMD (${threads} threads)` : simd ? 'SIMD' : 'scalar'}`;
   try {
     const mod = await Promise.race([started, failed]);
     const running = mod.setThreads(threads);
     if (running !== threads) throw new Error(`the build runs at most ${mod.maxThreads()} threads, not ${threads}`);
     moduleOptions.started?.(mod);
-    return Object.freeze(makeXattn(mod, simd, threads));
+    return Object.freeze(makeXattn(mod, { simd, relaxedSimd, threads }));
   } catch (e) {
-    throw new Error(`createXattn: could not start the ${build} WebAssembly build: ${e?.message ?? e}`, { cause: e });
+    throw new Error(`createXattn: could not start the ${name} WebAssembly build: ${e?.message ?? e}`, { cause: e });
   }
 }
 
 // The createXattn of an entry:
-//   compileWasm(build)  → Promise<WebAssembly.Module> for 'simd', 'scalar' or 'simd-threads'
+//   compileWasm(build)  → Promise<WebAssembly.Module> for a build of BUILD_NAMES
 //   loadGlue(build)     → Promise<{ factory, moduleOptions? }>: the Emscripten factory (imports stay literal
 //                         for bundlers) and what else the factory needs
 //   env                 as chooseBuild's
@@ -87,7 +110,6 @@ export async function instantiate(factory, wasmModule, simd, threads = 1, module
 // so that a later call can try again.
 export function entry({ compileWasm, loadGlue, env }) {
   const compiled = new Map();  // build -> Promise<WebAssembly.Module>
-  const names = { simd: 'SIMD', scalar: 'scalar', 'simd-threads': 'threaded SIMD' };
   function wasmModule(build) {
     if (!compiled.has(build)) {
       const promise = compileWasm(build);
@@ -97,13 +119,14 @@ export function entry({ compileWasm, loadGlue, env }) {
     return compiled.get(build);
   }
   return async function createXattn(options) {
-    const { simd, threads, build } = chooseBuild(options, env);
+    const chosen = chooseBuild(options, env);
+    const { build } = chosen;
     const [glue, module] = await Promise.all([
       loadGlue(build),
       wasmModule(build).catch((e) => {
-        throw new Error(`createXattn: could not compile the ${names[build]} WebAssembly build: ${e?.message ?? e}`, { cause: e });
+        throw new Error(`createXattn: could not compile the ${BUILD_NAMES[build]} WebAssembly build: ${e?.message ?? e}`, { cause: e });
       }),
     ]);
-    return instantiate(glue.factory, module, simd, threads, glue.moduleOptions);
+    return instantiate(glue.factory, module, chosen, glue.moduleOptions);
   };
 }

@@ -9,13 +9,15 @@ import { entry } from './instantiate.js';
 
 const require = createRequire(import.meta.url);
 
-// The threaded build's Node glue is CommonJS (Emscripten 3.1.6's module glue calls require() under Node), and
-// so is its pthread worker script; the pool's worker threads are unref'd, so an idle instance never keeps
+// The threaded builds' Node glues are CommonJS (Emscripten 3.1.6's module glue calls require() under Node), and
+// so are their pthread worker scripts; the pool's worker threads are unref'd, so an idle instance never keeps
 // the process alive.
-function nodeThreadsGlue() {
-  const worker = fileURLToPath(new URL('../dist/xattn-simd-threads-node.worker.cjs', import.meta.url));
+function nodeThreadsGlue(relaxed) {
+  const worker = fileURLToPath(relaxed
+    ? new URL('../dist/xattn-relaxed-simd-threads-node.worker.cjs', import.meta.url)
+    : new URL('../dist/xattn-simd-threads-node.worker.cjs', import.meta.url));
   return {
-    factory: require('../dist/xattn-simd-threads-node.cjs'),
+    factory: relaxed ? require('../dist/xattn-relaxed-simd-threads-node.cjs') : require('../dist/xattn-simd-threads-node.cjs'),
     moduleOptions: {
       locateFile: (path, prefix) => (path.endsWith('.worker.js') ? worker : prefix + path),
       started(mod) {
@@ -25,12 +27,18 @@ function nodeThreadsGlue() {
   };
 }
 
+const GLUE = {
+  simd: () => import('../dist/xattn-simd.mjs'),
+  'relaxed-simd': () => import('../dist/xattn-relaxed-simd.mjs'),
+  scalar: () => import('../dist/xattn-scalar.mjs'),
+};
+
 export const createXattn = entry({
   compileWasm: (build) =>
     readFile(new URL(`../dist/xattn-${build}.wasm`, import.meta.url)).then((bytes) => WebAssembly.compile(bytes)),
   loadGlue: async (build) => {
-    if (build === 'simd-threads') return nodeThreadsGlue();
-    const glue = build === 'simd' ? await import('../dist/xattn-simd.mjs') : await import('../dist/xattn-scalar.mjs');
+    if (build.endsWith('-threads')) return nodeThreadsGlue(build.startsWith('relaxed-'));
+    const glue = await GLUE[build]();
     return { factory: glue.default };
   },
   env: {

@@ -185,6 +185,7 @@ function workerApi(queue, info) {
     given[names.length]);
   return Object.freeze({
     simd: info.simd,
+    relaxedSimd: info.relaxedSimd,
     threads: info.threads,
     version: info.version,
     memoryBytes: (options) => call('memoryBytes', { op: 'xattn', method: 'memoryBytes' }, [], [], options),
@@ -219,13 +220,16 @@ function workerApi(queue, info) {
 // createXattnWorker for an entry: `open()` starts the worker and returns its endpoint.
 export async function connectWorker(options, open) {
   const FN = 'createXattnWorker';
-  const o = checkOptions(FN, 'options', options, ['simd', 'threads']);
-  if (o.simd !== undefined && typeof o.simd !== 'boolean') throw new TypeError(`${FN}: options.simd must be a boolean, got ${typeName(o.simd)}`);
+  const o = checkOptions(FN, 'options', options, ['simd', 'threads', 'relaxedSimd']);
+  for (const key of ['simd', 'relaxedSimd']) {
+    if (o[key] !== undefined && typeof o[key] !== 'boolean') throw new TypeError(`${FN}: options.${key} must be a boolean, got ${typeName(o[key])}`);
+  }
   if (o.threads !== undefined && typeof o.threads !== 'number') throw new TypeError(`${FN}: options.threads must be a number, got ${typeName(o.threads)}`);
   const queue = makeQueue(open());
   try {
-    // createXattn in the worker checks the rest (threads in range, shared memory there).
-    const given = Object.fromEntries(Object.entries({ simd: o.simd, threads: o.threads }).filter(([, v]) => v !== undefined));
+    // createXattn in the worker checks the rest (threads in range, shared memory and relaxed SIMD there).
+    const given = Object.fromEntries(Object.entries({ simd: o.simd, threads: o.threads, relaxedSimd: o.relaxedSimd })
+      .filter(([, v]) => v !== undefined));
     const info = await queue.send({ op: 'init', options: Object.keys(given).length ? given : undefined });
     return workerApi(queue, info);
   } catch (e) {

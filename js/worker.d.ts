@@ -89,6 +89,8 @@ export interface KvCacheWorker {
 export interface XattnWorker {
   /** Whether the worker runs the SIMD build. */
   readonly simd: boolean;
+  /** Whether the worker runs the relaxed-SIMD variant of it (see {@link XattnOptions.relaxedSimd}). */
+  readonly relaxedSimd: boolean;
   /** How many threads the worker's instance runs (see {@link XattnOptions.threads}). */
   readonly threads: number;
   /** The package version. */

@@ -8,12 +8,25 @@
 #                                 -node.worker.cjs for Node's worker_threads (CommonJS, because 3.1.6's ES module
 #                                 glue calls require() under Node). The pool holds Module.xattnPoolSize workers:
 #                                 the instance's thread count minus the caller, set by js/instantiate.js.
+#   dist/xattn-relaxed-simd.*, dist/xattn-relaxed-simd-threads.*
+#                                 the SIMD and threaded SIMD builds with relaxed SIMD: every a·b + c in the
+#                                 kernels one f32x4.relaxed_madd. The kernel file is compiled by clang 16 (3.1.6's
+#                                 clang 14 writes pre-standard relaxed opcodes, which engines refuse); the other
+#                                 objects are the plain build's. Linked at -O1 (3.1.6 runs binaryen 108 at -O2
+#                                 and above, which cannot read relaxed ops), then optimised by the npm package
+#                                 binaryen's wasm-opt -O3 (node_modules: npm ci first).
 # Objects are kept in build/wasm/<flavour>/ and rebuilt only when a source or header changed.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
 # emcc's JS optimizer needs acorn from Debian's node modules; the Node on PATH is not Debian's.
 export NODE_PATH=/usr/share/nodejs
+# Debian's emcc runs the binaryen tools it finds on PATH, and npm scripts (npm run build:wasm, npm pack's prepack)
+# put node_modules/.bin first, where npm binaryen 132's wasm-opt and wasm-metadce would answer: their minify map
+# is not the format emcc 3.1.6 reads, and the -O3 glue then names imports the .wasm does not have. emcc gets
+# Debian's binaryen 108; only optimise_relaxed runs npm's, by path.
+PATH=$(printf '%s' "$PATH" | tr ':' '\n' | grep -v '/node_modules/\.bin$' | paste -sd: -)
+export PATH
 # emcc has its own sysroot: give it only the three header trees it needs, never /usr/include.
 inc=build/wasm/include
 mkdir -p "$inc" dist
@@ -31,38 +44,79 @@ link=(--bind -O3 -sMODULARIZE=1 -sEXPORT_ES6=1 -sENVIRONMENT=web,worker -sALLOW_
       -sMAXIMUM_MEMORY=2147483648 -sEXPORTED_FUNCTIONS=_malloc,_free -sEXPORTED_RUNTIME_METHODS=HEAPU8,HEAPF32
       -sDYNAMIC_EXECUTION=0 -sFILESYSTEM=0 -sTEXTDECODER=1)
 
-# build_flavour NAME [compile flags…] [-- extra link flags…]
+# The kernel file of the relaxed builds, and its compiler: clang 16 with em++'s own target, sysroot, defines
+# and flavour flags (`em++ FLAGS… --cflags`: -D_LIBCPP_ABI_VERSION=2 and the rest must match the other
+# objects; it turns -msse4.1 into the defines Emscripten's SSE headers want).
+relaxed_sources=(src/kernels/arch_sse41.cpp)
+# compile [relaxed] FLAGS… -- MORE…: em++ FLAGS… MORE…, or clang 16 as above with MORE….
+compile() {
+  local relaxed=0 flags=()
+  [ "$1" = relaxed ] && { relaxed=1; shift; }
+  while [ "$1" != -- ]; do flags+=("$1"); shift; done
+  shift
+  if [ $relaxed = 1 ]; then
+    local em
+    read -r -a em <<< "$(em++ "${flags[@]}" --cflags)"
+    clang++-16 "${em[@]}" -mrelaxed-simd "$@"
+  else
+    em++ "${flags[@]}" "$@"
+  fi
+}
+export -f compile
+
+# is_stale SRC OBJ: the object is missing or older than its source, a header or (version.cpp) package.json.
+is_stale() {
+  [ ! -f "$2" ] || [ "$1" -nt "$2" ] || { [ "$1" = src/version.cpp ] && [ package.json -nt "$2" ]; } || \
+    awk -v a="$newest_header" -v b="$(stat -c %Y "$2")" 'BEGIN { exit !(a > b) }'
+}
+
+# build_flavour NAME [--relaxed BASE] [compile flags…] [-- extra link flags…]
+# With --relaxed, only relaxed_sources are compiled (by clang 16: `compile relaxed`); the other objects are
+# BASE's, built with the same flags, and a newer one of them relinks the flavour.
 build_flavour() {
   local flavour=$1; shift
-  local flags=() extra=() objs=() stale=()
+  local base="" flags=() extra=() objs=() stale=()
+  [ "${1-}" = --relaxed ] && { base=$2; shift 2; }
   while [ $# -gt 0 ] && [ "$1" != -- ]; do flags+=("$1"); shift; done
   [ $# -gt 0 ] && { shift; extra=("$@"); }
   local dir=build/wasm/$flavour
   mkdir -p "$dir"
   for src in "${sources[@]}"; do
-    local obj=$dir/$(echo "${src#src/}" | tr / _).o
-    objs+=("$obj")
-    if [ ! -f "$obj" ] || [ "$src" -nt "$obj" ] || { [ "$src" = src/version.cpp ] && [ package.json -nt "$obj" ]; } || \
-       awk -v a="$newest_header" -v b="$(stat -c %Y "$obj")" 'BEGIN { exit !(a > b) }'; then
-      stale+=("$src:$obj")
+    local name
+    name=$(echo "${src#src/}" | tr / _).o
+    if [ -n "$base" ] && [[ ! " ${relaxed_sources[*]} " =~ " $src " ]]; then
+      objs+=("build/wasm/$base/$name")
+      [ "build/wasm/$base/$name" -nt "dist/xattn-$flavour.wasm" ] && stale+=("")  # relink only
+      continue
     fi
+    objs+=("$dir/$name")
+    is_stale "$src" "$dir/$name" && stale+=("$src:$dir/$name")
   done
-  if [ ${#stale[@]} -gt 0 ]; then
-    echo "xattn: compiling ${#stale[@]} file(s) for the $flavour wasm build"
-    printf '%s\n' "${stale[@]}" | xargs -P "$(nproc)" -I{} bash -c \
-      'src=${1%%:*}; obj=${1#*:}; em++ "${@:2}" -c "$src" -o "$obj"' _ {} "${common[@]}" "${flags[@]}"
+  local compile=("${flags[@]}" -- "${common[@]}")
+  [ -n "$base" ] && compile=(relaxed "${compile[@]}")
+  local todo=()
+  for s in "${stale[@]}"; do [ -n "$s" ] && todo+=("$s"); done
+  if [ ${#todo[@]} -gt 0 ]; then
+    echo "xattn: compiling ${#todo[@]} file(s) for the $flavour wasm build"
+    printf '%s\n' "${todo[@]}" | xargs -P "$(nproc)" -I{} bash -c 'src=${1%%:*}; obj=${1#*:}; shift; compile "$@" -c "$src" -o "$obj"' \
+      _ {} "${compile[@]}"
   fi
   local out=dist/xattn-$flavour.mjs
-  if [ ${#stale[@]} -gt 0 ] || [ ! -f "$out" ]; then
+  if [ ${#stale[@]} -gt 0 ] || [ ! -f "$out" ] || [ ! -f "dist/xattn-$flavour.wasm" ]; then
     echo "xattn: linking $out"
-    em++ "${objs[@]}" "${flags[@]}" "${link[@]}" "${extra[@]}" -o "$out"
+    if [ -n "$base" ]; then
+      link_relaxed "$dir/link" "$flavour" "${objs[@]}" "${flags[@]}" "${link[@]}" "${extra[@]}"
+    else
+      em++ "${objs[@]}" "${flags[@]}" "${link[@]}" "${extra[@]}" -o "$out"
+    fi
     if [ ${#extra[@]} -gt 0 ]; then
       # The glue would start its pthread workers from new URL('….worker.js', import.meta.url) when not given
       # locateFile; js/browser.js always gives it, and bundlers would otherwise try to bundle that script.
-      local pattern="new Worker(new URL(\"xattn-$flavour.worker.js\",import.meta.url))"
-      grep -qF "$pattern" "$out" || { echo "xattn: the $flavour glue changed: no $pattern" >&2; exit 1; }
-      sed -i "s|new Worker(new URL(\"xattn-$flavour.worker.js\",import.meta.url))|new Worker(locateFile(\"xattn-$flavour.worker.js\"))|" "$out"
-      link_node_glue "$flavour" "${objs[@]}" "${flags[@]}" "${link[@]}" "${extra[@]}"
+      # (An -O1 glue, the relaxed builds', is not minified: a space may follow the comma.)
+      local pattern="new Worker(new URL(\"xattn-$flavour.worker.js\", \?import.meta.url))"
+      grep -q "$pattern" "$out" || { echo "xattn: the $flavour glue changed: no $pattern" >&2; exit 1; }
+      sed -i "s|$pattern|new Worker(locateFile(\"xattn-$flavour.worker.js\"))|" "$out"
+      link_node_glue "$flavour" "$base" "${objs[@]}" "${flags[@]}" "${link[@]}" "${extra[@]}"
       # The pthread worker script as the text of an ES module: js/browser.js starts it from a blob: URL, so no
       # server or bundler ever serves (or transforms, or inlines as a data: URL) a script of its own.
       node -e 'const fs = require("fs"); const [src, dst] = process.argv.slice(1);
@@ -72,30 +126,68 @@ build_flavour() {
   fi
 }
 
-# The threaded flavour's Node glue: the same objects linked for ENVIRONMENT=node as CommonJS. Its .wasm must be
-# byte for byte the browser one, which is the only one shipped.
+# link_relaxed DIR NAME OBJS… FLAGS…: links at -O1 into DIR (with WASM_BIGINT: without it
+# wasm-emscripten-finalize reads every function body, and binaryen 108 cannot read relaxed ops), then
+# optimises the .wasm into dist/ with npm binaryen's wasm-opt -O3 and copies the glue beside it.
+link_relaxed() {
+  local dir=$1 flavour=$2; shift 2
+  mkdir -p "$dir"
+  local args
+  mapfile -t args < <(relaxed_link_flags "$@")
+  em++ "${args[@]}" -o "$dir/xattn-$flavour.mjs"
+  optimise_relaxed "$dir/xattn-$flavour.wasm" "dist/xattn-$flavour.wasm"
+  cp "$dir/xattn-$flavour.mjs" "dist/xattn-$flavour.mjs"
+  [ ! -f "$dir/xattn-$flavour.worker.js" ] || cp "$dir/xattn-$flavour.worker.js" "dist/xattn-$flavour.worker.js"
+}
+# The link flags with -O3 replaced by -O1, and WASM_BIGINT added.
+relaxed_link_flags() {
+  for a in "$@"; do if [ "$a" = -O3 ]; then echo -O1; else printf '%s\n' "$a"; fi; done
+  echo -sWASM_BIGINT
+}
+# wasm-opt reads the features from the module's target_features section (-O1 keeps it) and drops it after.
+optimise_relaxed() {
+  local wasm_opt=node_modules/binaryen/bin/wasm-opt
+  [ -x "$wasm_opt" ] || { echo "xattn: the relaxed builds need npm's binaryen (npm ci): no $wasm_opt" >&2; exit 1; }
+  node "$wasm_opt" "$1" -O3 --strip-target-features -o "$2"
+}
+
+# A threaded flavour's Node glue: the same objects linked for ENVIRONMENT=node as CommonJS. Its .wasm must be
+# byte for byte the browser one, which is the only one shipped. BASE is set for a relaxed flavour.
 link_node_glue() {
-  local flavour=$1; shift
+  local flavour=$1 base=$2; shift 2
   local dir=build/wasm/$flavour-node args=()
   for a in "$@"; do
     case $a in -sEXPORT_ES6=1) ;; -sENVIRONMENT=*) args+=(-sENVIRONMENT=node) ;; *) args+=("$a") ;; esac
   done
   mkdir -p "$dir"
-  em++ "${args[@]}" -sEXPORT_NAME=createXattnModule -o "$dir/xattn-$flavour.js"
+  if [ -n "$base" ]; then
+    mapfile -t args < <(relaxed_link_flags "${args[@]}")
+    em++ "${args[@]}" -sEXPORT_NAME=createXattnModule -o "$dir/xattn-$flavour.js"
+    optimise_relaxed "$dir/xattn-$flavour.wasm" "$dir/xattn-$flavour.opt.wasm"
+    mv "$dir/xattn-$flavour.opt.wasm" "$dir/xattn-$flavour.wasm"
+  else
+    em++ "${args[@]}" -sEXPORT_NAME=createXattnModule -o "$dir/xattn-$flavour.js"
+  fi
   cmp -s "$dir/xattn-$flavour.wasm" "dist/xattn-$flavour.wasm" || { echo "xattn: the Node link of $flavour gave another .wasm" >&2; exit 1; }
   # The glue sets global.Worker for its own use; keep that name inside the module instead of on the user's global.
-  grep -q 'global.Worker=nodeWorkerThreads.Worker' "$dir/xattn-$flavour.js" || { echo "xattn: the Node glue changed: no global.Worker" >&2; exit 1; }
-  { echo 'var Worker;'; sed 's/global\.Worker=nodeWorkerThreads\.Worker/Worker=nodeWorkerThreads.Worker/' "$dir/xattn-$flavour.js"; } \
+  local pattern='global.Worker *= *nodeWorkerThreads.Worker'
+  grep -q "$pattern" "$dir/xattn-$flavour.js" || { echo "xattn: the Node glue changed: no global.Worker" >&2; exit 1; }
+  { echo 'var Worker;'; sed "s/$pattern/Worker=nodeWorkerThreads.Worker/" "$dir/xattn-$flavour.js"; } \
     > "dist/xattn-$flavour-node.cjs"
   cp "$dir/xattn-$flavour.worker.js" "dist/xattn-$flavour-node.worker.cjs"
 }
 
-build_flavour simd -msimd128 -msse4.1
+simd=(-msimd128 -msse4.1)
+# Threads: at most 4 (the calling thread and a pool of up to 3 workers, one per thread beside the caller, started
+# while the module loads, since a browser's main thread cannot wait for a worker to start). Each thread's stack is
+# 1 MiB; the kernels use little.
+threads=(-pthread -DXATTN_MAX_THREADS=4)
+threads_link=(-sPTHREAD_POOL_SIZE=Module.xattnPoolSize -sDEFAULT_PTHREAD_STACK_SIZE=1048576 -sINITIAL_MEMORY=33554432
+              -Wno-pthreads-mem-growth -sNODEJS_CATCH_EXIT=0 -sNODEJS_CATCH_REJECTION=0)
+build_flavour simd "${simd[@]}"
 build_flavour scalar
-# Threads: at most 4 (the calling thread and a pool of up to 3 workers, started while the module loads, since a
-# browser's main thread cannot wait for a worker to start). Each thread's stack is 1 MiB; the kernels use little.
-build_flavour simd-threads -msimd128 -msse4.1 -pthread -DXATTN_MAX_THREADS=4 -- \
-  -sPTHREAD_POOL_SIZE=Module.xattnPoolSize -sDEFAULT_PTHREAD_STACK_SIZE=1048576 -sINITIAL_MEMORY=33554432 -Wno-pthreads-mem-growth \
-  -sNODEJS_CATCH_EXIT=0 -sNODEJS_CATCH_REJECTION=0
+build_flavour simd-threads "${simd[@]}" "${threads[@]}" -- "${threads_link[@]}"
+build_flavour relaxed-simd --relaxed simd "${simd[@]}"
+build_flavour relaxed-simd-threads --relaxed simd-threads "${simd[@]}" "${threads[@]}" -- "${threads_link[@]}"
 # The declarations for require('xattn'), generated from js/index.d.ts.
 node scripts/build-types.mjs

@@ -13,7 +13,9 @@ fi
 
 bash scripts/ensure-deps.sh native wasm node
 for f in dist/xattn-simd.mjs dist/xattn-simd.wasm dist/xattn-scalar.mjs dist/xattn-scalar.wasm \
-         dist/xattn-simd-threads.mjs dist/xattn-simd-threads.wasm dist/xattn-simd-threads-worker-source.mjs; do
+         dist/xattn-simd-threads.mjs dist/xattn-simd-threads.wasm dist/xattn-simd-threads-worker-source.mjs \
+         dist/xattn-relaxed-simd.mjs dist/xattn-relaxed-simd.wasm dist/xattn-relaxed-simd-threads.mjs \
+         dist/xattn-relaxed-simd-threads.wasm dist/xattn-relaxed-simd-threads-worker-source.mjs; do
   if [ ! -f "$f" ]; then
     echo "xattn: $f is missing; building the WebAssembly package"
     npm run build:wasm

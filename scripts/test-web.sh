@@ -11,7 +11,9 @@ cd "$(dirname "$0")/.."
 
 bash scripts/ensure-deps.sh browser node
 for f in dist/xattn-simd.mjs dist/xattn-simd.wasm dist/xattn-scalar.mjs dist/xattn-scalar.wasm \
-         dist/xattn-simd-threads.mjs dist/xattn-simd-threads.wasm dist/xattn-simd-threads.worker.js; do
+         dist/xattn-simd-threads.mjs dist/xattn-simd-threads.wasm dist/xattn-simd-threads-worker-source.mjs \
+         dist/xattn-relaxed-simd.mjs dist/xattn-relaxed-simd.wasm dist/xattn-relaxed-simd-threads.mjs \
+         dist/xattn-relaxed-simd-threads.wasm dist/xattn-relaxed-simd-threads-worker-source.mjs; do
   [ -f "$f" ] || { npm run build:wasm; break; }
 done
 
@@ -65,7 +67,9 @@ serve() {
 
 serve build/artifacts/vite-dev.log
 echo "== web demo: browser tests (tests/browser) against the dev server at $url"
-XATTN_DEMO_URL="$url" timeout 900 node --test --test-timeout=300000 --test-concurrency=1 tests/browser/
+# --experimental-wasm-relaxed-simd: the tests compare the page's results, from the relaxed-SIMD builds Chromium
+# picks, with the package's in Node bit for bit, so Node must run the same relaxed build.
+XATTN_DEMO_URL="$url" timeout 900 node --experimental-wasm-relaxed-simd --test --test-timeout=300000 --test-concurrency=1 tests/browser/
 stop_server
 
 echo "== web demo: production build (vite build → build/web) served by vite preview"
@@ -84,4 +88,4 @@ XATTN_DEMO_URL="$url" XATTN_DEMO_LABEL=build timeout 300 node --test --test-time
 # Cross-origin isolation and threads on the built page: the headers on every response, the thread counts, the
 # speed panel's 1 thread against all, the same bits as 1 thread, and the page without the headers.
 echo "== web demo: cross-origin isolation and threads (tests/browser/isolation.test.js) against vite preview at $url"
-XATTN_DEMO_URL="$url" XATTN_DEMO_LABEL=build timeout 300 node --test --test-timeout=120000 tests/browser/isolation.test.js
+XATTN_DEMO_URL="$url" XATTN_DEMO_LABEL=build timeout 300 node --experimental-wasm-relaxed-simd --test --test-timeout=120000 tests/browser/isolation.test.js

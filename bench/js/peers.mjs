@@ -8,6 +8,7 @@ import { readFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import path from 'node:path';
 
+import { relaxedSimdSupported } from '../../js/detect.js';
 import { createXattn } from '../../js/node.js';
 import { attentionModel } from './onnx-model.mjs';
 import { plainAttention } from './plain.mjs';
@@ -34,10 +35,12 @@ const sleep = (ms) => new Promise((resolve) => setTimeout(resolve, ms));
 
 // dist/ may be mid-rebuild by another process (npm run build:wasm): retry a few times before giving up.
 // One thread unless asked: the main table compares single-threaded runs (threads.mjs compares 1 with 2).
-export async function loadXattn(simd, threads = 1) {
+// The SIMD build is the plain one unless `relaxed`: every section measures the same build whatever the engine
+// offers, and the relaxed one only where asked (its own column and the relaxed-vs-plain lines).
+export async function loadXattn(simd, threads = 1, relaxed = false) {
   for (let attempt = 1; ; attempt++) {
     try {
-      return await createXattn({ simd, threads });
+      return await createXattn(simd ? { simd, threads, relaxedSimd: relaxed } : { simd, threads });
     } catch (err) {
       if (attempt >= 5) throw err;
       await sleep(2000);
@@ -45,14 +48,17 @@ export async function loadXattn(simd, threads = 1) {
   }
 }
 
-export function xattnImpl(simd, threads = 1) {
+export function xattnImpl(simd, threads = 1, relaxed = false) {
   return {
-    key: simd ? 'xattnSimd' : 'xattnScalar',
-    label: simd ? 'xattn SIMD' : 'xattn scalar',
+    key: relaxed ? 'xattnRelaxed' : simd ? 'xattnSimd' : 'xattnScalar',
+    label: relaxed ? 'xattn relaxed SIMD' : simd ? 'xattn SIMD' : 'xattn scalar',
     role: 'xattn',
     tolerance: TOLERANCE,
     async load() {
-      this.xa = await loadXattn(simd, threads);
+      if (relaxed && !relaxedSimdSupported()) {
+        throw new Error('no relaxed SIMD in this engine (Node 20: run with --experimental-wasm-relaxed-simd, as npm run bench does)');
+      }
+      this.xa = await loadXattn(simd, threads, relaxed);
       this.version = this.xa.version;
     },
     prepare({ query, key, value }) {
@@ -162,7 +168,7 @@ function plainImpl() {
 
 // The columns, in table order.
 export async function loadImplementations() {
-  const impls = [xattnImpl(true), xattnImpl(false), ortImpl(false), tfjsImpl(), plainImpl(), ortImpl(true)];
+  const impls = [xattnImpl(true), xattnImpl(true, 1, true), xattnImpl(false), ortImpl(false), tfjsImpl(), plainImpl(), ortImpl(true)];
   for (const impl of impls) {
     try {
       await impl.load();

@@ -7,8 +7,9 @@ import { STREAMING_DIMS } from './streaming.mjs';
 const gflops = (flops, ms) => flops / (ms * 1e6);
 const round = (x, digits) => Number(x.toFixed(digits));
 
-// One shape's record from its timings ({ key: { ms } }) and refusals ({ key: reason }).
-export function shapeRecord(problem, impls, timings, refusals) {
+// One shape's record from its timings ({ key: { ms, cpuMs } }) and refusals ({ key: reason }). relaxedPeakGflops:
+// the relaxed_madd peak measured in this process, or null.
+export function shapeRecord(problem, impls, timings, refusals, relaxedPeakGflops = null) {
   const { BH, L, E } = problem.dims;
   const record = { shape: [BH, L, E], flops: problem.flops };
   for (const impl of impls) {
@@ -24,7 +25,28 @@ export function shapeRecord(problem, impls, timings, refusals) {
   record.speedupOverBestPeer = best && simd ? round(timings[best.key].ms / simd.ms, 2) : null;
   record.scalarOverPlainJs = timings.xattnScalar && timings.plainJs ? round(timings.plainJs.ms / timings.xattnScalar.ms, 2) : null;
   record.simdOverNative = timings.ortNode && simd ? round(timings.ortNode.ms / simd.ms, 2) : null;
+  // Relaxed against plain SIMD, both in this process, interleaved, by CPU-time medians (the machine is shared).
+  const relaxed = timings.xattnRelaxed;
+  if (relaxed && simd) {
+    const relaxedGflops = gflops(problem.flops, relaxed.cpuMs);
+    record.relaxedVsSimd = {
+      simdCpuGflops: round(gflops(problem.flops, simd.cpuMs), 2),
+      relaxedCpuGflops: round(relaxedGflops, 2),
+      ratio: round(simd.cpuMs / relaxed.cpuMs, 3),
+      percentOfRelaxedPeak: relaxedPeakGflops ? round((100 * relaxedGflops) / relaxedPeakGflops, 1) : null,
+    };
+  }
   return record;
+}
+
+// One line per shape: relaxed SIMD against plain SIMD (CPU-time medians), and the relaxed build's share of the
+// relaxed_madd peak.
+export function formatRelaxed(records) {
+  return records.filter((r) => r.relaxedVsSimd).map((r) => {
+    const x = r.relaxedVsSimd;
+    const share = x.percentOfRelaxedPeak == null ? '' : `, ${x.percentOfRelaxedPeak.toFixed(0)}% of the relaxed peak`;
+    return `  ${r.shape.join('×')}: relaxed ${x.relaxedCpuGflops.toFixed(1)}, SIMD ${x.simdCpuGflops.toFixed(1)} GFLOP/s (CPU time): ${x.ratio.toFixed(2)}×${share}`;
+  }).join('\n');
 }
 
 const pad = (s, n, left = false) => (left ? String(s).padEnd(n) : String(s).padStart(n));

@@ -1,6 +1,7 @@
-// npm run bench: xattn's wasm builds against onnxruntime-web, tfjs-backend-wasm and plain JS (onnxruntime-node
-// as a native reference), one Node process, one thread each, identical seeded inputs, every result checked
-// against a float64 reference before anything is timed. Prints a table and writes bench/results.json.
+// npm run bench: xattn's wasm builds (plain SIMD, relaxed SIMD, scalar) against onnxruntime-web, tfjs-backend-wasm
+// and plain JS (onnxruntime-node as a native reference), one Node process, one thread each, identical seeded
+// inputs, every result checked against a float64 reference before anything is timed. Prints a table, the
+// relaxed build against the plain one per shape, and writes bench/results.json.
 //
 //   node bench/js/run.mjs [--shapes 1x128x64,8x256x64] [--no-streaming] [--no-training] [--no-decode] [--no-threads]
 //                         [--out file] [--budget-ms 10000]
@@ -23,13 +24,14 @@ import { parseArgs } from 'node:util';
 import { makeProblem, parseShape, shapeText } from './inputs.mjs';
 import { TOLERANCE, loadImplementations } from './peers.mjs';
 import { agreement, agreementAll, referenceRows, sampleRows } from './reference.mjs';
-import { formatRefusals, formatTable, formatThreads, shapeRecord, streamingSummary, writeResults } from './report.mjs';
+import { formatRefusals, formatRelaxed, formatTable, formatThreads, shapeRecord, streamingSummary, writeResults } from './report.mjs';
 import { STREAMING_DIMS, measureStreaming } from './streaming.mjs';
 import { measureTraining } from './training.mjs';
 import { measureDecode } from './decode.mjs';
 import { measureThreads } from './threads.mjs';
 import { interleave, warmUp } from './timing.mjs';
 import { measureSimdPeak } from './wasm-probes.mjs';
+import { relaxedSimdSupported } from '../../js/detect.js';
 
 const SHAPES = ['1x128x64', '8x256x64', '12x197x64', '32x512x64', '8x1024x64', '1x2048x64'];
 const repo = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..', '..');
@@ -62,7 +64,7 @@ const errorText = (err) => String(err?.message ?? err).split('\n')[0];
 // Checks every available implementation on this problem, then times the ones that agree, interleaved.
 // Check 1: sampled rows (all of them for small shapes) against float64. Check 2: every element against the
 // xattn scalar build's output, once that build has passed check 1.
-async function benchShape(problem, impls, budgetMs) {
+async function benchShape(problem, impls, budgetMs, relaxedPeakGflops) {
   const rows = sampleRows(problem.dims);
   const ref = referenceRows(problem, rows);
   const refusals = {};
@@ -95,7 +97,7 @@ async function benchShape(problem, impls, budgetMs) {
   }
   const timings = await interleave(entries, { budgetMs });
   for (const impl of impls) await impl.release?.();
-  return shapeRecord(problem, impls, timings, refusals);
+  return shapeRecord(problem, impls, timings, refusals, relaxedPeakGflops);
 }
 
 async function main() {
@@ -114,16 +116,22 @@ async function main() {
   log(`xattn benchmark · ${started.toISOString()} · ${machine} · Node ${process.version} · 1 thread`);
   log(`implementations: ${impls.map((i) => `${i.label} ${i.unavailable ? '(unavailable)' : i.version}`).join(', ')}`);
   if (loadAtStart > 0.5) log(`note: 1-minute load average ${loadAtStart} before starting: other processes are busy, expect noise`);
-  // The ceiling every figure is read against: machines differ, so it is measured here, not quoted.
+  // The ceiling every figure is read against: machines differ, so it is measured here, not quoted. The relaxed
+  // build's is the relaxed_madd one (the same on CPUs whose add and multiply pipes are separate, up to twice
+  // the mul + add one where an FMA takes the issue slot of an add or a multiply).
   const peakGflops = round1(measureSimdPeak() / 1e9);
   log(`wasm SIMD peak in this process: ${peakGflops} GFLOP/s (12 independent f32x4 mul + add chains)`);
+  const relaxedPeakGflops = relaxedSimdSupported() ? round1(measureSimdPeak({ relaxed: true }) / 1e9) : null;
+  log(relaxedPeakGflops
+    ? `wasm relaxed SIMD peak in this process: ${relaxedPeakGflops} GFLOP/s (12 independent f32x4.relaxed_madd chains)`
+    : 'wasm relaxed SIMD: not in this engine (Node 20 needs --experimental-wasm-relaxed-simd, which npm run bench passes)');
 
   const records = [];
   for (const dims of shapes) {
     const problem = makeProblem(dims);
     log(`${shapeText(dims)} (B·H×L×E, S = L, Ev = E), ${(problem.flops / 1e9).toFixed(3)} GFLOP`);
     const t0 = performance.now();
-    records.push(await benchShape(problem, impls, budgetMs));
+    records.push(await benchShape(problem, impls, budgetMs, relaxedPeakGflops));
     log(`  done in ${((performance.now() - t0) / 1000).toFixed(1)} s`);
   }
 
@@ -150,6 +158,11 @@ async function main() {
   log(formatTable(records, impls, peakGflops));
   log(`best peer = the faster of ort-web wasm, tfjs-wasm and plain JS; ort-node (native, 1 thread) is for reference.`);
   log(`Checked before timing, ${fmtTol(TOLERANCE)}: sampled rows (every row of the smaller shapes) against float64, and every element against the scalar build.`);
+  const relaxedLines = formatRelaxed(records);
+  if (relaxedLines) {
+    log(`Relaxed SIMD build against the plain SIMD build, same process, interleaved (peaks: relaxed_madd ${relaxedPeakGflops}, mul + add ${peakGflops} GFLOP/s):`);
+    log(relaxedLines);
+  }
   const refused = formatRefusals(records, impls);
   if (refused) log(`Not reported:\n${refused}`);
 
@@ -161,6 +174,7 @@ async function main() {
     command: `npm run bench${process.argv.length > 2 ? ` -- ${process.argv.slice(2).join(' ')}` : ''}`,
     threads: 1,
     wasmSimdPeakGflops: peakGflops,
+    wasmRelaxedSimdPeakGflops: relaxedPeakGflops,
     legend: 'shape = [B·H, L, E] with S = L, Ev = E; FLOPs = 4·B·H·L·S·E; ms = median per call, end to end',
     tolerance: `${fmtTol(TOLERANCE)} against a float64 reference, for every implementation`,
     xattnVersion: xattn.version,

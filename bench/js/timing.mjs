@@ -11,12 +11,20 @@ export function median(values) {
   return s.length % 2 ? s[mid] : (s[mid - 1] + s[mid]) / 2;
 }
 
-// Per-call ms of `calls` back-to-back calls. Awaiting a synchronous result costs a microtask, well under a
+// Per-call ms of `calls` back-to-back calls, wall clock and this process's CPU time (which a busy machine's
+// other processes do not inflate: a call preempted for them is not charged for the wait; for implementations
+// that compute on this thread alone). Awaiting a synchronous result costs a microtask, well under a
 // microsecond: negligible against the smallest call here (~100 µs).
-async function sample(run, calls) {
+async function sampleBoth(run, calls) {
+  const c0 = process.cpuUsage();
   const t0 = performance.now();
   for (let c = 0; c < calls; c++) await run();
-  return (performance.now() - t0) / calls;
+  const wall = performance.now() - t0;
+  const cpu = process.cpuUsage(c0);
+  return { ms: wall / calls, cpuMs: (cpu.user + cpu.system) / 1000 / calls };
+}
+async function sample(run, calls) {
+  return (await sampleBoth(run, calls)).ms;
 }
 
 // Warm-up before timing: JIT-compiled JS layers (tfjs's above all) run several times slower for their first
@@ -43,6 +51,9 @@ export async function interleave(entries, { budgetMs = 10000, minSampleMs = 15, 
     return { ...e, calls, samples: [] };
   });
   schedule.sort((a, b) => a.at - b.at);
-  for (const { i } of schedule) plan[i].samples.push(await sample(plan[i].run, plan[i].calls));
-  return Object.fromEntries(plan.map((p) => [p.key, { ms: median(p.samples), samples: p.samples.length, callsPerSample: p.calls }]));
+  for (const { i } of schedule) plan[i].samples.push(await sampleBoth(plan[i].run, plan[i].calls));
+  return Object.fromEntries(plan.map((p) => [p.key, {
+    ms: median(p.samples.map((x) => x.ms)), cpuMs: median(p.samples.map((x) => x.cpuMs)),
+    samples: p.samples.length, callsPerSample: p.calls,
+  }]));
 }

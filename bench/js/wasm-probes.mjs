@@ -1,6 +1,7 @@
-// Two tiny WebAssembly modules, written out byte by byte, measuring in this process what bounds a decoding
-// step: the memory read bandwidth (v128 loads summed over a buffer larger than the caches) and the SIMD
-// arithmetic peak (12 independent chains of acc = acc + a·b, f32x4 mul and add: wasm has no FMA in Node 20).
+// Tiny WebAssembly modules, written out byte by byte, measuring in this process what bounds the kernels: the
+// memory read bandwidth (v128 loads summed over a buffer larger than the caches) and the SIMD arithmetic peak
+// (12 independent chains of acc = acc + a·b), once as f32x4 mul then add (plain SIMD128) and once as one
+// f32x4.relaxed_madd (relaxed SIMD: Node 20 needs --experimental-wasm-relaxed-simd, Chromium runs it as is).
 
 function uleb(n) {
   const out = [];
@@ -29,6 +30,7 @@ const OP = {
   localGet: 0x20, localSet: 0x21, localTee: 0x22, loop: 0x03, brIf: 0x0d, end: 0x0b, i32Const: 0x41, i32Add: 0x6a,
   i32Sub: 0x6b, i32LtU: 0x49, f32Const: 0x43, voidBlock: 0x40,
   load: SIMD(0x00), splat: SIMD(0x13), extractLane: SIMD(0x1f), add: SIMD(0xe4), mul: SIMD(0xe6),
+  madd: SIMD(0x105),  // f32x4.relaxed_madd a b c = a·b + c
 };
 const f32 = (x) => [...new Uint8Array(Float32Array.of(x).buffer)];
 const header = [0x00, 0x61, 0x73, 0x6d, 0x01, 0x00, 0x00, 0x00];
@@ -57,15 +59,17 @@ function bandwidthModule(pages) {
   ]);
 }
 
-// (func (export "peak") (param $n i32) (result f32)): $n iterations of 12 chains acc = acc + a·b.
-function peakModule() {
+// (func (export "peak") (param $n i32) (result f32)): $n iterations of 12 chains acc = acc + a·b, as mul and
+// add, or as relaxed_madd when `relaxed`.
+export function peakModule(relaxed = false) {
   const CHAINS = 12, N = 0, ACC = (k) => 1 + k, A = 1 + CHAINS, B = A + 1;
   const splatTo = (value, local) => [OP.f32Const, ...f32(value), ...OP.splat, OP.localSet, local];
   const body = [];
   for (let k = 0; k < CHAINS; k++) body.push(...splatTo(k / 10, ACC(k)));
   body.push(...splatTo(0.999, A), ...splatTo(1e-7, B), OP.loop, OP.voidBlock);
   for (let k = 0; k < CHAINS; k++) {
-    body.push(OP.localGet, ACC(k), OP.localGet, A, OP.localGet, B, ...OP.mul, ...OP.add, OP.localSet, ACC(k));
+    if (relaxed) body.push(OP.localGet, A, OP.localGet, B, OP.localGet, ACC(k), ...OP.madd, OP.localSet, ACC(k));
+    else body.push(OP.localGet, ACC(k), OP.localGet, A, OP.localGet, B, ...OP.mul, ...OP.add, OP.localSet, ACC(k));
   }
   body.push(OP.localGet, N, OP.i32Const, 1, OP.i32Sub, OP.localTee, N, OP.brIf, 0, OP.end, OP.localGet, ACC(0));
   for (let k = 1; k < CHAINS; k++) body.push(OP.localGet, ACC(k), ...OP.add);
@@ -99,13 +103,13 @@ export function measureReadBandwidth({ mib = 256, runs = 5 } = {}) {
   });
 }
 
-// FLOP/s of the mul + add chains, the best of several runs.
-export function measureSimdPeak({ iterations = 5_000_000, runs = 7 } = {}) {
-  const { exports } = new WebAssembly.Instance(new WebAssembly.Module(peakModule()));
+// FLOP/s of the mul + add chains (or, with `relaxed`, the relaxed_madd chains), the best of several runs.
+export function measureSimdPeak({ iterations = 5_000_000, runs = 7, relaxed = false } = {}) {
+  const { exports } = new WebAssembly.Instance(new WebAssembly.Module(peakModule(relaxed)));
   exports.peak(10000);
   return best(runs, () => {
     const t0 = performance.now();
     exports.peak(iterations);
-    return (iterations * 12 * 8) / ((performance.now() - t0) / 1000);  // 12 chains × 4 lanes × (mul + add)
+    return (iterations * 12 * 8) / ((performance.now() - t0) / 1000);  // 12 chains × 4 lanes × (mul + add), fused or not
   });
 }

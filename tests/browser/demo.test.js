@@ -29,7 +29,7 @@ test("loads with no console errors and shows the lesson's example already comput
     const sum = weights.data.slice(row * 10, row * 10 + 10).reduce((a, b) => a + b, 0);
     assert.ok(Math.abs(sum - 1) < 1e-5, `row ${row} sums to ${sum}`);
   }
-  assert.match(await page.locator('#build-info').textContent(), /xattn \d+\.\d+\.\d+ · WebAssembly (SIMD|scalar) build/);
+  assert.match(await page.locator('#build-info').textContent(), /xattn \d+\.\d+\.\d+ · WebAssembly (relaxed-SIMD|SIMD|scalar) build/);
   assert.equal(await page.locator('#error').isHidden(), true);
   await page.screenshot({ path: artifact('demo-1280x800') });
   await page.screenshot({ path: artifact('demo-full-page'), fullPage: true });

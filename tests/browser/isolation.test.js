@@ -17,7 +17,9 @@ let browser;
 let node; // the package in Node on 1 thread: the reference the page's threads must equal bit for bit
 before(async () => {
   browser = await launch();
-  node = await createXattn({ threads: 1 });
+  // Relaxed SIMD, like the page's builds in Chromium: Node runs it with --experimental-wasm-relaxed-simd
+  // (scripts/test-web.sh), and the fused multiply-adds of both engines round alike.
+  node = await createXattn({ threads: 1, relaxedSimd: true });
 });
 after(async () => browser?.close());
 
@@ -55,7 +57,8 @@ test('every response of the page and its Workers carries COOP and COEP, and the 
   // The check means something only if it saw the page, its Workers' scripts and the .wasm files.
   assert.ok(own.some((r) => r.url === `${origin}/`), 'the page itself');
   assert.ok(own.some((r) => /worker/.test(new URL(r.url).pathname) && /\.js$/.test(new URL(r.url).pathname)), `a Worker's script among ${own.length}`);
-  for (const build of ['xattn-simd', 'xattn-scalar', 'xattn-simd-threads']) {
+  // Chromium runs relaxed SIMD unflagged, so the SIMD builds it picks are the relaxed ones.
+  for (const build of ['xattn-relaxed-simd', 'xattn-scalar', 'xattn-relaxed-simd-threads']) {
     assert.ok(own.some((r) => new RegExp(`/${build}[-.][^/]*wasm$`).test(new URL(r.url).pathname) || new URL(r.url).pathname.endsWith(`/${build}.wasm`)), `${build}'s .wasm`);
   }
   for (const r of own) {
@@ -71,7 +74,7 @@ test('every response of the page and its Workers carries COOP and COEP, and the 
 test('the compute workers run every thread: the status line says N = min(4, cores) threads', async () => {
   const page = await openDemo(browser.context);
   const n = await expectedThreads(page);
-  assert.match(await page.locator('#build-info').textContent(), new RegExp(`^xattn \\d+\\.\\d+\\.\\d+ · WebAssembly SIMD build · ${n}\\sthreads? · `));
+  assert.match(await page.locator('#build-info').textContent(), new RegExp(`^xattn \\d+\\.\\d+\\.\\d+ · WebAssembly relaxed-SIMD build · ${n}\\sthreads? · `));
   assert.deepEqual(page.errors, []);
   await page.close();
 });
@@ -167,7 +170,7 @@ test('without the headers the page works on 1 thread, with no console error, and
     });
     const page = await openDemo(plain.context);
     assert.equal(await page.evaluate(() => crossOriginIsolated), false);
-    assert.match(await page.locator('#build-info').textContent(), /^xattn \d+\.\d+\.\d+ · WebAssembly SIMD build · 1\sthread · /);
+    assert.match(await page.locator('#build-info').textContent(), /^xattn \d+\.\d+\.\d+ · WebAssembly relaxed-SIMD build · 1\sthread · /);
     assert.equal(await traceShape(page, 'output'), '(4, 10, 64)');
     await assertSameBits(page, "the lesson's example, not isolated");
     assert.match(await page.locator('#speed-intro').textContent(), /not cross-origin isolated, so the package runs 1 thread only/);

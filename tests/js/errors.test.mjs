@@ -150,7 +150,11 @@ describe('createMultiheadAttention and MultiheadAttention refuse bad input', asy
 
   test('createXattn refuses unknown options', async () => {
     await assert.rejects(createXattn({ simd: 'yes' }), TypeError);
-    await assert.rejects(createXattn({ thread: 2 }), /unknown option 'thread' \(known: simd, threads\)/);
+    await assert.rejects(createXattn({ thread: 2 }), /unknown option 'thread' \(known: simd, threads, relaxedSimd\)/);
+    await assert.rejects(createXattn({ relaxedSimd: 1 }),
+      (e) => e instanceof TypeError && e.message === 'createXattn: options.relaxedSimd must be a boolean, got number');
+    await assert.rejects(createXattn({ simd: false, relaxedSimd: true }),
+      /^Error: createXattn: relaxedSimd: true needs the SIMD build \(relaxed SIMD extends it\), but simd is off$/);
     await assert.rejects(createXattn({ threads: '2' }), (e) => e instanceof TypeError && /options.threads must be a number, got string/.test(e.message));
     for (const bad of [0, 5, 1.5, NaN]) {
       await assert.rejects(createXattn({ threads: bad }),

@@ -1,4 +1,5 @@
-// The PyTorch-made fixtures through the JS API, on every build (SIMD, threaded SIMD, scalar).
+// The PyTorch-made fixtures through the JS API, on every build (BUILDS: SIMD, threaded SIMD, their relaxed-SIMD
+// variants, scalar).
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
 
@@ -16,6 +17,7 @@ for (const { options: buildOptions, label } of BUILDS) {
 
     test('the build is the one asked for', () => {
       assert.equal(xa.simd, buildOptions.simd);
+      assert.equal(xa.relaxedSimd, buildOptions.relaxedSimd ?? false);
       assert.equal(xa.threads, buildOptions.threads ?? 1);
     });
 

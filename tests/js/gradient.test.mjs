@@ -3,31 +3,9 @@ import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
 
 import { createXattn } from '../../js/node.js';
-import { BUILDS, loadCases, mask, tensor } from './golden.mjs';
+import { BUILDS, gradMismatch, loadCases, sdpaGradOptions as options, tensor } from './golden.mjs';
 
 const cases = loadCases('sdpa_grad.txt');
-
-// |got - want| <= 2e-5 + 2e-4·|want|
-function gradMismatch(got, want) {
-  if (JSON.stringify(got.shape) !== JSON.stringify(want.shape)) return `shape ${got.shape} != ${want.shape}`;
-  let bad = 0;
-  want.values.forEach((w, i) => { if (!(Math.abs(got.data[i] - w) <= 2e-5 + 2e-4 * Math.abs(w))) bad++; });
-  return bad ? `${bad} of ${want.values.length} differ` : '';
-}
-
-function options(c) {
-  const o = {};
-  if (c.opts.is_causal === '1') {
-    o.isCausal = true;
-    o.causalAlignment = c.opts.causal_alignment === 'bottom_right' ? 'bottom-right' : 'top-left';
-  }
-  if (c.opts.scale !== undefined) o.scale = Number(c.opts.scale);
-  if (c.opts.enable_gqa === '1') o.enableGqa = true;
-  if (c.opts.dropout_p !== undefined) o.dropoutP = Number(c.opts.dropout_p);
-  if (c.opts.seed !== undefined) o.seed = Number(c.opts.seed);
-  if (c.tensors.attn_mask) o.attnMask = mask(c.tensors.attn_mask);
-  return o;
-}
 
 for (const { options: buildOptions, label } of BUILDS) {
   describe(`gradients on the ${label} build`, async () => {

@@ -1,15 +1,21 @@
 // The threaded build: what createXattn picks and refuses, and results bit-identical at 1, 2, 3 and 4 threads
-// on every golden fixture (split however small) and on calls big enough to split by themselves.
+// on every golden fixture (split however small) and on calls big enough to split by themselves; for the plain
+// SIMD builds and, where the engine has relaxed SIMD (npm test), for their relaxed-SIMD variants.
 import assert from 'node:assert/strict';
 import { availableParallelism } from 'node:os';
 import { describe, test } from 'node:test';
 
+import { relaxedSimdSupported } from '../../js/detect.js';
 import { createXattn } from '../../js/node.js';
 import { loadCases, mask, mhaConfig, mhaOptions, mhaParameters, sdpaOptions, tensor } from './golden.mjs';
 
 const COUNTS = [1, 2, 3, 4];
-const instances = new Map();
-for (const threads of COUNTS) instances.set(threads, await createXattn({ threads }));
+const VARIANTS = [false, ...(relaxedSimdSupported() ? [true] : [])];  // relaxedSimd
+const instances = new Map();  // `${relaxedSimd} ${threads}` -> instance
+const instance = (relaxedSimd, threads) => instances.get(`${relaxedSimd} ${threads}`);
+for (const relaxedSimd of VARIANTS) {
+  for (const threads of COUNTS) instances.set(`${relaxedSimd} ${threads}`, await createXattn({ threads, relaxedSimd }));
+}
 
 function gradOptions(c) {
   const o = sdpaOptions(c);
@@ -42,14 +48,20 @@ function sameBits(a, b) {
     && Buffer.compare(Buffer.from(a.buffer, a.byteOffset, a.byteLength), Buffer.from(b.buffer, b.byteOffset, b.byteLength)) === 0;
 }
 
-// Runs compute(xa) on every instance; each result's arrays must equal the 1-thread ones bit for bit. With
-// `force`, calls split over every thread however little work they hold (tiny fixtures would not split).
-// Returns the tasks helper threads ran.
+// Runs compute(xa) on every instance; each result's arrays must equal the 1-thread ones of the same variant bit
+// for bit. With `force`, calls split over every thread however little work they hold (tiny fixtures would not
+// split). Returns the tasks helper threads ran.
 function checkSameAtEveryCount(label, force, compute) {
+  let helped = 0;
+  for (const relaxedSimd of VARIANTS) helped += checkVariant(`${label}${relaxedSimd ? ' (relaxed SIMD)' : ''}`, relaxedSimd, force, compute);
+  return helped;
+}
+
+function checkVariant(label, relaxedSimd, force, compute) {
   let helped = 0;
   let one;
   for (const threads of COUNTS) {
-    const xa = instances.get(threads);
+    const xa = instance(relaxedSimd, threads);
     const before = xa.helperTasksForTests();
     if (force) xa.setMinWorkForTests(0);
     try {
@@ -68,10 +80,13 @@ function checkSameAtEveryCount(label, force, compute) {
 describe('createXattn({ threads })', () => {
   test('Node defaults to min(4, available cores); threads: 1 takes the plain SIMD build', async () => {
     assert.equal((await createXattn()).threads, Math.min(4, availableParallelism()));
-    for (const threads of COUNTS) {
-      const xa = instances.get(threads);
-      assert.equal(xa.threads, threads);
-      assert.equal(xa.simd, true);
+    for (const relaxedSimd of VARIANTS) {
+      for (const threads of COUNTS) {
+        const xa = instance(relaxedSimd, threads);
+        assert.equal(xa.threads, threads);
+        assert.equal(xa.simd, true);
+        assert.equal(xa.relaxedSimd, relaxedSimd);
+      }
     }
     assert.equal((await createXattn({ simd: false })).threads, 1);
   });

@@ -5,6 +5,7 @@ import assert from 'node:assert/strict';
 import { execFileSync } from 'node:child_process';
 import { after, describe, test } from 'node:test';
 
+import { relaxedSimdSupported } from '../../js/detect.js';
 import { createXattn } from '../../js/node.js';
 import { createXattnWorker } from '../../js/worker-node.js';
 import { loadCases, mhaConfig, mhaOptions, mhaParameters, mismatch, sdpaOptions, tensor } from './golden.mjs';
@@ -31,7 +32,26 @@ async function rejects(promise, Kind, message) {
 describe('createXattnWorker', () => {
   test('reports the build it runs', () => {
     assert.equal(worker.simd, xa.simd);
+    assert.equal(worker.relaxedSimd, xa.relaxedSimd);
     assert.equal(worker.version, xa.version);
+  });
+
+  test('passes relaxedSimd to the worker\'s createXattn', async () => {
+    const plain = await createXattnWorker({ relaxedSimd: false, threads: 1 });
+    assert.equal(plain.relaxedSimd, false);
+    assert.equal(plain.simd, true);
+    await plain.terminate();
+    if (!relaxedSimdSupported()) {
+      await rejects(createXattnWorker({ relaxedSimd: true }), Error, 'createXattnWorker: the worker could not start xattn: createXattn: ' +
+        'this engine has no WebAssembly relaxed SIMD (Chromium 114+, Firefox 146+; Node 20 needs --experimental-wasm-relaxed-simd); ' +
+        'use { relaxedSimd: false } or leave relaxedSimd unset');
+      return;
+    }
+    const relaxed = await createXattnWorker({ relaxedSimd: true, threads: 2 });
+    assert.deepEqual([relaxed.relaxedSimd, relaxed.threads], [true, 2]);
+    const [q, k, v] = lessonInputs();
+    assert.equal(mismatch((await relaxed.scaledDotProductAttention(q, k, v)).output, lesson.tensors.output), '');
+    await relaxed.terminate();
   });
 
   test("computes the lesson's example, its gradient and every golden MultiheadAttention case as PyTorch does", async () => {
@@ -107,6 +127,7 @@ describe('createXattnWorker', () => {
     await rejects(worker.scaledDotProductAttention(q, q, q, {}, { transfers: true }), TypeError,
       "scaledDotProductAttention: unknown call options field 'transfers' (known: signal, transfer)");
     await rejects(createXattnWorker({ simd: 'yes' }), TypeError, 'createXattnWorker: options.simd must be a boolean, got string');
+    await rejects(createXattnWorker({ relaxedSimd: 'yes' }), TypeError, 'createXattnWorker: options.relaxedSimd must be a boolean, got string');
   });
 
   test('reads the arguments when the call is made: later changes do not reach it', async () => {

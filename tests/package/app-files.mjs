@@ -37,11 +37,14 @@ async function threads(createXattn, xa) {
   return out;
 }
 
+// The default instance (relaxed SIMD where the engine has it), and the plain SIMD build forced beside it.
 export async function check(createXattn) {
   const { inputs, excess } = await lesson();
   const xa = await createXattn();
   const r = xa.scaledDotProductAttention(...inputs, { needWeights: true });
-  return { simd: xa.simd, shape: r.output.shape, maxExcess: excess(r), weightsShape: r.weights.shape,
+  const plain = await createXattn({ relaxedSimd: false, threads: 1 });
+  return { simd: xa.simd, relaxedSimd: xa.relaxedSimd, shape: r.output.shape, maxExcess: excess(r),
+    weightsShape: r.weights.shape, plain: { relaxedSimd: plain.relaxedSimd, maxExcess: excess(plain.scaledDotProductAttention(...inputs)) },
     ...(await threads(createXattn, xa)) };
 }
 
@@ -52,7 +55,8 @@ export async function checkWorker(createXattnWorker) {
   const r = await worker.scaledDotProductAttention(...inputs, { needWeights: true }, { transfer: true });
   const moved = inputs[0].data.length === 0;
   await worker.terminate();
-  return { simd: worker.simd, threads: worker.threads, shape: r.output.shape, maxExcess: excess(r), weightsShape: r.weights.shape, moved };
+  return { simd: worker.simd, relaxedSimd: worker.relaxedSimd, threads: worker.threads, shape: r.output.shape, maxExcess: excess(r),
+    weightsShape: r.weights.shape, moved };
 }
 `;
 
@@ -93,6 +97,20 @@ import { check } from './check.js';
 check(createXattn).then((r) => postMessage(r), (e) => postMessage({ error: String(e) }));
 `;
 
+// Every JS suite's checks (browser-suites.js) on the default instance: relaxed SIMD in Chromium, threaded
+// where the page is isolated.
+export const suitesHtml = `<!doctype html>
+<meta charset="utf-8">
+<link rel="icon" href="data:,">
+<script type="importmap">{ "imports": { "xattn": "./node_modules/xattn/js/browser.js" } }</script>
+<script type="module">
+  import { createXattn } from 'xattn';
+  import { runSuites } from './browser-suites.js';
+  const fetchText = async (file) => (await fetch(new URL('./golden/' + file, location.href))).text();
+  createXattn().then((xa) => runSuites(xa, fetchText))
+    .then((r) => { window.__result = r; }, (e) => { window.__result = { error: String(e?.stack ?? e) }; });
+</script>`;
+
 export const viteHtml = `<!doctype html>
 <meta charset="utf-8">
 <link rel="icon" href="data:,">
@@ -107,14 +125,17 @@ Promise.all([check(createXattn), checkWorker(createXattnWorker)])
 `;
 
 
+// Run with --experimental-wasm-relaxed-simd: the relaxed builds, one thread and two, beside the plain ones.
 export const esmScript = (goldenUrl) => `
 import createXattn, { createXattn as named } from 'xattn';
 import { loadCases, mismatch, tensor } from '${goldenUrl}';
 if (createXattn !== named) throw new Error('default and named exports differ');
 const c = loadCases('sdpa.txt').find((x) => x.name === 'lesson_example_4x10x64');
-for (const options of [{ simd: true, threads: 1 }, { simd: false }, { threads: 2 }, { threads: 4 }]) {
+for (const options of [{ simd: true, relaxedSimd: false, threads: 1 }, { simd: false }, { relaxedSimd: false, threads: 2 },
+  { threads: 4 }, { relaxedSimd: true, threads: 1 }, { relaxedSimd: true, threads: 2 }]) {
   const xa = await createXattn(options);
   if (xa.threads !== (options.threads ?? 1)) throw new Error('ESM ' + JSON.stringify(options) + ': threads ' + xa.threads);
+  if (xa.relaxedSimd !== (options.relaxedSimd ?? options.simd !== false)) throw new Error('ESM ' + JSON.stringify(options) + ': relaxedSimd ' + xa.relaxedSimd);
   const r = xa.scaledDotProductAttention(tensor(c.tensors.query), tensor(c.tensors.key), tensor(c.tensors.value));
   const bad = mismatch(r.output, c.tensors.output);
   if (bad) throw new Error('ESM ' + JSON.stringify(options) + ': ' + bad);
@@ -123,6 +144,7 @@ for (const options of [{ simd: true, threads: 1 }, { simd: false }, { threads: 2
 console.log('esm ok');
 `;
 
+// Run without the flag: Node 20 then falls back to the plain SIMD build.
 export const cjsScript = (goldenPath) => `
 const createXattn = require('xattn');
 if (typeof createXattn !== 'function' || createXattn.createXattn !== createXattn || createXattn.default !== createXattn) {
@@ -134,6 +156,7 @@ if (typeof createXattn !== 'function' || createXattn.createXattn !== createXattn
   for (const options of [{ simd: false }, { threads: 3 }]) {
     const xa = await createXattn.createXattn(options);
     if (xa.threads !== (options.threads ?? 1)) throw new Error('CJS: threads ' + xa.threads);
+    if (xa.relaxedSimd !== false) throw new Error('CJS: relaxed SIMD without --experimental-wasm-relaxed-simd');
     const r = xa.scaledDotProductAttention(tensor(c.tensors.query), tensor(c.tensors.key), tensor(c.tensors.value),
       { isCausal: true, causalAlignment: 'bottom-right', needWeights: true });
     const bad = mismatch(r.weights, c.tensors.weights);

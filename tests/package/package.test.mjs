@@ -1,8 +1,9 @@
 // The packed tarball, installed into a fresh project, works as a user would use it: Node ESM,
 // CommonJS, TypeScript (both module kinds, the README's examples), the README's examples run, 'xattn/worker'
 // from Node ESM and CommonJS, a plain module page, a module Worker and a page using 'xattn/worker' in Chromium,
-// and a Vite build with the worker, each served cross-origin isolated (threaded) and not (one thread); and it
-// ships exactly the files it needs.
+// the JS suites' checks in a Chromium page (on the relaxed-SIMD builds, which Chromium runs unflagged), and a
+// Vite build with the worker, each served cross-origin isolated (threaded) and not (one thread); and it ships
+// exactly the files it needs.
 import assert from 'node:assert/strict';
 import { execFileSync } from 'node:child_process';
 import { copyFileSync, mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
@@ -49,10 +50,13 @@ after(async () => {
 });
 
 describe('the packed tarball', () => {
-  test('ships the loader, declarations, the three builds, and nothing else', () => {
+  test('ships the loader, declarations, the five builds, and nothing else', () => {
     const listed = run('tar', ['tzf', tarball]).trim().split('\n').map((f) => f.replace(/^package\//, '')).sort();
     assert.deepEqual(listed, [
-      'README.md', 'dist/xattn-scalar.mjs', 'dist/xattn-scalar.wasm', 'dist/xattn-simd-threads-node.cjs',
+      'README.md', 'dist/xattn-relaxed-simd-threads-node.cjs', 'dist/xattn-relaxed-simd-threads-node.worker.cjs',
+      'dist/xattn-relaxed-simd-threads-worker-source.mjs', 'dist/xattn-relaxed-simd-threads.mjs',
+      'dist/xattn-relaxed-simd-threads.wasm', 'dist/xattn-relaxed-simd.mjs', 'dist/xattn-relaxed-simd.wasm',
+      'dist/xattn-scalar.mjs', 'dist/xattn-scalar.wasm', 'dist/xattn-simd-threads-node.cjs',
       'dist/xattn-simd-threads-node.worker.cjs', 'dist/xattn-simd-threads-worker-source.mjs',
       'dist/xattn-simd-threads.mjs', 'dist/xattn-simd-threads.wasm', 'dist/xattn-simd.mjs', 'dist/xattn-simd.wasm',
       'js/api.js', 'js/boundary.js', 'js/browser.js', 'js/detect.js', 'js/float-formats.js', 'js/index.d.cts',
@@ -64,12 +68,12 @@ describe('the packed tarball', () => {
     ]);
   });
 
-  test('import in Node ESM, both builds, matches PyTorch', () => {
+  test('import in Node ESM, every build (relaxed SIMD with its flag), matches PyTorch', () => {
     writeFileSync(join(app, 'esm.mjs'), files.esmScript(golden.href));
-    assert.match(run('node', ['esm.mjs']), /esm ok/);
+    assert.match(run('node', ['--experimental-wasm-relaxed-simd', 'esm.mjs']), /esm ok/);
   });
 
-  test('require from CommonJS resolves to the same async factory', () => {
+  test('require from CommonJS resolves to the same async factory (Node without the flag: plain SIMD)', () => {
     writeFileSync(join(app, 'cjs.cjs'), files.cjsScript(golden.href));
     assert.match(run('node', ['cjs.cjs']), /cjs ok/);
   });
@@ -117,15 +121,19 @@ describe('the packed tarball', () => {
     run(bin('tsc'), ['-p', 'tsconfig.json']);  // throws with the compiler's output on any error
   });
 
-  // The page's result: the lesson right, and threads as the page's isolation allows.
+  // The page's result: the lesson right, relaxed SIMD by default (Chromium has it unflagged) and the plain SIMD
+  // build when asked, and threads as the page's isolation allows.
   function checkPage(page, result, errors, isolated) {
     assert.deepEqual(errors, [], `${page}: console errors`);
     assert.equal(result.error, undefined, `${page}: ${result.error}`);
     assert.equal(result.simd, true, page);
+    assert.equal(result.relaxedSimd, true, `${page}: relaxed SIMD by default`);
     assert.deepEqual(result.shape, [4, 10, 64], page);
     assert.deepEqual(result.weightsShape, [4, 10, 10], page);
     assert.ok(result.maxExcess <= 1, `${page}: error ${result.maxExcess}x the tolerance`);
     if (result.isolated === undefined) return;  // through xattn/worker: checked by the caller
+    assert.equal(result.plain.relaxedSimd, false, `${page}: { relaxedSimd: false }`);
+    assert.ok(result.plain.maxExcess <= 1, `${page}: plain SIMD error ${result.plain.maxExcess}x the tolerance`);
     assert.equal(result.isolated, isolated, page);
     if (isolated) {
       assert.equal(result.threads, Math.min(4, result.cores), `${page}: threads where the page is isolated`);
@@ -139,7 +147,7 @@ describe('the packed tarball', () => {
     }
   }
 
-  test('a <script type="module"> page, a module Worker and a page using xattn/worker in Chromium compute it right, with SIMD, threaded where isolated', async () => {
+  test('a <script type="module"> page, a module Worker and a page using xattn/worker in Chromium compute it right, with relaxed SIMD, threaded where isolated', async () => {
     writeFileSync(join(app, 'plain.html'), files.plainHtml);
     writeFileSync(join(app, 'worker.html'), files.workerHtml);
     writeFileSync(join(app, 'worker.js'), files.workerJs);
@@ -156,6 +164,34 @@ describe('the packed tarball', () => {
             assert.equal(result.threads > 1, isolated, `xattn/worker runs ${result.threads} threads`);
           }
         }
+      } finally {
+        await server.close();
+      }
+    }
+  });
+
+  test('every fixture, gradient, kernel and KV cache check runs in Chromium on the relaxed builds, threaded where isolated', async () => {
+    writeFileSync(join(app, 'suites.html'), files.suitesHtml);
+    for (const file of ['browser-suites.js']) copyFileSync(new URL(file, import.meta.url), join(app, file));
+    for (const file of ['golden-cases.mjs', 'attention-reference.mjs']) copyFileSync(new URL(`../js/${file}`, import.meta.url), join(app, file));
+    mkdirSync(join(app, 'golden'), { recursive: true });
+    for (const file of ['sdpa.txt', 'mha.txt', 'sdpa_grad.txt']) copyFileSync(join(repo, 'tests/golden', file), join(app, 'golden', file));
+    browser ??= await launch();
+    for (const isolated of [true, false]) {
+      const server = await serve(app, { isolated });
+      try {
+        const { result, errors } = await pageResult(browser.context, `${server.url}suites.html`);
+        const page = `suites.html (${isolated ? '' : 'not '}isolated)`;
+        assert.deepEqual(errors, [], `${page}: console errors`);
+        assert.equal(result.error, undefined, `${page}: ${result.error}`);
+        assert.equal(result.build.relaxedSimd, true, page);
+        assert.equal(result.build.threads > 1, isolated, `${page}: ${result.build.threads} threads`);
+        assert.deepEqual(result.failures, [], page);
+        // Every case of each fixture file ran (their counts as in tests/js), and every other check.
+        assert.ok(result.counts['sdpa fixtures'] >= 30 && result.counts['mha fixtures'] >= 15 && result.counts['gradient fixtures'] >= 15,
+          JSON.stringify(result.counts));
+        assert.equal(result.counts.kernels, 7, JSON.stringify(result.counts));
+        assert.equal(result.counts['kv cache steps'], 24, JSON.stringify(result.counts));
       } finally {
         await server.close();
       }
@@ -180,6 +216,7 @@ describe('the packed tarball', () => {
         const { result, errors } = await pageResult(browser.context, server.url);
         checkPage(`Vite page (${isolated ? '' : 'not '}isolated)`, result, errors, isolated);
         assert.equal(result.worker.error, undefined, result.worker.error);
+        assert.equal(result.worker.relaxedSimd, true, 'Vite xattn/worker runs relaxed SIMD');
         assert.deepEqual(result.worker.weightsShape, [4, 10, 10]);
         assert.ok(result.worker.maxExcess <= 1, `worker: error ${result.worker.maxExcess}x the tolerance`);
         assert.equal(result.worker.threads > 1, isolated, `Vite xattn/worker runs ${result.worker.threads} threads`);

@@ -6,10 +6,10 @@ export function createStatus({ build, box, label, bar, cancel, error, errorText,
   let noteTimer = null;
   const api = {
     lastError: null,
-    setBuild({ simd, version, threads = 1 }, ms = null) {
+    setBuild({ simd, relaxedSimd = false, version, threads = 1 }, ms = null) {
       const took = ms === null ? '' : ` · ${ms < 1 ? ms.toPrecision(2) : ms.toFixed(ms < 100 ? 1 : 0)} ms`;
       // A no-break space keeps "2 threads" together where the line wraps (a phone).
-      const text = `xattn ${version} · ${simd ? 'WebAssembly SIMD build' : 'WebAssembly scalar build'} · ${threads}\u00a0thread${threads === 1 ? '' : 's'}${took}`;
+      const text = `xattn ${version} · ${relaxedSimd ? 'WebAssembly relaxed-SIMD build' : simd ? 'WebAssembly SIMD build' : 'WebAssembly scalar build'} · ${threads}\u00a0thread${threads === 1 ? '' : 's'}${took}`;
       // While a note shows, the build name waits to come back.
       if (build.dataset.text !== undefined) build.dataset.text = text;
       else build.textContent = text;

@@ -275,7 +275,7 @@ async function speed(payload, progress) {
   return { flops, dims, results, peak };
 }
 
-const buildOf = (lib) => ({ simd: lib.simd, version: lib.version, threads: lib.threads });
+const buildOf = (lib) => ({ simd: lib.simd, relaxedSimd: lib.relaxedSimd, version: lib.version, threads: lib.threads });
 
 // payload.threads: this worker's own thread count (its role's, from worker-pool.js); absent for the default.
 async function init({ threads }) {

@@ -1,0 +1,58 @@
+// A float64 attention written plainly in JS, the oracle of the kernel suites in Node (tests/js/kernels.test.mjs)
+// and Chromium (tests/package/browser-suites.js), with seeded inputs. No Node import. Dimension legend: B·H
+// folded into one leading dim BH, L queries, S keys, E query/key dim, Ev value dim.
+
+// mulberry32: the same inputs on every run.
+export function uniform(seed) {
+  let a = seed >>> 0;
+  return () => {
+    a = (a + 0x6d2b79f5) >>> 0;
+    let t = Math.imul(a ^ (a >>> 15), a | 1);
+    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
+    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
+  };
+}
+export const randomTensor = (shape, seed) => {
+  const next = uniform(seed);
+  return { data: Float32Array.from({ length: shape.reduce((a, b) => a * b, 1) }, () => 2 * next() - 1), shape };
+};
+
+// float64 attention of (BH, L, E), (BH, S, E), (BH, S, Ev). allowed(b, i, j) → false forbids key j to query i
+// (its score is -inf whatever K holds); add(b, i, j) is a float mask's value. A row with no key allowed gives 0.
+export function reference(q, k, v, { allowed = () => true, add = () => 0, scale }) {
+  const [BH, L, E] = q.shape, S = k.shape[1], Ev = v.shape[2];
+  const out = new Float64Array(BH * L * Ev), weights = new Float64Array(BH * L * S);
+  for (let b = 0; b < BH; b++) {
+    for (let i = 0; i < L; i++) {
+      const s = new Float64Array(S);
+      let max = -Infinity;
+      for (let j = 0; j < S; j++) {
+        if (!allowed(b, i, j)) { s[j] = -Infinity; continue; }
+        let dot = 0;
+        for (let e = 0; e < E; e++) dot += q.data[(b * L + i) * E + e] * k.data[(b * S + j) * E + e];
+        s[j] = dot * scale + add(b, i, j);
+        max = Math.max(max, s[j]);
+      }
+      if (max === -Infinity) continue;
+      let sum = 0;
+      for (let j = 0; j < S; j++) sum += (s[j] = Math.exp(s[j] - max));
+      for (let j = 0; j < S; j++) {
+        const w = s[j] / sum;
+        weights[(b * L + i) * S + j] = w;
+        if (w === 0) continue;  // a zero weight contributes nothing, even against inf or NaN values
+        for (let c = 0; c < Ev; c++) out[(b * L + i) * Ev + c] += w * v.data[(b * S + j) * Ev + c];
+      }
+    }
+  }
+  return { out, weights };
+}
+
+// '' when |got - want| <= 1e-5 + 1e-4·|want| (the golden tolerance) everywhere, NaN only where NaN; else the first
+// element that is not, named by `label`.
+export function farFrom(got, want, label) {
+  for (let i = 0; i < want.length; i++) {
+    const g = got[i], w = want[i];
+    if (Number.isNaN(w) ? !Number.isNaN(g) : !(Math.abs(g - w) <= 1e-5 + 1e-4 * Math.abs(w))) return `${label}[${i}]: ${g}, want ${w}`;
+  }
+  return got.length === want.length ? '' : `${label}: ${got.length} values, want ${want.length}`;
+}

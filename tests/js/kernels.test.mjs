@@ -1,0 +1,88 @@
+// The kernels through the JS API on every build (golden.mjs BUILDS), against a float64 reference written here:
+// sizes around the vector widths and key tiles (16-query groups, tiles of up to 96 keys), boolean, float and
+// causal masks, and the NaN rules (a key a query may not see never reaches it, whatever K or V hold there; a
+// fully masked row gives 0; NaN in query row i reaches only output row i). Dimension legend: B·H folded into
+// one leading dim BH, L queries, S keys, E query/key dim, Ev value dim.
+import assert from 'node:assert/strict';
+import { describe, test } from 'node:test';
+
+import { createXattn } from '../../js/node.js';
+import { farFrom, randomTensor as tensor, reference, uniform } from './attention-reference.mjs';
+import { BUILDS } from './golden.mjs';
+
+const close = (got, want, label) => assert.equal(farFrom(got, want, label), '');
+
+// L, S, E, Ev around the 4-lane vectors, the 16-query groups and the 96-key tiles.
+const SIZES = [[1, 1, 1, 1], [3, 5, 7, 2], [17, 97, 3, 5], [16, 96, 4, 4], [33, 193, 65, 67], [65, 290, 64, 64]];
+
+for (const { options: buildOptions, label } of BUILDS) {
+  describe(`kernels against a float64 reference on the ${label} build`, async () => {
+    const xa = await createXattn(buildOptions);
+
+    test('sizes around vector widths and tile edges, with and without weights', () => {
+      for (const [L, S, E, Ev] of SIZES) {
+        const q = tensor([2, L, E], L), k = tensor([2, S, E], S), v = tensor([2, S, Ev], Ev);
+        const want = reference(q, k, v, { scale: 1 / Math.sqrt(E) });
+        const r = xa.scaledDotProductAttention(q, k, v, { needWeights: true });
+        close(r.output.data, want.out, `${L}x${S}x${E}x${Ev} output`);
+        close(r.weights.data, want.weights, `${L}x${S}x${E}x${Ev} weights`);
+        close(xa.scaledDotProductAttention(q, k, v).output.data, want.out, `${L}x${S}x${E}x${Ev} streaming`);
+      }
+    });
+
+    test('boolean and float masks (rows with every key masked give 0), causal in both alignments', () => {
+      const [L, S, E, Ev] = [37, 150, 24, 20];
+      const q = tensor([2, L, E], 1), k = tensor([2, S, E], 2), v = tensor([2, S, Ev], 3);
+      const scale = 1 / Math.sqrt(E), next = uniform(4);
+      const bools = Uint8Array.from({ length: L * S }, (_, x) => (Math.floor(x / S) % 7 === 3 ? 0 : next() < 0.6 ? 1 : 0));
+      const floats = Float32Array.from({ length: L * S }, () => (next() < 0.2 ? -Infinity : 3 * next() - 1.5));
+      const cases = [
+        [{ attnMask: { data: bools, shape: [L, S] } }, { allowed: (b, i, j) => bools[i * S + j] === 1 }],
+        [{ attnMask: { data: floats, shape: [L, S] } }, { allowed: (b, i, j) => floats[i * S + j] !== -Infinity, add: (b, i, j) => floats[i * S + j] }],
+        [{ isCausal: true }, { allowed: (b, i, j) => j <= i }],
+        [{ isCausal: true, causalAlignment: 'bottom-right' }, { allowed: (b, i, j) => j <= i + S - L }],
+      ];
+      for (const [options, rule] of cases) {
+        const want = reference(q, k, v, { ...rule, scale });
+        for (const needWeights of [false, true]) {
+          const r = xa.scaledDotProductAttention(q, k, v, { ...options, needWeights });
+          close(r.output.data, want.out, `${JSON.stringify(options).slice(0, 40)} output`);
+          if (needWeights) close(r.weights.data, want.weights, 'weights');
+        }
+      }
+      // Bottom-right with L > S: the first L - S rows see no key.
+      const qq = tensor([1, 60, 8], 5), kk = tensor([1, 20, 8], 6), vv = tensor([1, 20, 8], 7);
+      const r = xa.scaledDotProductAttention(qq, kk, vv, { isCausal: true, causalAlignment: 'bottom-right' });
+      close(r.output.data, reference(qq, kk, vv, { allowed: (b, i, j) => j <= i - 40, scale: 1 / Math.sqrt(8) }).out, 'L > S');
+      assert.ok(r.output.data.subarray(0, 40 * 8).every((x) => x === 0));
+    });
+
+    test('a key a query may not see never reaches it: NaN keys, inf and NaN values behind a mask', () => {
+      const [L, S, E, Ev] = [20, 130, 16, 12];
+      const q = tensor([1, L, E], 8), k = tensor([1, S, E], 9), v = tensor([1, S, Ev], 10);
+      const hidden = new Set([5, 64, 97, 129]);
+      for (const j of hidden) {
+        k.data.fill(NaN, j * E, (j + 1) * E);
+        v.data.fill(j % 2 ? Infinity : NaN, j * Ev, (j + 1) * Ev);
+      }
+      const bools = Uint8Array.from({ length: L * S }, (_, x) => (hidden.has(x % S) ? 0 : 1));
+      const want = reference(q, k, v, { allowed: (b, i, j) => !hidden.has(j), scale: 1 / Math.sqrt(E) });
+      for (const needWeights of [false, true]) {
+        const r = xa.scaledDotProductAttention(q, k, v, { attnMask: { data: bools, shape: [L, S] }, needWeights });
+        close(r.output.data, want.out, `hidden keys, needWeights ${needWeights}`);
+      }
+    });
+
+    test('NaN in query row i reaches only output row i', () => {
+      const [L, S, E, Ev] = [40, 100, 12, 8];
+      const q = tensor([1, L, E], 11), k = tensor([1, S, E], 12), v = tensor([1, S, Ev], 13);
+      q.data[17 * E + 3] = NaN;
+      const out = xa.scaledDotProductAttention(q, k, v).output.data;
+      for (let i = 0; i < L; i++) {
+        const row = out.subarray(i * Ev, (i + 1) * Ev);
+        assert.equal(row.every(Number.isNaN), i === 17, `row ${i}`);
+        if (i !== 17) assert.ok(row.every(Number.isFinite), `row ${i}`);
+      }
+    });
+  });
+}
