@@ -184,7 +184,13 @@ TEST_CASE("threads: a decoding step splits the keys and merges the chunks in ord
         xattn::KvCache cache(cfg);
         const auto k = randn({1, 1, 5000, 64}, 5), v = randn({1, 1, 5000, 64}, 6), q = randn({1, 4, 1, 64}, 7);
         cache.append(k, v);
-        check_same_at_every_count("decode", false, [&] { return std::vector<xt::xarray<float>>{cache.attend(q).output}; });
+        // Ten steps: one step is five small tasks, which the calling thread may finish before a sleeping helper
+        // wakes; a helper that has just run polls for the next call, so it takes part in the later ones.
+        check_same_at_every_count("decode", false, [&] {
+            std::vector<xt::xarray<float>> steps;
+            for (int i = 0; i < 10; ++i) steps.push_back(cache.attend(q).output);
+            return steps;
+        });
         // And the merged chunks are the attention of the held keys and values.
         xattn::SdpaOptions o;
         o.enable_gqa = true;
