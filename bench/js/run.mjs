@@ -206,7 +206,7 @@ async function main() {
   }
   if (threads) {
     meta.threadScaling = threads;
-    log('Threads (xattn SIMD threaded build, onnxruntime-web wasm; each thread count in a process of its own), GFLOP/s:');
+    log('Threads (xattn plain SIMD, threaded build at t > 1; onnxruntime-web wasm; each implementation and thread count in a process of its own), GFLOP/s:');
     log(formatThreads(threads));
   }
   log(`Took ${meta.durationSeconds} s; 1-minute load average ${loadAtStart} at the start, ${meta.loadAverageAtEnd} at the end (${os.cpus().length} CPUs; this run keeps one busy).`);
