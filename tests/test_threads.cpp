@@ -34,7 +34,8 @@ struct Threads {
 constexpr unsigned kCounts[] = {2, 3, 4};
 
 bool same_bits(const xt::xarray<float>& a, const xt::xarray<float>& b) {
-    return a.shape() == b.shape() && std::memcmp(a.data(), b.data(), a.size() * sizeof(float)) == 0;
+    // memcmp must not see the null data of an empty array (no weights asked for).
+    return a.shape() == b.shape() && (a.size() == 0 || std::memcmp(a.data(), b.data(), a.size() * sizeof(float)) == 0);
 }
 
 // Runs `compute` (returning a list of arrays) at 1 thread and at 2, 3 and 4; every array must match bit for bit.
