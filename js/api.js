@@ -31,5 +31,8 @@ export function makeXattn(mod, { simd, relaxedSimd = false, threads = 1 }) {
   // least work per thread (1e6 FLOPs), and count the tasks helper threads have run.
   Object.defineProperty(api, 'setMinWorkForTests', { value: (flops) => mod.setMinWorkPerWorker(flops), enumerable: false });
   Object.defineProperty(api, 'helperTasksForTests', { value: () => mod.helperTasksRun(), enumerable: false });
+  // … and make every thread a run wakes take part (the caller waits for each helper to join), so that a thread
+  // test on a loaded machine cannot pass with the caller having done everything.
+  Object.defineProperty(api, 'setEveryWorkerForTests', { value: (on) => mod.setEveryWorkerTakesPart(on), enumerable: false });
   return api;
 }

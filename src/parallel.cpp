@@ -56,7 +56,10 @@ namespace xattn::kernels {
 namespace {
 std::atomic<double> g_min_work{1.0e6};
 std::atomic<std::uint64_t> g_helper_tasks{0};
+std::atomic<bool> g_every_worker{false};
 }  // namespace
+
+void set_every_worker_takes_part(bool on) { g_every_worker.store(on, std::memory_order_relaxed); }
 
 void set_min_work_per_worker(double flops) { g_min_work.store(flops < 0.0 ? 0.0 : flops, std::memory_order_relaxed); }
 double min_work_per_worker() { return g_min_work.load(std::memory_order_relaxed); }
@@ -105,18 +108,24 @@ public:
     void run(std::size_t tasks, unsigned threads, TaskFn fn, void* context) {
         std::lock_guard<std::mutex> one_call(call_mu_);  // calls from different threads take turns
         const unsigned helpers = threads - 1;
+        const bool every = g_every_worker.load(std::memory_order_relaxed);
         std::uint64_t generation;
         {
             std::lock_guard<std::mutex> lock(mu_);
             start(helpers);
-            fn_ = fn, context_ = context, tasks_ = tasks, job_helpers_ = helpers;
-            next_.store(0, std::memory_order_relaxed);
+            fn_ = fn, context_ = context, tasks_ = tasks, job_helpers_ = helpers, every_ = every;
+            // With every_, worker w runs task w first (threads <= tasks), and the shared counter starts after them.
+            next_.store(every ? threads : 0, std::memory_order_relaxed);
+            joined_.store(0, std::memory_order_relaxed);
             generation = generation_.load(std::memory_order_relaxed) + 1;
             state_.store(generation << 32, std::memory_order_relaxed);
             generation_.store(generation, std::memory_order_release);
         }
         wake_.notify_all();
-        work(0, fn, context, tasks);
+        // (joined_, not the helpers inside: a helper may join, finish and leave before this thread looks.)
+        if (every)
+            while (joined_.load(std::memory_order_acquire) < helpers) std::this_thread::yield();
+        work(0, fn, context, tasks, every);
         state_.fetch_or(kClosed, std::memory_order_acq_rel);
         while ((state_.load(std::memory_order_acquire) & kInside) != 0) std::this_thread::yield();
     }
@@ -145,9 +154,10 @@ private:
         while (running_.load(std::memory_order_acquire) < helpers_.size()) std::this_thread::yield();
     }
 
-    void work(unsigned worker, TaskFn fn, void* context, std::size_t tasks) {
+    void work(unsigned worker, TaskFn fn, void* context, std::size_t tasks, bool every) {
         t_in_task = true;
         std::uint64_t ran = 0;
+        if (every && worker < tasks) fn(context, worker, worker), ++ran;
         for (std::size_t t; (t = next_.fetch_add(1, std::memory_order_relaxed)) < tasks; ++ran) fn(context, t, worker);
         t_in_task = false;
         if (worker != 0) g_helper_tasks.fetch_add(ran, std::memory_order_relaxed);
@@ -172,6 +182,7 @@ private:
             TaskFn fn;
             void* context;
             std::size_t tasks;
+            bool every;
             std::uint64_t generation;
             {
                 std::unique_lock<std::mutex> lock(mu_);
@@ -180,10 +191,11 @@ private:
                 });
                 if (stop_) return;
                 generation = seen = generation_.load(std::memory_order_relaxed);
-                fn = fn_, context = context_, tasks = tasks_;
+                fn = fn_, context = context_, tasks = tasks_, every = every_;
             }
             if (!enter(generation)) continue;
-            work(index, fn, context, tasks);
+            joined_.fetch_add(1, std::memory_order_release);
+            work(index, fn, context, tasks, every);
             state_.fetch_sub(1, std::memory_order_acq_rel);
         }
     }
@@ -198,9 +210,11 @@ private:
     void* context_ = nullptr;
     std::size_t tasks_ = 0;
     unsigned job_helpers_ = 0;
+    bool every_ = false;  // set_every_worker_takes_part when the job was published
     std::atomic<std::size_t> next_{0};
     std::atomic<std::uint64_t> state_{0};
     std::atomic<std::size_t> running_{0};  // helpers that have started
+    std::atomic<unsigned> joined_{0};      // helpers that have joined the current job
 };
 
 Pool& pool() {

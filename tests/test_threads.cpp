@@ -23,10 +23,13 @@ struct Threads {
     Threads(unsigned n, bool force_split) : saved_work(xattn::kernels::min_work_per_worker()) {
         REQUIRE(xattn::set_num_threads(n) == n);
         if (force_split) xattn::kernels::set_min_work_per_worker(0.0);
+        // Every helper a run wakes takes part, so a split run is tested as one even on a loaded machine.
+        xattn::kernels::set_every_worker_takes_part(true);
     }
     ~Threads() {
         xattn::set_num_threads(1);
         xattn::kernels::set_min_work_per_worker(saved_work);
+        xattn::kernels::set_every_worker_takes_part(false);
     }
     double saved_work;
 };
@@ -39,8 +42,8 @@ bool same_bits(const xt::xarray<float>& a, const xt::xarray<float>& b) {
 }
 
 // Runs `compute` (returning a list of arrays) at 1 thread and at 2, 3 and 4; every array must match bit for bit.
-// Problems big enough to split on their own must also have handed tasks to helper threads; a tiny fixture's
-// few tasks may all be taken by the caller before a helper wakes, so those tests count helpers over all fixtures.
+// Problems big enough to split on their own must also have handed tasks to helper threads (every worker a run wakes
+// takes part while these tests run); the fixture tests count them over all fixtures, some of which have one task.
 template <class F>
 void check_same_at_every_count(const std::string& label, bool force_split, const F& compute) {
     std::vector<xt::xarray<float>> one;

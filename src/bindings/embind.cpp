@@ -510,6 +510,7 @@ unsigned max_threads() { return xattn::max_threads(); }
 // For the package's tests: split even tiny calls, and count the tasks helper threads ran.
 void set_min_work_per_worker(double flops) { xattn::kernels::set_min_work_per_worker(flops); }
 double helper_tasks_run() { return static_cast<double>(xattn::kernels::helper_tasks_run()); }
+void set_every_worker_takes_part(bool on) { xattn::kernels::set_every_worker_takes_part(on); }
 
 }  // namespace
 
@@ -629,4 +630,5 @@ EMSCRIPTEN_BINDINGS(xattn) {
     emscripten::function("maxThreads", &max_threads);
     emscripten::function("setMinWorkPerWorker", &set_min_work_per_worker);
     emscripten::function("helperTasksRun", &helper_tasks_run);
+    emscripten::function("setEveryWorkerTakesPart", &set_every_worker_takes_part);
 }

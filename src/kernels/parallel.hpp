@@ -34,6 +34,10 @@ unsigned useful_workers(unsigned threads, std::size_t tasks, double work_per_tas
 void set_min_work_per_worker(double flops);
 double min_work_per_worker();
 std::uint64_t helper_tasks_run();
+// For tests: every worker a run wakes takes part — the caller waits until each helper has joined and worker w
+// runs task w first — so that a test of a split run never passes because the caller happened to do it all
+// (on a loaded machine a sleeping helper can wake after a small run is over).
+void set_every_worker_takes_part(bool on);
 
 // Bytes from one worker's scratch to the next: whole cache lines, so workers never share one.
 inline std::uint64_t worker_stride(std::uint64_t bytes) { return (bytes + 63) / 64 * 64; }
