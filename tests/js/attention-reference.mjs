@@ -16,6 +16,13 @@ export const randomTensor = (shape, seed) => {
   const next = uniform(seed);
   return { data: Float32Array.from({ length: shape.reduce((a, b) => a * b, 1) }, () => 2 * next() - 1), shape };
 };
+// The same with standard normal values (Box–Muller over uniform(seed)).
+export const normalTensor = (shape, seed) => {
+  const next = uniform(seed);
+  const data = Float32Array.from({ length: shape.reduce((a, b) => a * b, 1) },
+    () => Math.sqrt(-2 * Math.log(1 - next())) * Math.cos(2 * Math.PI * next()));
+  return { data, shape };
+};
 
 // float64 attention of (BH, L, E), (BH, S, E), (BH, S, Ev). allowed(b, i, j) → false forbids key j to query i
 // (its score is -inf whatever K holds); add(b, i, j) is a float mask's value. A row with no key allowed gives 0.

@@ -5,23 +5,11 @@ import assert from 'node:assert/strict';
 import { after, describe, test } from 'node:test';
 
 import { createXattn } from '../../js/node.js';
+import { normalTensor } from './attention-reference.mjs';
 import { BUILDS } from './golden.mjs';
 import { createXattnWorker } from '../../js/worker-node.js';
 
-// mulberry32 normals: the same inputs on every run.
-function normals(n, seed) {
-  let a = seed >>> 0;
-  const next = () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = Math.imul(a ^ (a >>> 15), a | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-  const out = new Float32Array(n);
-  for (let i = 0; i < n; i++) out[i] = Math.sqrt(-2 * Math.log(1 - next())) * Math.cos(2 * Math.PI * next());
-  return out;
-}
-const tensor = (shape, seed) => ({ data: normals(shape.reduce((n, d) => n * d, 1), seed), shape });
+const tensor = normalTensor;  // (shape, seed): the same normal inputs on every run
 
 // |got - want| <= 1e-5 + 1e-4·|want|, the golden tolerance.
 function close(got, want, label) {

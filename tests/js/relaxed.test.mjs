@@ -8,6 +8,7 @@ import { describe, test } from 'node:test';
 
 import { relaxedSimdSupported } from '../../js/detect.js';
 import { createXattn } from '../../js/node.js';
+import { normalTensor } from './attention-reference.mjs';
 import { countOps } from './wasm-ops.mjs';
 
 const FLAG = '--experimental-wasm-relaxed-simd';
@@ -116,17 +117,6 @@ function relaxedRun(flags) {
 describe('relaxed and plain SIMD agree', { skip: !relaxedSimdSupported() && 'no relaxed SIMD in this engine' }, async () => {
   const [relaxed, plain] = await Promise.all([createXattn({ relaxedSimd: true, threads: 1 }), createXattn({ relaxedSimd: false, threads: 1 })]);
 
-  // mulberry32 normals: the same inputs on every run.
-  const normals = (n, seed) => {
-    let a = seed >>> 0;
-    const next = () => {
-      a = (a + 0x6d2b79f5) >>> 0;
-      let t = Math.imul(a ^ (a >>> 15), a | 1);
-      t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-      return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-    };
-    return Float32Array.from({ length: n }, () => Math.sqrt(-2 * Math.log(1 - next())) * Math.cos(2 * Math.PI * next()));
-  };
 
   test("V8's baseline and optimising tiers give the relaxed build the same bits", () => {
     const baseline = relaxedRun(['--liftoff', '--no-wasm-tier-up']), optimised = relaxedRun(['--no-liftoff']);
@@ -135,7 +125,7 @@ describe('relaxed and plain SIMD agree', { skip: !relaxedSimdSupported() && 'no 
   });
 
   test('within the golden tolerance on a forward and a backward over several key tiles (a fused madd rounds once)', () => {
-    const t = (shape, seed) => ({ data: normals(shape.reduce((a, b) => a * b, 1), seed), shape });
+    const t = normalTensor;
     const q = t([2, 3, 97, 40], 1), k = t([2, 3, 290, 40], 2), v = t([2, 3, 290, 24], 3), dO = t([2, 3, 97, 24], 4);
     for (const o of [{}, { isCausal: true, needWeights: true }]) {
       const a = relaxed.scaledDotProductAttentionGrad(q, k, v, dO, o), b = plain.scaledDotProductAttentionGrad(q, k, v, dO, o);

@@ -7,6 +7,7 @@ import { describe, test } from 'node:test';
 
 import { relaxedSimdSupported } from '../../js/detect.js';
 import { createXattn } from '../../js/node.js';
+import { randomTensor } from './attention-reference.mjs';
 import { loadCases, mask, mhaConfig, mhaOptions, mhaParameters, sdpaOptions, tensor } from './golden.mjs';
 
 const COUNTS = [1, 2, 3, 4];
@@ -142,19 +143,10 @@ describe('bit-identical at 1, 2, 3 and 4 threads', () => {
     assert.ok(helped > 0, 'helper threads ran tasks');
   });
 
-  const random = (shape, seed) => {
-    const data = new Float32Array(shape.reduce((a, b) => a * b, 1));
-    let s = seed;
-    for (let i = 0; i < data.length; i++) {
-      s = (s * 1103515245 + 12345) % 2147483648;
-      data[i] = s / 1073741824 - 1;
-    }
-    return { data, shape };
-  };
 
   test('calls big enough to split by themselves: forward, weights, backward, causal', () => {
-    const q = random([2, 4, 300, 64], 1), k = random([2, 4, 257, 64], 2), v = random([2, 4, 257, 48], 3);
-    const dO = random([2, 4, 300, 48], 4);
+    const q = randomTensor([2, 4, 300, 64], 1), k = randomTensor([2, 4, 257, 64], 2), v = randomTensor([2, 4, 257, 48], 3);
+    const dO = randomTensor([2, 4, 300, 48], 4);
     for (const isCausal of [false, true]) {
       const o = isCausal ? { isCausal, causalAlignment: 'bottom-right' } : {};
       const helped = checkSameAtEveryCount(`causal ${isCausal}`, false, (xa) => [
@@ -167,7 +159,7 @@ describe('bit-identical at 1, 2, 3 and 4 threads', () => {
   });
 
   test('a decoding step over 5000 cached positions splits the keys (flash decoding), float32 and float16', () => {
-    const k = random([1, 1, 5000, 64], 5), v = random([1, 1, 5000, 64], 6), q = random([1, 4, 1, 64], 7);
+    const k = randomTensor([1, 1, 5000, 64], 5), v = randomTensor([1, 1, 5000, 64], 6), q = randomTensor([1, 4, 1, 64], 7);
     for (const dtype of ['float32', 'float16']) {
       const helped = checkSameAtEveryCount(dtype, false, (xa) => {
         const cache = xa.createKvCache({ kvHeads: 1, headDim: 64, capacity: 5000, dtype });
