@@ -18,6 +18,22 @@ export const ISOLATION_HEADERS = {
   'Cross-Origin-Embedder-Policy': 'require-corp',
 };
 
+// A plugin that puts one middleware (at `route`, or on every request) on both the dev server and `vite preview`.
+// The hooks have block bodies and call use() themselves: a function returned from them would be run by Vite as a
+// post-middleware hook, after its own middlewares, too late for a check or a header that must come first.
+function onBothServers(name, middleware, route = null) {
+  const install = (server) => (route ? server.middlewares.use(route, middleware) : server.middlewares.use(middleware));
+  return {
+    name,
+    configureServer(server) {
+      install(server);
+    },
+    configurePreviewServer(server) {
+      install(server);
+    },
+  };
+}
+
 // Vite applies server.headers / preview.headers (below) only to the responses its own file middlewares send.
 // This sets them first thing on every response, so the rest (the benchmark file, refusals, 404s) carry them
 // too, whichever middleware answers: a Worker whose script came without COEP would be refused by an
@@ -27,15 +43,7 @@ function crossOriginIsolation() {
     for (const [name, value] of Object.entries(ISOLATION_HEADERS)) res.setHeader(name, value);
     next();
   };
-  return {
-    name: 'xattn-cross-origin-isolation',
-    configureServer(server) {
-      server.middlewares.use(isolate);
-    },
-    configurePreviewServer(server) {
-      server.middlewares.use(isolate);
-    },
-  };
+  return onBothServers('xattn-cross-origin-isolation', isolate);
 }
 
 // The speed panel shows the repository's benchmark results when bench/results.json exists. That one file
@@ -53,16 +61,7 @@ function benchResults() {
     res.setHeader('Cache-Control', 'no-store');
     res.end(readFileSync(file));
   };
-  return {
-    name: 'xattn-bench-results',
-    // Block bodies: a function returned from these hooks would be run by Vite as a post-middleware hook.
-    configureServer(server) {
-      server.middlewares.use('/bench/results.json', serve);
-    },
-    configurePreviewServer(server) {
-      server.middlewares.use('/bench/results.json', serve);
-    },
-  };
+  return onBothServers('xattn-bench-results', serve, '/bench/results.json');
 }
 
 // A request's path as the server will read it: the query string dropped (Vite serves by the path alone),
@@ -103,16 +102,8 @@ function refuseOutside() {
     res.setHeader('Content-Type', 'text/plain; charset=utf-8');
     res.end(`403 Forbidden: ${why}\n`);
   };
-  return {
-    name: 'xattn-refuse-outside',
-    // Called here rather than returned, so the check runs before every one of Vite's own middlewares.
-    configureServer(server) {
-      server.middlewares.use(refuse);
-    },
-    configurePreviewServer(server) {
-      server.middlewares.use(refuse);
-    },
-  };
+  // Installed by the hooks themselves, so the check runs before every one of Vite's own middlewares.
+  return onBothServers('xattn-refuse-outside', refuse);
 }
 
 export default defineConfig({
