@@ -3,6 +3,7 @@
 #include "xattn/kv_cache.hpp"
 
 #include <algorithm>
+#include <cmath>
 #include <cstdlib>
 #include <cstring>
 #include <stdexcept>
@@ -41,7 +42,8 @@ Status KvCache::check_config(const KvCacheConfig& c) {
 
 std::uint64_t KvCache::storage_bytes(const KvCacheConfig& c) {
     const std::uint64_t Ev = c.value_dim ? c.value_dim : c.head_dim;
-    return std::uint64_t{c.batch} * c.kv_heads * c.capacity * (c.head_dim + Ev) * (c.dtype == CacheDtype::float16 ? 2 : 4);
+    return std::uint64_t{c.batch} * c.kv_heads * c.capacity * (c.head_dim + Ev) * (c.dtype == CacheDtype::float16 ? 2 : 4) +
+           c.capacity;
 }
 
 Status KvCache::create(const KvCacheConfig& config, std::unique_ptr<KvCache>* out) {
@@ -77,6 +79,11 @@ unsigned char* KvCache::value_row(std::size_t problem, std::size_t position) con
     return storage_.get() + (keys + (problem * config_.capacity + position) * value_dim()) * element_bytes();
 }
 
+std::uint8_t* KvCache::position_flags() const {
+    const std::size_t elements = config_.batch * config_.kv_heads * config_.capacity * (config_.head_dim + value_dim());
+    return storage_.get() + elements * element_bytes();
+}
+
 Status KvCache::append(const Shape& ks, const float* key, const Shape& vs, const float* value) {
     // Messages are built only on refusal: a valid append allocates nothing.
     auto refuse = [&](const std::string& why) {
@@ -94,19 +101,31 @@ Status KvCache::append(const Shape& ks, const float* key, const Shape& vs, const
         return refuse(num(n) + " positions do not fit: the cache holds " + num(length_) + " of its capacity " +
                       num(config_.capacity) + "; nothing was appended");
     const bool half = config_.dtype == CacheDtype::float16;
+    std::uint8_t* flags = position_flags() + length_;  // (n) the new positions'
+    std::memset(flags, 0, n);
     for (std::size_t p = 0; p < B * H; ++p)
         for (std::size_t t = 0; t < n; ++t) {
             const float* k = key + (p * n + t) * E;     // (E) key of head p, new position t
             const float* v = value + (p * n + t) * Ev;  // (Ev)
+            bool key_special = false, value_special = false;  // inf or NaN as stored (65520 rounds to a half inf)
             if (half) {
                 auto* kd = reinterpret_cast<std::uint16_t*>(key_row(p, length_ + t));
                 auto* vd = reinterpret_cast<std::uint16_t*>(value_row(p, length_ + t));
-                for (std::size_t c = 0; c < E; ++c) kd[c] = kernels::float_to_half(k[c]);
-                for (std::size_t c = 0; c < Ev; ++c) vd[c] = kernels::float_to_half(v[c]);
+                for (std::size_t c = 0; c < E; ++c) {
+                    kd[c] = kernels::float_to_half(k[c]);
+                    key_special |= (kd[c] & 0x7c00u) == 0x7c00u;
+                }
+                for (std::size_t c = 0; c < Ev; ++c) {
+                    vd[c] = kernels::float_to_half(v[c]);
+                    value_special |= (vd[c] & 0x7c00u) == 0x7c00u;
+                }
             } else {
                 std::memcpy(key_row(p, length_ + t), k, E * sizeof(float));
                 std::memcpy(value_row(p, length_ + t), v, Ev * sizeof(float));
+                for (std::size_t c = 0; c < E; ++c) key_special |= !std::isfinite(k[c]);
+                for (std::size_t c = 0; c < Ev; ++c) value_special |= !std::isfinite(v[c]);
             }
+            flags[t] |= (key_special ? 1u : 0u) | (value_special ? 2u : 0u);
         }
     length_ += n;
     return {};
@@ -199,6 +218,7 @@ void KvCache::run_attend(const KvAttendPlan& plan, const float* query, const Mas
         p.key = reinterpret_cast<const float*>(key_row(0, 0));
         p.value = reinterpret_cast<const float*>(value_row(0, 0));
     }
+    p.kv_position_flags = position_flags();
     p.key_stride = config_.capacity * config_.head_dim;
     p.value_stride = config_.capacity * value_dim();
     const bool few = plan.stacked && sp.L <= kFewRows && !sp.need_weights;

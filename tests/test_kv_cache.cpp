@@ -225,3 +225,60 @@ TEST_CASE("kv cache: decoding keeps SDPA's rules for inf and NaN, float32 and fl
     }
     xattn::kernels::use_kernels(nullptr);
 }
+
+TEST_CASE("kv cache: float16 decoding gives, bit for bit, what a float32 cache holding the widened values gives") {
+    // The decoding kernel reads float16 tiles in place, as bits with 2^112 folded into the query and the
+    // probabilities, where the cache's flags say a tile is finite; other tiles (inf or NaN in them, E not whole
+    // vectors, |q| >= 2^16) are widened first. Either way every product is the float32 one: the float32 cache
+    // holding keys() and values() must agree exactly.
+    struct Case {
+        const char* name;
+        std::size_t Hq, Hkv, E, Ev;
+        float q_boost;  // multiplies query element 0: 1e5 takes the widening path for the whole problem
+        bool special;   // an inf value and a NaN key in the middle, a huge value truncated away at the end
+    };
+    const Case cases[] = {
+        {"GQA 4 rows, E 64", 8, 2, 64, 64, 1.0f, false},
+        {"MHA, E 32, Ev 48", 3, 3, 32, 48, 1.0f, false},
+        {"GQA 3 rows, E 16, inf and NaN tiles", 6, 2, 16, 16, 1.0f, true},
+        {"E 12 (not whole vectors)", 4, 2, 12, 8, 1.0f, false},
+        {"|q| past 2^16", 4, 2, 64, 64, 1e5f, true},
+    };
+    unsigned seed = 900;
+    for (const auto* set : xattn::kernels::available_kernels()) {
+        xattn::kernels::use_kernels(set);
+        for (const Case& c : cases) {
+            const std::string label = std::string(set->name) + ": " + c.name;
+            INFO(label);
+            xattn::KvCacheConfig cfg;
+            cfg.kv_heads = c.Hkv, cfg.head_dim = c.E, cfg.value_dim = c.Ev, cfg.capacity = 400;
+            cfg.dtype = xattn::CacheDtype::float16;
+            xattn::KvCache half(cfg);
+            auto k = randn({1, c.Hkv, 260, c.E}, seed++), v = randn({1, c.Hkv, 260, c.Ev}, seed++);
+            if (c.special) {
+                v(0, 0, 130, 1) = std::numeric_limits<float>::infinity();
+                k(0, c.Hkv - 1, 70, 2) = std::numeric_limits<float>::quiet_NaN();
+                v(0, 0, 255, 0) = 1e6f;  // rounds to a half inf; truncated below, so its tile reads in place again
+            }
+            half.append(k, v);
+            REQUIRE(half.truncate(250).ok());
+            const auto k2 = randn({1, c.Hkv, 3, c.E}, seed++), v2 = randn({1, c.Hkv, 3, c.Ev}, seed++);
+            half.append(k2, v2);
+            cfg.dtype = xattn::CacheDtype::float32;
+            xattn::KvCache widened(cfg);
+            widened.append(half.keys(), half.values());
+            auto q = randn({1, c.Hq, 1, c.E}, seed++);
+            q(0, 0, 0, 0) *= c.q_boost;
+            const auto got = half.attend(q).output, want = widened.attend(q).output;
+            std::size_t differ = 0, nans = 0;
+            for (std::size_t i = 0; i < want.size(); ++i) {
+                const float g = got.flat(i), w = want.flat(i);
+                nans += std::isnan(w);
+                if (std::isnan(g) != std::isnan(w) || (!std::isnan(w) && std::memcmp(&g, &w, 4) != 0)) ++differ;
+            }
+            CHECK(differ == 0);
+            CHECK(nans < want.size());  // some rows are numbers, so the comparison means something
+        }
+    }
+    xattn::kernels::use_kernels(nullptr);
+}

@@ -1,8 +1,8 @@
 // Attention of a few query rows (decoding from a KV cache: the G query heads of one key/value head, L = 1)
 // against every cached key, streaming, each key and value read once per problem:
 //
-//   for each tile of up to kTile keys (widened from float16 storage into scratch when the cache holds halves):
-//     s[r][j] = scale · q_r · k_j      dot products vectorised over E, four keys at a time
+//   for each tile of up to kTile keys (float16 storage read in place as bits, or widened into scratch; problem):
+//     s[r][j] = scale · q_r · k_j      dot products vectorised over E, in blocks of rows × keys
 //     online softmax per row r          running max m_r and sum l_r; old rows rescaled when the max moves
 //     acc_r += Σ_j p[r][j] · v_j        the micro-kernel (micro.hpp) with the rows' p as a, V rows as B
 //   out_r = acc_r / l_r
@@ -10,7 +10,8 @@
 // The wide streaming kernel (attention.hpp) puts queries in vector lanes, which a few rows leave mostly
 // empty; here the lanes run along E, so a single row wastes none. No mask, no causal rule, no dropout, no
 // weights: decoding steps have none (KvCache routes anything else to the tiled kernels). A value tile holding
-// inf or NaN takes the select-guarded product, as in the wide kernel.
+// inf or NaN takes the select-guarded product, as in the wide kernel; the cache's per-position flags say which
+// tiles do (kv_position_flags), else each tile is scanned.
 #pragma once
 
 #include <cmath>
@@ -34,6 +35,7 @@ struct DecodeKernel {
 
     struct Scratch {
         float* qrows;  // (R, Ep)      the problem's query rows, padded to whole vectors
+        float* qbits;  // (R, E)       the same times 2^112, for float16 tiles read in place (see problem)
         float* kt;     // (kTile, Ep)  a key tile widened or padded (when E is not whole vectors, or halves)
         float* vt;     // (kTile, Evp) a value tile likewise
         float* s;      // (R, kTile)   scores, then probabilities
@@ -49,6 +51,7 @@ struct DecodeKernel {
             const std::size_t ep = round_up(p.E, W), evp = round_up(p.Ev, W), R = min_size(p.L, kMaxRows);
             Scratch x;
             x.qrows = c.take<float>(R * ep);
+            x.qbits = c.take<float>(p.kv_float16 ? R * ep : 0);
             x.kt = c.take<float>(p.E % W || p.kv_float16 ? kTile * ep : 0);
             x.vt = c.take<float>(p.Ev % W || p.kv_float16 ? kTile * evp : 0);
             x.s = c.take<float>(R * kTile);
@@ -156,8 +159,9 @@ struct DecodeKernel {
     // summed across its lanes at the end. Per vector of E, NR + NJ loads feed NR·NJ products: a key's vector is
     // loaded once for all the rows (a step has G rows: the query heads of one key/value head). At most 8
     // accumulators, which V8 keeps in registers beside the NR + 1 operands.
-    template <std::size_t NR, std::size_t NJ>
-    static void score_block(const float* q, std::size_t ep, const float* k, std::size_t ldk, std::size_t nev, float* s) {
+    // k is float32 rows, or float16 rows read as their bits (load_operand; q then holds 2^112 · the query).
+    template <std::size_t NR, std::size_t NJ, class TK>
+    static void score_block(const float* q, std::size_t ep, const TK* k, std::size_t ldk, std::size_t nev, float* s) {
         V acc[NR][NJ];
         for (std::size_t r = 0; r < NR; ++r)
             for (std::size_t j = 0; j < NJ; ++j) acc[r][j] = O::splat(0.0f);
@@ -165,7 +169,7 @@ struct DecodeKernel {
             V qv[NR];
             for (std::size_t r = 0; r < NR; ++r) qv[r] = O::load(q + r * ep + e * W);
             for (std::size_t j = 0; j < NJ; ++j) {
-                const V kv = O::load(k + j * ldk + e * W);
+                const V kv = load_operand<O>(k + j * ldk + e * W);
                 for (std::size_t r = 0; r < NR; ++r) acc[r][j] = O::fmadd(qv[r], kv, acc[r][j]);
             }
         }
@@ -184,22 +188,40 @@ struct DecodeKernel {
             w.m[r] = kNegInf, w.l[r] = 0.0f, w.lc[r] = 0.0f;
         }
         for (std::size_t x = 0; x < R * evp; ++x) w.acc[x] = 0.0f, w.accc[x] = 0.0f;
+        // float16 tiles are read in place, as their bits (value · 2^-112, load_half_bits), when E and Ev are
+        // whole vectors, every |q| < 2^16 (so that 2^112 · q stays finite) and the cache vouches that the tile
+        // holds no inf or NaN (kv_position_flags). 2^112 then goes into the query rows and the probabilities:
+        // exact powers of two, so every product, and the result, is the one the widened tile gives, without
+        // widening it into scratch and reading it back. Other tiles are widened.
+        bool bits_ok = k16 && p.kv_position_flags && E % W == 0 && Ev % W == 0;
+        for (std::size_t x = 0; bits_ok && x < R * E; ++x) bits_ok = std::fabs(q[x]) < 65536.0f;  // NaN fails too
+        if (bits_ok)
+            for (std::size_t x = 0; x < R * E; ++x) w.qbits[x] = q[x] * 0x1p112f;
 
         for (std::size_t k0 = k_begin; k0 < S; k0 += kTile) {
             const std::size_t kn = min_size(kTile, S - k0);
-            std::size_t ldk, ldv;
-            const float* kt = tile(k, k16, k0, kn, E, w.kt, &ldk);
-            const float* vt = tile(v, v16, k0, kn, Ev, w.vt, &ldv);
+            // Bit 0: a key of the tile holds inf or NaN, bit 1: a value does; both when the cache does not say.
+            unsigned flags = p.kv_position_flags ? 0u : 3u;
+            for (std::size_t j = 0; p.kv_position_flags && j < kn; ++j) flags |= p.kv_position_flags[k0 + j];
+            const bool in_place = bits_ok && flags == 0;
+            std::size_t ldk = E, ldv = Ev;
+            const float* kt = in_place ? nullptr : tile(k, k16, k0, kn, E, w.kt, &ldk);
+            const float* vt = in_place ? nullptr : tile(v, v16, k0, kn, Ev, w.vt, &ldv);
             // Scores of every row against the tile, in blocks of rows × keys (score_block).
-            for (std::size_t r0 = 0; r0 < R; r0 += 4)
-                with_count<4>(R - r0, [&](auto nr_) {
-                    constexpr std::size_t NR = decltype(nr_)::value, NJ = NR >= 3 ? 2 : NR == 2 ? 4 : 8;
-                    for (std::size_t j0 = 0; j0 < kn; j0 += NJ)
-                        with_count<NJ>(kn - j0, [&](auto nj_) {
-                            score_block<NR, decltype(nj_)::value>(w.qrows + r0 * ep, ep, kt + j0 * ldk, ldk, nev,
-                                                                  w.s + r0 * kTile + j0);
-                        });
-                });
+            auto scores = [&](const float* qr, const auto* keys) {
+                for (std::size_t r0 = 0; r0 < R; r0 += 4)
+                    with_count<4>(R - r0, [&](auto nr_) {
+                        constexpr std::size_t NR = decltype(nr_)::value, NJ = NR >= 3 ? 2 : NR == 2 ? 4 : 8;
+                        for (std::size_t j0 = 0; j0 < kn; j0 += NJ)
+                            with_count<NJ>(kn - j0, [&](auto nj_) {
+                                score_block<NR, decltype(nj_)::value>(qr + r0 * ep, ep, keys + j0 * ldk, ldk, nev,
+                                                                      w.s + r0 * kTile + j0);
+                            });
+                    });
+            };
+            if (in_place) scores(w.qbits, k16 + k0 * E);
+            else scores(w.qrows, kt);
+            const float pscale = in_place ? 0x1p112f : 1.0f;  // the probabilities as the value bits need them
             for (std::size_t r = 0; r < R; ++r) {
                 float* sr = w.s + r * kTile;
                 // Online softmax of the row over this tile (scaled scores; a NaN makes the row NaN, as in SDPA).
@@ -217,12 +239,13 @@ struct DecodeKernel {
                 for (; x + W <= kn; x += W) {
                     const V e = exp_nonpositive<O>(O::load(sr + x) - O::splat(shift));
                     vsum = vsum + e;
-                    O::store(sr + x, e);
+                    O::store(sr + x, e * O::splat(pscale));
                 }
                 float sum = O::hsum(vsum);
                 for (; x < kn; ++x) {
-                    sr[x] = exp_nonpositive<ScalarOps>(sr[x] - shift);
-                    sum += sr[x];
+                    const float e = exp_nonpositive<ScalarOps>(sr[x] - shift);
+                    sum += e;
+                    sr[x] = e * pscale;
                 }
                 w.m[r] = m_new;
                 // l = l · a + sum, compensated (Kahan) as the wide kernel's is: a million keys lose no more than a tile.
@@ -233,7 +256,7 @@ struct DecodeKernel {
                 w.alpha[r] = a;
             }
             // acc rows (R, evp) = alpha · acc + P (R, kn) · V tile (kn, evp).
-            const bool dirty = !all_finite<O>(vt, kn * ldv);
+            const bool dirty = p.kv_position_flags ? (flags & 2u) != 0 : !all_finite<O>(vt, kn * ldv);
             for (std::size_t r0 = 0; r0 < R; r0 += PvRows)
                 for (std::size_t c0 = 0; c0 < evp / W; c0 += PvVecs)
                     with_count<PvRows>(R - r0, [&](auto nr_) {
@@ -242,7 +265,8 @@ struct DecodeKernel {
                             Block<O, NR, NV> tile;  // this tile's products, added to acc with compensation
                             tile.fill(O::splat(0.0f));
                             const float* pa = w.s + r0 * kTile;
-                            if (dirty) accumulate_skipping_zeros(tile, kn, pa, kTile, 1, vt + c0 * W, ldv);
+                            if (in_place) accumulate(tile, kn, pa, kTile, 1, v16 + k0 * Ev + c0 * W, Ev);
+                            else if (dirty) accumulate_skipping_zeros(tile, kn, pa, kTile, 1, vt + c0 * W, ldv);
                             else accumulate(tile, kn, pa, kTile, 1, vt + c0 * W, ldv);
                             for (std::size_t rr = 0; rr < NR; ++rr) {
                                 const float a = w.alpha[r0 + rr];

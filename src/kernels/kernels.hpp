@@ -40,6 +40,10 @@ struct AttentionProblem {
     const std::uint16_t* key16 = nullptr;
     const std::uint16_t* value16 = nullptr;
     std::size_t key_stride = 0, value_stride = 0;
+    // A KV cache's word on its positions (S), or null: bit 0 set where some key holds inf or NaN, bit 1 where
+    // some value does (any problem). The decoding kernel then skips its own scans of the tiles, and reads
+    // float16 tiles with neither bit in place (attention_decode.hpp).
+    const std::uint8_t* kv_position_flags = nullptr;
     float* output = nullptr;                // (batch, L, Ev)
     float* weights = nullptr;               // (batch, L, S) or null: then nothing (L, S) is stored
     float* lse = nullptr;                   // (batch, L) or null: each row's log-sum-exp (streaming only)

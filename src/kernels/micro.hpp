@@ -12,6 +12,7 @@
 #pragma once
 
 #include <cstddef>
+#include <cstdint>
 #include <utility>
 
 #define XATTN_INLINE inline __attribute__((always_inline))
@@ -40,13 +41,20 @@ struct Block {
     }
 };
 
+// A B operand's vector: floats as they are; float16 storage as its bits (value · 2^-112, finite halves only;
+// simd_xsimd.hpp), for callers that fold 2^112 into a.
+template <class O>
+XATTN_INLINE typename O::V load_operand(const float* p) { return O::load(p); }
+template <class O>
+XATTN_INLINE typename O::V load_operand(const std::uint16_t* p) { return O::load_half_bits(p); }
+
 template <class O, std::size_t R, std::size_t NV, class TA, class TB>
 XATTN_INLINE void accumulate(Block<O, R, NV>& acc, std::size_t K, const TA* a, std::size_t a_row,
                              std::size_t a_k, const TB* b, std::size_t ldb) {
     using V = typename O::V;
     for (std::size_t k = 0; k < K; ++k, a += a_k, b += ldb) {
         V bk[NV];
-        for (std::size_t v = 0; v < NV; ++v) bk[v] = O::load(b + v * O::width);
+        for (std::size_t v = 0; v < NV; ++v) bk[v] = load_operand<O>(b + v * O::width);
         for (std::size_t r = 0; r < R; ++r) {
             const V ar = O::splat(a[r * a_row]);
             for (std::size_t v = 0; v < NV; ++v) acc.c[r][v] = O::fmadd(ar, bk[v], acc.c[r][v]);

@@ -34,6 +34,14 @@ struct ScalarOps {
     }
     static float hsum(V v) { return v; }
     static V load_half(const std::uint16_t* p) { return half_to_float(*p); }
+    // The half's bits moved into a float's fields: value · 2^-112 for a finite half (simd_xsimd.hpp).
+    static V load_half_bits(const std::uint16_t* p) {
+        const std::uint32_t s = static_cast<std::uint32_t>(static_cast<std::int32_t>(static_cast<std::int16_t>(*p)));
+        const std::uint32_t bits = (s << 13) & 0x8fffe000u;
+        float f;
+        std::memcpy(&f, &bits, 4);
+        return f;
+    }
     // Lane indices 0, 1, … as floats.
     static V lane_index() { return 0.0f; }
     static constexpr bool has_transpose4 = false;  // tiles are transposed one float at a time

@@ -47,19 +47,28 @@ struct XsimdOps {
         return xsimd::bitwise_cast<V>(bits);
     }
     static float hsum(const V& v) { return xsimd::hadd(v); }
-    // W float16 values (kernels/half.hpp has the scalar rule) as floats, in 8 vector ops: sign-extend to 32-bit
-    // lanes, shift the exponent and mantissa into a float's fields, keep the sign bit (clearing the extension's
-    // copies of it), and multiply by 2^112 (exact for normals, subnormals and zero). Exponent all ones (inf,
-    // NaN) comes out at 2^16 or more in magnitude, past the largest finite half: those keep their own bits.
-    static V load_half(const std::uint16_t* p) {
+    // W float16 values as their bits moved into a float's fields: value · 2^-112, exactly, for every finite half
+    // (normals, subnormals, zero), in 3 vector ops: sign-extend to 32-bit lanes, shift the exponent and
+    // mantissa into place, keep the sign bit (clearing the extension's copies of it). Kernels that know a tile
+    // holds no inf or NaN read it this way and fold 2^112 into the other operand (an exact power of two, so
+    // every product is the one the widened values give).
+    static V load_half_bits(const std::uint16_t* p) {
 #if defined(__AVX2__)
         const I s(_mm256_cvtepi16_epi32(_mm_loadu_si128(reinterpret_cast<const __m128i*>(p))));
+#elif defined(__wasm_simd128__)
+        const I s(static_cast<__m128i>(wasm_i32x4_load16x4(p)));  // one v128.load16x4_s
 #else
         const I s(_mm_cvtepi16_epi32(_mm_loadl_epi64(reinterpret_cast<const __m128i*>(p))));
 #endif
-        const I x = (s << 13) & I(static_cast<std::int32_t>(0x8fffe000u));
-        const V f = xsimd::bitwise_cast<V>(x) * V(0x1p112f);
-        const V special = xsimd::bitwise_cast<V>(x | I(0x7f800000));
+        return xsimd::bitwise_cast<V>((s << 13) & I(static_cast<std::int32_t>(0x8fffe000u)));
+    }
+    // W float16 values (kernels/half.hpp has the scalar rule) as floats: the bits times 2^112. Exponent all
+    // ones (inf, NaN) comes out at 2^16 or more in magnitude, past the largest finite half: those keep their
+    // own bits, with the exponent field filled.
+    static V load_half(const std::uint16_t* p) {
+        const V bits = load_half_bits(p);
+        const V f = bits * V(0x1p112f);
+        const V special = xsimd::bitwise_cast<V>(xsimd::bitwise_cast<I>(bits) | I(0x7f800000));
         return select(xsimd::abs(f) >= V(65536.0f), special, f);
     }
     // Tiles are transposes (mask rows into a score tile, a score tile into weights rows; attention.hpp):

@@ -54,7 +54,7 @@ struct KvAttendPlan {
 class KvCache {
 public:
     static Status check_config(const KvCacheConfig& config);
-    // Bytes of storage a valid configuration takes: keys and values, one allocation.
+    // Bytes of storage a valid configuration takes: keys, values and a flag byte per position, one allocation.
     static std::uint64_t storage_bytes(const KvCacheConfig& config);
     // Builds a cache without throwing: its storage that cannot be allocated is an error (the wasm bindings).
     static Status create(const KvCacheConfig& config, std::unique_ptr<KvCache>* out);
@@ -98,9 +98,12 @@ private:
     std::size_t element_bytes() const { return config_.dtype == CacheDtype::float16 ? 2 : 4; }
     unsigned char* key_row(std::size_t problem, std::size_t position) const;
     unsigned char* value_row(std::size_t problem, std::size_t position) const;
+    std::uint8_t* position_flags() const;
 
     KvCacheConfig config_;
-    Storage storage_;  // keys (B·Hkv, capacity, E) then values (B·Hkv, capacity, Ev)
+    // keys (B·Hkv, capacity, E), values (B·Hkv, capacity, Ev), then per position (capacity) a byte saying whether
+    // some key (bit 0) or value (bit 1) stored there is inf or NaN: the decoding kernel's shortcut.
+    Storage storage_;
     std::size_t length_ = 0;
 };
 
