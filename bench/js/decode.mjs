@@ -3,9 +3,14 @@
 // measured SIMD peak, whichever is larger), against scaledDotProductAttention with the whole K and V copied
 // in each step (the only way without a cache), and against onnxruntime-web running the same step as a graph
 // with past key/value inputs (Concat, MatMul, Softmax, MatMul: the cheapest form for it, no present outputs
-// to copy back). One thread each, and xattn's cache again at 2 threads (the threaded build: a step's key/value
-// heads, or chunks of its keys, spread over both); every result is checked against the full-copy SDPA before
-// it is timed.
+// to copy back). One thread each, then xattn's cache again at 2 threads (the threaded build: a step's key/value
+// heads, or chunks of its keys, spread over both) and onnxruntime-web at 2 threads in a process of its own (this
+// file run as a script: its thread count is fixed once per process, and a second pool polling beside xattn's
+// would slow both); every result is checked against the full-copy SDPA before it is timed.
+import { execFileSync } from 'node:child_process';
+import { fileURLToPath } from 'node:url';
+import { parseArgs } from 'node:util';
+
 import { normals } from './inputs.mjs';
 import { decodeModel } from './onnx-model.mjs';
 import { loadXattn } from './peers.mjs';
@@ -17,6 +22,8 @@ export const DECODE_CONFIGS = [
   { Hq: 12, Hkv: 12, E: 64 },  // multi-head: memory-bound
 ];
 export const DECODE_LENGTHS = [512, 2048, 8192];
+
+const self = fileURLToPath(import.meta.url);
 
 const tensor = (shape, seed) => ({ data: normals(shape.reduce((n, d) => n * d, 1), seed), shape });
 
@@ -38,6 +45,36 @@ function maxRelativeGap(got, want) {
   let worst = 0;
   want.forEach((w, i) => { worst = Math.max(worst, Math.abs(got[i] - w) / (1e-5 + 1e-4 * Math.abs(w))); });
   return worst;  // <= 1 passes the benchmark's tolerance
+}
+
+// The inputs of one configuration and cache length: K, V (1, Hkv, length, E), the step's query (1, Hq, 1, E) and its
+// new position k, v (1, Hkv, 1, E); the same seeds in every process.
+function stepInputs({ Hq, Hkv, E }, length) {
+  const K = tensor([1, Hkv, length, E], 1), V = tensor([1, Hkv, length, E], 2);
+  const q = tensor([1, Hq, 1, E], 3);
+  const last = (t) => ({ data: t.data.filter((_, i) => Math.floor(i / E) % length === length - 1), shape: [1, Hkv, 1, E] });
+  return { K, V, q, k: last(K), v: last(V) };
+}
+
+// onnxruntime-web's step, checked against `want` (the full-copy SDPA's output), then timed: { ortWebMs } or
+// { ortWebError }.
+async function timeOrt(ort, cfg, length, K, V, q, k, v, want) {
+  const o = await ortStep(ort, cfg, length, K, V, q, k, v);
+  try {
+    if (maxRelativeGap(await o.run(), want) > 1) return { ortWebError: 'wrong result' };
+    await o.run();
+    const times = [];
+    const t0 = performance.now();
+    while (times.length < 7 || performance.now() - t0 < 1200) {
+      const s = performance.now();
+      await o.run();
+      times.push(performance.now() - s);
+      if (times.length >= 400) break;
+    }
+    return { ortWebMs: median(times) };
+  } finally {
+    await o.release();
+  }
 }
 
 async function ortStep(ort, { Hq, Hkv, E }, length, K, V, q, k, v) {
@@ -98,10 +135,7 @@ export async function measureDecode({ log = () => {} } = {}) {
   for (const cfg of DECODE_CONFIGS) {
     const { Hq, Hkv, E } = cfg;
     for (const length of DECODE_LENGTHS) {
-      const K = tensor([1, Hkv, length, E], 1), V = tensor([1, Hkv, length, E], 2);
-      const q = tensor([1, Hq, 1, E], 3);
-      const last = (t) => ({ data: t.data.filter((_, i) => Math.floor(i / E) % length === length - 1), shape: [1, Hkv, 1, E] });
-      const k = last(K), v = last(V);
+      const { K, V, q, k, v } = stepInputs(cfg, length);
       const full = () => xa.scaledDotProductAttention(q, K, V, { enableGqa: true }).output.data;
       const want = full();
       const row = { ...cfg, length, flops: 4 * Hq * length * E };
@@ -119,25 +153,7 @@ export async function measureDecode({ log = () => {} } = {}) {
           s.dispose();
         }
       }
-      if (ort) {
-        const o = await ortStep(ort, cfg, length, K, V, q, k, v);
-        const gap = maxRelativeGap(await o.run(), want);
-        if (gap <= 1) {
-          await o.run();
-          const times = [];
-          const t0 = performance.now();
-          while (times.length < 7 || performance.now() - t0 < 1200) {
-            const s = performance.now();
-            await o.run();
-            times.push(performance.now() - s);
-            if (times.length >= 400) break;
-          }
-          row.ortWebMs = median(times);
-        } else {
-          row.ortWebError = 'wrong result';
-        }
-        await o.release();
-      }
+      if (ort) Object.assign(row, await timeOrt(ort, cfg, length, K, V, q, k, v, want));
       const f32 = row.float32, f16 = row.float16;
       log(`  Hq ${Hq}, Hkv ${Hkv}, E ${E}, ${length} positions: cache ${f32.ms.toFixed(3)} ms (bound ${f32.boundMs.toFixed(3)}, ${(f32.ms / f32.boundMs).toFixed(2)}×), ` +
         `float16 ${f16.ms.toFixed(3)} ms (${(f16.ms / f32.ms).toFixed(2)}× float32), full copy ${row.fullCopyMs.toFixed(3)} ms ` +
@@ -148,5 +164,41 @@ export async function measureDecode({ log = () => {} } = {}) {
       rows.push(row);
     }
   }
+  // onnxruntime-web at 2 threads, in a process of its own (the engine's wasm flags carry over).
+  log('decode: onnxruntime-web at 2 threads, in a process of its own');
+  try {
+    const flags = process.execArgv.filter((a) => a.startsWith('--experimental-wasm'));
+    const out = execFileSync(process.execPath, [...flags, self, '--ort-threads', '2'],
+      { encoding: 'utf8', stdio: ['ignore', 'pipe', 'inherit'] });
+    const ort2 = JSON.parse(out.trim().split('\n').pop());
+    rows.forEach((row, i) => {
+      const r = ort2[i];
+      if (r.ortWebMs) row.ortWebThreads2Ms = r.ortWebMs;
+      else row.ortWebThreads2Error = r.ortWebError;
+      log(`  Hq ${row.Hq}, Hkv ${row.Hkv}, E ${row.E}, ${row.length} positions, 2 threads: ` +
+        (r.ortWebMs ? `ort-web ${r.ortWebMs.toFixed(3)} ms (${(r.ortWebMs / row.float32Threads2.ms).toFixed(1)}× xattn's cache at 2 threads)` : r.ortWebError));
+    });
+  } catch (e) {
+    log(`  onnxruntime-web at 2 threads unavailable: ${String(e?.message ?? e).split('\n')[0]}`);
+  }
   return { readBandwidthBytesPerSecond: bandwidth, simdPeakFlops: peak, threads: [1, 2], rows };
+}
+
+// Run as a script (`--ort-threads N`): onnxruntime-web's steps alone at N threads, every configuration and length
+// in measureDecode's order, checked against xattn's full-copy SDPA (one thread); prints one JSON line.
+if (process.argv[1] === self) {
+  const { values } = parseArgs({ options: { 'ort-threads': { type: 'string' } } });
+  const ort = await import('onnxruntime-web');
+  ort.env.wasm.numThreads = Number(values['ort-threads']);
+  const xa = await loadXattn(true);
+  const results = [];
+  for (const cfg of DECODE_CONFIGS) {
+    for (const length of DECODE_LENGTHS) {
+      const { K, V, q, k, v } = stepInputs(cfg, length);
+      const want = xa.scaledDotProductAttention(q, K, V, { enableGqa: true }).output.data;
+      results.push(await timeOrt(ort, cfg, length, K, V, q, k, v, want));
+    }
+  }
+  console.log(JSON.stringify(results));
+  process.exit(0);  // onnxruntime keeps handles open
 }
