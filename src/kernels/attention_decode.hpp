@@ -155,6 +155,22 @@ struct DecodeKernel {
         }
     }
 
+    // Asks for the cache lines of [p, p + bytes) ahead of their use. A step streams the whole cache from memory,
+    // and the P·V product reads a value tile in column blocks (Ev / (PvVecs · W) passes over its rows), which
+    // the hardware prefetchers follow poorly: measured in wasm on a Zen 3 core, a decoding step at 2048 positions
+    // read 3.3 GB/s where one plain stream reads 10. WebAssembly has no prefetch instruction, so there it is a
+    // byte load per line whose value is dropped (volatile, so that the compiler keeps it).
+    static void touch_ahead(const void* p, std::size_t bytes) {
+        const unsigned char* b = static_cast<const unsigned char*>(p);
+        for (std::size_t x = 0; x < bytes; x += 64) {
+#if defined(__wasm__)
+            (void)*reinterpret_cast<const volatile unsigned char*>(b + x);
+#else
+            __builtin_prefetch(b + x);
+#endif
+        }
+    }
+
     // s[r][j] = q_r · k_j for NR query rows × NJ keys (s rows kTile apart), each a vector accumulator along E
     // summed across its lanes at the end. Per vector of E, NR + NJ loads feed NR·NJ products: a key's vector is
     // loaded once for all the rows (a step has G rows: the query heads of one key/value head). At most 8
@@ -200,6 +216,13 @@ struct DecodeKernel {
 
         for (std::size_t k0 = k_begin; k0 < S; k0 += kTile) {
             const std::size_t kn = min_size(kTile, S - k0);
+            if (k0 + kn < S) {  // the next tile's keys and values, on their way while this one is computed
+                const std::size_t next = k0 + kn, nn = min_size(kTile, S - next);
+                if (k16) touch_ahead(k16 + next * E, nn * E * sizeof(std::uint16_t));
+                else touch_ahead(k + next * E, nn * E * sizeof(float));
+                if (v16) touch_ahead(v16 + next * Ev, nn * Ev * sizeof(std::uint16_t));
+                else touch_ahead(v + next * Ev, nn * Ev * sizeof(float));
+            }
             // Bit 0: a key of the tile holds inf or NaN, bit 1: a value does; both when the cache does not say.
             unsigned flags = p.kv_position_flags ? 0u : 3u;
             for (std::size_t j = 0; p.kv_position_flags && j < kn; ++j) flags |= p.kv_position_flags[k0 + j];
