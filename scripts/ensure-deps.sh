@@ -3,7 +3,7 @@
 #   scripts/ensure-deps.sh native    g++, CMake, xtensor, xsimd, xtl, doctest
 #   scripts/ensure-deps.sh wasm      + Emscripten and binaryen, and clang 16 for the relaxed-SIMD kernels
 #                                    (Emscripten 3.1.6's clang 14 writes pre-standard relaxed opcodes)
-#   scripts/ensure-deps.sh browser   + Chromium (browser tests)
+#   scripts/ensure-deps.sh browser   + Chromium (browser tests) and NumPy (the web suite loads the page's .npy files with it)
 #   scripts/ensure-deps.sh fuzz      + clang 14 and its runtimes (libFuzzer, sanitizers)
 #   scripts/ensure-deps.sh node      + the npm devDependencies (npm ci when node_modules is missing or stale)
 set -euo pipefail
@@ -16,7 +16,7 @@ for group in "$@"; do
   case "$group" in
     native) ;;
     wasm) packages+=(emscripten binaryen clang-16) ;;
-    browser) packages+=(chromium) ;;
+    browser) packages+=(chromium python3-numpy) ;;
     fuzz) packages+=(clang-14 libclang-rt-14-dev) ;;
     node) need_npm=1 ;;
     *) echo "ensure-deps: unknown group '$group' (native, wasm, browser)" >&2; exit 2 ;;
