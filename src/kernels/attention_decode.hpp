@@ -155,13 +155,17 @@ struct DecodeKernel {
         }
     }
 
-    // Asks for the cache lines of [p, p + bytes) ahead of their use. A step streams the whole cache from memory,
-    // and the P·V product reads a value tile in column blocks (Ev / (PvVecs · W) passes over its rows), which
-    // the hardware prefetchers follow poorly: measured in wasm on a Zen 3 core, a decoding step at 2048 positions
-    // read 3.3 GB/s where one plain stream reads 10. WebAssembly has no prefetch instruction, so there it is a
-    // byte load per line whose value is dropped (volatile, so that the compiler keeps it).
-    static void touch_ahead(const void* p, std::size_t bytes) {
-        const unsigned char* b = static_cast<const unsigned char*>(p);
+    // Asks for rows [k0, k0 + kn) of a (·, D) float or float16 array (halves when not null, as tile() takes
+    // them) ahead of their use. A step streams the whole cache from memory, and the P·V product reads a value
+    // tile in column blocks (Ev / (PvVecs · W) passes over its rows), which the hardware prefetchers follow
+    // poorly: measured in wasm on a Zen 3 core, a decoding step at 2048 positions read 3.3 GB/s where one plain
+    // stream reads 10. WebAssembly has no prefetch instruction, so there it is a byte load per cache line whose
+    // value is dropped (volatile, so that the compiler keeps it).
+    static void touch_ahead(const float* rows, const std::uint16_t* halves, std::size_t k0, std::size_t kn,
+                            std::size_t D) {
+        const unsigned char* b = halves ? reinterpret_cast<const unsigned char*>(halves + k0 * D)
+                                        : reinterpret_cast<const unsigned char*>(rows + k0 * D);
+        const std::size_t bytes = kn * D * (halves ? sizeof(std::uint16_t) : sizeof(float));
         for (std::size_t x = 0; x < bytes; x += 64) {
 #if defined(__wasm__)
             (void)*reinterpret_cast<const volatile unsigned char*>(b + x);
@@ -218,10 +222,8 @@ struct DecodeKernel {
             const std::size_t kn = min_size(kTile, S - k0);
             if (k0 + kn < S) {  // the next tile's keys and values, on their way while this one is computed
                 const std::size_t next = k0 + kn, nn = min_size(kTile, S - next);
-                if (k16) touch_ahead(k16 + next * E, nn * E * sizeof(std::uint16_t));
-                else touch_ahead(k + next * E, nn * E * sizeof(float));
-                if (v16) touch_ahead(v16 + next * Ev, nn * Ev * sizeof(std::uint16_t));
-                else touch_ahead(v + next * Ev, nn * Ev * sizeof(float));
+                touch_ahead(k, k16, next, nn, E);
+                touch_ahead(v, v16, next, nn, Ev);
             }
             // Bit 0: a key of the tile holds inf or NaN, bit 1: a value does; both when the cache does not say.
             unsigned flags = p.kv_position_flags ? 0u : 3u;
