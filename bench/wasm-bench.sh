@@ -19,7 +19,8 @@ for flavour in ${1:-simd scalar}; do
   flags=()
   [ "$flavour" = simd ] && flags=(-msimd128 -msse4.1)
   em++ -std=c++17 -O3 -DNDEBUG "-DXATTN_VERSION=\"$version\"" "${flags[@]}" -I"$inc" -Isrc "${sources[@]}" \
-       -sALLOW_MEMORY_GROWTH -sENVIRONMENT=node -o "$out/bench-$flavour.cjs"
+       -sALLOW_MEMORY_GROWTH -sENVIRONMENT=node -sBINARYEN_EXTRA_PASSES=--one-caller-inline-max-function-size=100 \
+       -o "$out/bench-$flavour.cjs"  # inlining as scripts/build-wasm.sh limits it
   [ "$flavour" = simd ] && echo "f32x4 ops in the SIMD build: $(wasm-dis "$out/bench-simd.wasm" | grep -c f32x4)"
   # .cjs: the package is "type": "module". Node 20's global fetch cannot load the .wasm from a file path (see shared notes); use fs instead.
   node --no-experimental-fetch "$out/bench-$flavour.cjs" "${@:2}"

@@ -40,9 +40,15 @@ version=$(node -p "require('./package.json').version")
 # A changed header or source list rebuilds every object; package.json (the version) rebuilds version.cpp.
 newest_header=$(find src \( -name '*.hpp' -o -name 'sources.txt' \) -printf '%T@\n' | sort -n | tail -1)
 common=(-std=c++17 -O3 -DNDEBUG -I"$inc" -Isrc -Wall "-DXATTN_VERSION=\"$version\"")
+# Binaryen's -O3 inlines every function that has one caller, however large. V8 allocates registers one function
+# at a time, and a function of many loops gets worse registers in each: the decoding kernel inlined whole spilled
+# vectors to the stack in every hot loop (about 1,400 stack accesses across them; 40 with its blocks kept apart,
+# and steps 10-25% faster). The kernels mark the functions that hold a hot loop XATTN_NOINLINE (kernels/micro.hpp);
+# this keeps binaryen from inlining them again for having one caller (smaller functions still are).
+one_caller_inline=--one-caller-inline-max-function-size=100
 link=(--bind -O3 -sMODULARIZE=1 -sEXPORT_ES6=1 -sENVIRONMENT=web,worker -sALLOW_MEMORY_GROWTH=1
       -sMAXIMUM_MEMORY=2147483648 -sEXPORTED_FUNCTIONS=_malloc,_free -sEXPORTED_RUNTIME_METHODS=HEAPU8,HEAPF32
-      -sDYNAMIC_EXECUTION=0 -sFILESYSTEM=0 -sTEXTDECODER=1)
+      -sDYNAMIC_EXECUTION=0 -sFILESYSTEM=0 -sTEXTDECODER=1 "-sBINARYEN_EXTRA_PASSES=$one_caller_inline")
 
 # The kernel file of the relaxed builds, and its compiler: clang 16 with em++'s own target, sysroot, defines
 # and flavour flags (`em++ FLAGS… --cflags`: -D_LIBCPP_ABI_VERSION=2 and the rest must match the other
@@ -139,16 +145,19 @@ link_relaxed() {
   cp "$dir/xattn-$flavour.mjs" "dist/xattn-$flavour.mjs"
   [ ! -f "$dir/xattn-$flavour.worker.js" ] || cp "$dir/xattn-$flavour.worker.js" "dist/xattn-$flavour.worker.js"
 }
-# The link flags with -O3 replaced by -O1, and WASM_BIGINT added.
+# The link flags with -O3 replaced by -O1 and no binaryen passes of 3.1.6's own (optimise_relaxed runs them), and
+# WASM_BIGINT added.
 relaxed_link_flags() {
-  for a in "$@"; do if [ "$a" = -O3 ]; then echo -O1; else printf '%s\n' "$a"; fi; done
+  for a in "$@"; do
+    case $a in -O3) echo -O1 ;; -sBINARYEN_EXTRA_PASSES=*) ;; *) printf '%s\n' "$a" ;; esac
+  done
   echo -sWASM_BIGINT
 }
 # wasm-opt reads the features from the module's target_features section (-O1 keeps it) and drops it after.
 optimise_relaxed() {
   local wasm_opt=node_modules/binaryen/bin/wasm-opt
   [ -x "$wasm_opt" ] || { echo "xattn: the relaxed builds need npm's binaryen (npm ci): no $wasm_opt" >&2; exit 1; }
-  node "$wasm_opt" "$1" -O3 --strip-target-features -o "$2"
+  node "$wasm_opt" "$1" -O3 "$one_caller_inline" --strip-target-features -o "$2"
 }
 
 # A threaded flavour's Node glue: the same objects linked for ENVIRONMENT=node as CommonJS. Its .wasm must be

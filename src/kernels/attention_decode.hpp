@@ -178,10 +178,12 @@ struct DecodeKernel {
     // s[r][j] = q_r · k_j for NR query rows × NJ keys (s rows kTile apart), each a vector accumulator along E
     // summed across its lanes at the end. Per vector of E, NR + NJ loads feed NR·NJ products: a key's vector is
     // loaded once for all the rows (a step has G rows: the query heads of one key/value head). At most 8
-    // accumulators, which V8 keeps in registers beside the NR + 1 operands.
+    // accumulators, which V8 keeps in registers beside the NR + 1 operands: in a function of their own (see
+    // "Registers in V8" in README.md), where inlined into problem() they were spilled.
     // k is float32 rows, or float16 rows read as their bits (load_operand; q then holds 2^112 · the query).
     template <std::size_t NR, std::size_t NJ, class TK>
-    static void score_block(const float* q, std::size_t ep, const TK* k, std::size_t ldk, std::size_t nev, float* s) {
+    XATTN_NOINLINE static void score_block(const float* q, std::size_t ep, const TK* k, std::size_t ldk, std::size_t nev,
+                                           float* s) {
         V acc[NR][NJ];
         for (std::size_t r = 0; r < NR; ++r)
             for (std::size_t j = 0; j < NJ; ++j) acc[r][j] = O::splat(0.0f);
@@ -195,6 +197,34 @@ struct DecodeKernel {
         }
         for (std::size_t r = 0; r < NR; ++r)
             for (std::size_t j = 0; j < NJ; ++j) s[r * kTile + j] = O::hsum(acc[r][j]);
+    }
+
+    // acc rows r0 … r0+NR-1, vectors c0 … c0+NV-1 of Ev: alpha · acc + P rows (in s) · the value tile's columns,
+    // the tile's products summed in registers, then added to acc with compensation. v_bits: the tile's float16
+    // bits read in place (P then holds 2^112 · the probabilities), else vt (kn, ldv).
+    template <std::size_t NR, std::size_t NV>
+    XATTN_NOINLINE static void weighted_block(const Scratch& w, std::size_t r0, std::size_t c0, std::size_t kn,
+                                              std::size_t evp, const std::uint16_t* v_bits, const float* vt,
+                                              std::size_t ldv, bool dirty) {
+        Block<O, NR, NV> tile;
+        tile.fill(O::splat(0.0f));
+        const float* pa = w.s + r0 * kTile;
+        if (v_bits) accumulate(tile, kn, pa, kTile, 1, v_bits + c0 * W, ldv);
+        else if (dirty) accumulate_skipping_zeros(tile, kn, pa, kTile, 1, vt + c0 * W, ldv);
+        else accumulate(tile, kn, pa, kTile, 1, vt + c0 * W, ldv);
+        for (std::size_t rr = 0; rr < NR; ++rr) {
+            const float a = w.alpha[r0 + rr];
+            float* dst = w.acc + (r0 + rr) * evp + c0 * W;
+            float* cdst = w.accc + (r0 + rr) * evp + c0 * W;
+            for (std::size_t vv = 0; vv < NV; ++vv) {
+                V sum = O::load(dst + vv * W), c = O::load(cdst + vv * W);
+                sum = a == 0.0f ? O::splat(0.0f) : sum * O::splat(a);
+                c = a == 0.0f ? O::splat(0.0f) : c * O::splat(a);
+                kahan_add_guarded<O>(sum, c, tile.c[rr][vv]);
+                O::store(dst + vv * W, sum);
+                O::store(cdst + vv * W, c);
+            }
+        }
     }
 
     // Keys [k_begin, k_end) of one problem: into out (R, Ev) when `part` is null, else into the chunk's partial.
@@ -282,30 +312,13 @@ struct DecodeKernel {
             }
             // acc rows (R, evp) = alpha · acc + P (R, kn) · V tile (kn, evp).
             const bool dirty = p.kv_position_flags ? (flags & 2u) != 0 : !all_finite<O>(vt, kn * ldv);
+            const std::uint16_t* v_bits = in_place ? v16 + k0 * Ev : nullptr;
             for (std::size_t r0 = 0; r0 < R; r0 += PvRows)
                 for (std::size_t c0 = 0; c0 < evp / W; c0 += PvVecs)
                     with_count<PvRows>(R - r0, [&](auto nr_) {
                         with_count<PvVecs>(evp / W - c0, [&](auto nv_) {
-                            constexpr std::size_t NR = decltype(nr_)::value, NV = decltype(nv_)::value;
-                            Block<O, NR, NV> tile;  // this tile's products, added to acc with compensation
-                            tile.fill(O::splat(0.0f));
-                            const float* pa = w.s + r0 * kTile;
-                            if (in_place) accumulate(tile, kn, pa, kTile, 1, v16 + k0 * Ev + c0 * W, Ev);
-                            else if (dirty) accumulate_skipping_zeros(tile, kn, pa, kTile, 1, vt + c0 * W, ldv);
-                            else accumulate(tile, kn, pa, kTile, 1, vt + c0 * W, ldv);
-                            for (std::size_t rr = 0; rr < NR; ++rr) {
-                                const float a = w.alpha[r0 + rr];
-                                float* dst = w.acc + (r0 + rr) * evp + c0 * W;
-                                float* cdst = w.accc + (r0 + rr) * evp + c0 * W;
-                                for (std::size_t vv = 0; vv < NV; ++vv) {
-                                    V sum = O::load(dst + vv * W), c = O::load(cdst + vv * W);
-                                    sum = a == 0.0f ? O::splat(0.0f) : sum * O::splat(a);
-                                    c = a == 0.0f ? O::splat(0.0f) : c * O::splat(a);
-                                    kahan_add_guarded<O>(sum, c, tile.c[rr][vv]);
-                                    O::store(dst + vv * W, sum);
-                                    O::store(cdst + vv * W, c);
-                                }
-                            }
+                            weighted_block<decltype(nr_)::value, decltype(nv_)::value>(w, r0, c0, kn, evp, v_bits, vt, ldv,
+                                                                                      dirty);
                         });
                     });
         }

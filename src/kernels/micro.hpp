@@ -16,6 +16,9 @@
 #include <utility>
 
 #define XATTN_INLINE inline __attribute__((always_inline))
+// For the functions that hold a hot loop: kept out of their callers, so that the engine allocates registers for
+// the loop in a small function (see src/kernels/README.md, "Registers in V8").
+#define XATTN_NOINLINE __attribute__((noinline))
 
 namespace xattn::kernels {
 namespace {
