@@ -41,7 +41,7 @@ version=$(node -p "require('./package.json').version")
 newest_header=$(find src \( -name '*.hpp' -o -name 'sources.txt' \) -printf '%T@\n' | sort -n | tail -1)
 common=(-std=c++17 -O3 -DNDEBUG -I"$inc" -Isrc -Wall "-DXATTN_VERSION=\"$version\"")
 # Binaryen's -O3 inlines every function that has one caller, however large. V8 allocates registers one function
-# at a time, and a function of many loops gets worse registers in each: the decoding kernel inlined whole spilled
+# at a time, and a function of many loops gets worse registers in each: the decoding kernel, inlined whole, spilled
 # vectors to the stack in every hot loop (about 1,400 stack accesses across them; 40 with its blocks kept apart,
 # and steps 10-25% faster). The kernels mark the functions that hold a hot loop XATTN_NOINLINE (kernels/micro.hpp);
 # this keeps binaryen from inlining them again for having one caller (smaller functions still are).

@@ -179,7 +179,7 @@ struct DecodeKernel {
     // summed across its lanes at the end. Per vector of E, NR + NJ loads feed NR·NJ products: a key's vector is
     // loaded once for all the rows (a step has G rows: the query heads of one key/value head). At most 8
     // accumulators, which V8 keeps in registers beside the NR + 1 operands: in a function of their own (see
-    // "Registers in V8" in README.md), where inlined into problem() they were spilled.
+    // "Registers in V8" in src/kernels/README.md), where inlined into problem() they were spilled.
     // k is float32 rows, or float16 rows read as their bits (load_operand; q then holds 2^112 · the query).
     template <std::size_t NR, std::size_t NJ, class TK>
     XATTN_NOINLINE static void score_block(const float* q, std::size_t ep, const TK* k, std::size_t ldk, std::size_t nev,
