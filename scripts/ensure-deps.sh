@@ -19,7 +19,7 @@ for group in "$@"; do
     browser) packages+=(chromium python3-numpy) ;;
     fuzz) packages+=(clang-14 libclang-rt-14-dev) ;;
     node) need_npm=1 ;;
-    *) echo "ensure-deps: unknown group '$group' (native, wasm, browser)" >&2; exit 2 ;;
+    *) echo "ensure-deps: unknown group '$group' (native, wasm, browser, fuzz, node)" >&2; exit 2 ;;
   esac
 done
 
