@@ -5,9 +5,9 @@
 // written out byte by byte, since the page has no compiler. Each iteration issues 14 f32x4 operations, 56 flops.
 //
 // Why 7 and 7: a core with two multiply and two add pipes of latency 3 (AMD's Zen) needs 6 chains of each in
-// flight. With exactly 6, runs on a Zen 3 core read either the peak or about 60% of it, from one process to the
-// next; one chain more of each gives the slack. Both kinds step by the same constant, so that the 14 chains and
-// it fit V8's 15 allocatable vector registers on x86-64 without a spill.
+// flight, so 6 leave it no slack; one chain more of each gives some. Both kinds step by the same constant, so
+// that the 14 chains and it fit V8's 15 allocatable vector registers on x86-64 without a spill. (On a busy Zen 3
+// host, 6 and 7 alike read anywhere from about 60% of the peak to all of it from one process to the next.)
 
 const CHAINS = 7;
 const FLOPS_PER_ITERATION = 2 * CHAINS * 4; // 14 f32x4 ops of 4 lanes
@@ -51,15 +51,14 @@ export function peakModuleBytes() {
   // both the multiply chains' factor and the add chains' step.
   const mulChain = (k) => 1 + k;
   const addChain = (k) => 1 + CHAINS + k;
-  const FACTOR = 1 + 2 * CHAINS;
-  const STEP = FACTOR;
+  const CONSTANT = 1 + 2 * CHAINS;
   const splatTo = (value, local) => [OP.f32Const, ...f32(value), ...OP.splat, OP.localSet, local];
   const body = [];
   for (let k = 0; k < CHAINS; k++) body.push(...splatTo(1 + k / 10, mulChain(k)), ...splatTo(1 + k / 10, addChain(k)));
-  body.push(...splatTo(0.9999999, FACTOR));
+  body.push(...splatTo(0.9999999, CONSTANT));
   body.push(OP.loop, OP.voidBlock);
-  for (let k = 0; k < CHAINS; k++) body.push(OP.localGet, mulChain(k), OP.localGet, FACTOR, ...OP.mul, OP.localSet, mulChain(k));
-  for (let k = 0; k < CHAINS; k++) body.push(OP.localGet, addChain(k), OP.localGet, STEP, ...OP.add, OP.localSet, addChain(k));
+  for (let k = 0; k < CHAINS; k++) body.push(OP.localGet, mulChain(k), OP.localGet, CONSTANT, ...OP.mul, OP.localSet, mulChain(k));
+  for (let k = 0; k < CHAINS; k++) body.push(OP.localGet, addChain(k), OP.localGet, CONSTANT, ...OP.add, OP.localSet, addChain(k));
   body.push(OP.localGet, 0, OP.i32Const, 1, OP.i32Sub, OP.localTee, 0, OP.brIf, 0, OP.end);
   body.push(OP.localGet, mulChain(0));
   for (let k = 1; k < CHAINS; k++) body.push(OP.localGet, mulChain(k), ...OP.add);
@@ -81,9 +80,9 @@ export function peakModuleBytes() {
 // anything else on the machine only slows a run down), spread over `compiles` separate compilations of the
 // module. Returns null where wasm SIMD is unavailable.
 //
-// Separate compilations, because on a Zen 3 core the same loop read about 30 GFLOP/s in one compilation and 46
-// in the next, in one process, run after run (the code's placement, it seems): the best of 4 compilations
-// caught the peak where the best of 12 runs of one did not.
+// Separate compilations, because on a Zen 3 core the same loop read about 31 GFLOP/s in one compilation and 46
+// in the next, in one process. They narrow the spread but do not remove it: on a busy host the best of 4 still
+// read 30–44 from one process to the next, where the relaxed_madd chains held 44–47.
 export function measureSimdPeak({ clock, iterations = 4_000_000, repeats = 12, compiles = 4 } = {}) {
   const bytes = peakModuleBytes();
   if (!WebAssembly.validate(bytes)) return null;
