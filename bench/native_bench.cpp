@@ -1,7 +1,7 @@
 // The attention kernels natively: GFLOP/s (median and best run; one thread, then 1 against 2 threads) for the target shapes,
 // for every kernel set this CPU runs (sse4.1 is the code the wasm SIMD build runs), streaming (no
-// weights) and materialising (weights), the AVX2 FMA peak measured before each shape, and the row
-// kernel for comparison.
+// weights) and materialising (weights), the AVX2 FMA peak (and the AVX-512 one, where the CPU has it)
+// measured before each shape, and the row kernel for comparison.
 //   cmake --build build/native --target xattn_native_bench && build/native/xattn_native_bench [quick]
 #include <cstdio>
 #include <string>
@@ -16,9 +16,9 @@ int main(int argc, char** argv) {
     const auto sets = xattn::kernels::available_kernels();
     std::printf("GFLOP/s: wall-clock median/best run/CPU-time median; str = streaming (no weights), wts = weights\n%-13s", "BHxLxE (S=L)");
     for (const auto* set : sets) std::printf(" %13s str  %13s wts ", set->name, set->name);
-    std::printf(" %9s %6s\n", "rows str", "peak");
+    std::printf(" %9s %6s %7s\n", "rows str", "peak", "peak512");
     for (const bench::Case& c : bench::target_cases()) {
-        const double peak = bench::peak_gflops();
+        const double peak = bench::peak_gflops(), peak512 = bench::peak512_gflops();
         std::printf("%3zux%4zux%-5zu", c.BH, c.L, c.E);
         for (const auto* set : sets) {
             xattn::kernels::use_kernels(set);
@@ -32,7 +32,7 @@ int main(int argc, char** argv) {
         xattn::kernels::use_kernels(nullptr);
         bench::Problem p(c, false);
         const bench::Timing t = bench::time_runs([&] { p.run_rows(); }, 3, 0.0);
-        std::printf(" %9.1f %6.1f\n", bench::flops(c) / t.median * 1e-9, peak);
+        std::printf(" %9.1f %6.1f %7.1f\n", bench::flops(c) / t.median * 1e-9, peak, peak512);
     }
     const bench::Case vc{8, 1024, 1024, 64};
     std::printf("\n8x1024x64 with options (%s, streaming / weights, GFLOP/s wall median/CPU median):\n",

@@ -1,4 +1,4 @@
-// The tiled kernels (src/kernels/) of every instruction set this machine runs (avx2+fma, sse4.1 — the
+// The tiled kernels (src/kernels/) of every instruction set this machine runs (avx512f, avx2+fma, sse4.1 — the
 // code the wasm SIMD build runs —, scalar) against the float64 reference and the row kernel: awkward
 // sizes around SIMD widths and tile edges, masks, causal rules, GQA, dropout, non-finite values, both
 // the streaming path (no weights) and the materialising one, and the projections of MultiheadAttention.
@@ -97,8 +97,15 @@ TEST_CASE("kernels: this machine runs the best instruction set it has, and alway
     CHECK(std::string(sets.back()->name) == "scalar");
     CHECK(&xattn::kernels::best_kernels() == sets.front());
 #if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))
-    if (__builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma"))
+    if (__builtin_cpu_supports("avx512f"))
+        CHECK(std::string(xattn::kernels::best_kernels().name) == "avx512f");
+    else if (__builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma"))
         CHECK(std::string(xattn::kernels::best_kernels().name) == "avx2+fma");
+    if (__builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma")) {
+        bool has_avx2 = false;
+        for (const KernelSet* s : sets) has_avx2 |= std::string(s->name) == "avx2+fma";
+        CHECK(has_avx2);
+    }
     if (__builtin_cpu_supports("sse4.1")) {
         bool has_sse41 = false;
         for (const KernelSet* s : sets) has_sse41 |= std::string(s->name) == "sse4.1";
@@ -143,11 +150,12 @@ TEST_CASE("kernels: exp is within 2 ULP of std::exp down to e^-87, 0 below, 0 at
 
 TEST_CASE("kernels: every set agrees with the reference and the row kernel around SIMD widths and tile edges") {
     unsigned seed = 100;
-    // 1, SIMD widths ±1 (4 and 8), the 16-query group, the 64-key tile and 64-query block, and past them.
-    for (std::size_t L : {1, 3, 4, 5, 7, 8, 9, 15, 16, 17, 33, 65})
+    // 1, SIMD widths ±1 (4, 8 and 16), the 16- and 32-query groups, the 64-key tile and 64-query block, and
+    // past them.
+    for (std::size_t L : {1, 3, 4, 5, 7, 8, 9, 15, 16, 17, 31, 32, 33, 65})
         for (std::size_t S : {1, 3, 5, 8, 9, 16, 17, 63, 64, 65, 130})
-            for (std::size_t E : {1, 4, 7, 9, 17}) {
-                const std::size_t Ev = (L + S + E) % 11 + 1;  // 1 … 11, so Ev ≠ E and odd widths too
+            for (std::size_t E : {1, 4, 7, 9, 17, 33}) {
+                const std::size_t Ev = (L + S + E) % 37 + 1;  // 1 … 37, so Ev ≠ E and odd widths past 16 and 32 too
                 const auto q = randn({2, L, E}, seed++), k = randn({2, S, E}, seed++), v = randn({2, S, Ev}, seed++);
                 check_all_sets(q, k, v, {}, dims(L, S, E, Ev));
             }

@@ -15,6 +15,16 @@ namespace xattn::kernels {
 
 namespace {
 
+// GCC's and clang's checks include the OS's: AVX-512F counts only where XGETBV shows the OS saves the
+// 512-bit registers.
+bool cpu_has_avx512f() {
+#if (defined(__x86_64__) || defined(__i386__)) && (defined(__GNUC__) || defined(__clang__))
+    return __builtin_cpu_supports("avx512f");
+#else
+    return false;
+#endif
+}
+
 bool cpu_has_avx2_fma() {
 #if (defined(__x86_64__) || defined(__i386__)) && (defined(__GNUC__) || defined(__clang__))
     return __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma");
@@ -47,6 +57,7 @@ bool attention_on_rows(const KernelSet& set, const AttentionProblem& p) {
 
 std::vector<const KernelSet*> available_kernels() {
     std::vector<const KernelSet*> sets;
+    if (avx512_kernels() && cpu_has_avx512f()) sets.push_back(avx512_kernels());
     if (avx2_kernels() && cpu_has_avx2_fma()) sets.push_back(avx2_kernels());
     if (sse41_kernels() && cpu_has_sse41()) sets.push_back(sse41_kernels());
     sets.push_back(&scalar_kernels());

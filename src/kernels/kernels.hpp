@@ -1,4 +1,5 @@
 // The fast kernels behind run_sdpa and MultiheadAttention, one set per instruction set:
+//   avx512f    native x86-64 with AVX-512F (kernels/arch_avx512.cpp, built with -mavx512f -mavx2 -mfma)
 //   avx2+fma   native x86-64 with AVX2 and FMA (kernels/arch_avx2.cpp, built with -mavx2 -mfma)
 //   sse4.1     native x86 with SSE4.1, and WebAssembly SIMD128 (Emscripten lowers SSE4.1 to it)
 //   scalar     everything else, e.g. the wasm build without -msimd128
@@ -89,6 +90,7 @@ struct KernelSet {
 };
 
 // Defined in the per-arch files; null when this build has no such kernels.
+const KernelSet* avx512_kernels();
 const KernelSet* avx2_kernels();
 const KernelSet* sse41_kernels();
 const KernelSet& scalar_kernels();

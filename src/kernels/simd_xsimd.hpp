@@ -1,11 +1,12 @@
 // The vector operations the kernels are written in, on xsimd batches of one architecture:
-// fma3<avx2> natively, sse4_1 natively and in WebAssembly (Emscripten lowers the SSE intrinsics
-// to SIMD128). Include only from a file compiled for that architecture.
+// avx512f and fma3<avx2> natively, sse4_1 natively and in WebAssembly (Emscripten lowers the SSE
+// intrinsics to SIMD128). Include only from a file compiled for that architecture.
 #pragma once
 
 #include <cstdint>
 #include <cstring>
 #include <limits>
+#include <type_traits>
 
 #include <xsimd/xsimd.hpp>
 #if defined(__wasm_simd128__)
@@ -26,7 +27,13 @@ struct XsimdOps {
     static void store(float* p, const V& v) { v.store_unaligned(p); }
     static V splat(float x) { return V(x); }
     // a·b + c: one fused instruction on fma3, a multiply and an add elsewhere (wasm has no FMA in Node 20).
-    static V fmadd(const V& a, const V& b, const V& c) { return xsimd::fma(a, b, c); }
+    static V fmadd(const V& a, const V& b, const V& c) {
+#if defined(__AVX512F__)
+        // xsimd 8.1 has no fma for avx512f (its generic one is a multiply and an add).
+        if constexpr (std::is_same_v<Arch, xsimd::avx512f>) return V(_mm512_fmadd_ps(a, b, c));
+#endif
+        return xsimd::fma(a, b, c);
+    }
     static V max(const V& a, const V& b) { return xsimd::max(a, b); }
     static V select(const M& m, const V& a, const V& b) {
 #if defined(__wasm_simd128__)
@@ -46,21 +53,35 @@ struct XsimdOps {
         bits = (bits << 23) + I(127 << 23);
         return xsimd::bitwise_cast<V>(bits);
     }
-    static float hsum(const V& v) { return xsimd::hadd(v); }
+    static float hsum(const V& v) {
+#if defined(__AVX512F__)
+        // xsimd 8.1's avx512f hadd uses an AVX-512DQ instruction.
+        if constexpr (width == 16) return _mm512_reduce_add_ps(v);
+        else
+#endif
+        return xsimd::hadd(v);
+    }
     // W float16 values as their bits moved into a float's fields: value · 2^-112, exactly, for every finite half
     // (normals, subnormals, zero), in 3 vector ops: sign-extend to 32-bit lanes, shift the exponent and
     // mantissa into place, keep the sign bit (clearing the extension's copies of it). Kernels that know a tile
     // holds no inf or NaN read it this way and fold 2^112 into the other operand (an exact power of two, so
     // every product is the one the widened values give).
     static V load_half_bits(const std::uint16_t* p) {
-#if defined(__AVX2__)
-        const I s(_mm256_cvtepi16_epi32(_mm_loadu_si128(reinterpret_cast<const __m128i*>(p))));
-#elif defined(__wasm_simd128__)
-        const I s(static_cast<__m128i>(wasm_i32x4_load16x4(p)));  // one v128.load16x4_s
-#else
-        const I s(_mm_cvtepi16_epi32(_mm_loadl_epi64(reinterpret_cast<const __m128i*>(p))));
+        return xsimd::bitwise_cast<V>((load_i16(p) << 13) & I(static_cast<std::int32_t>(0x8fffe000u)));
+    }
+    // W 16-bit integers, sign-extended to the 32-bit lanes.
+    static I load_i16(const std::uint16_t* p) {
+#if defined(__AVX512F__)
+        if constexpr (width == 16) return I(_mm512_cvtepi16_epi32(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(p))));
+        else
 #endif
-        return xsimd::bitwise_cast<V>((s << 13) & I(static_cast<std::int32_t>(0x8fffe000u)));
+#if defined(__AVX2__)
+        return I(_mm256_cvtepi16_epi32(_mm_loadu_si128(reinterpret_cast<const __m128i*>(p))));
+#elif defined(__wasm_simd128__)
+        return I(static_cast<__m128i>(wasm_i32x4_load16x4(p)));  // one v128.load16x4_s
+#else
+        return I(_mm_cvtepi16_epi32(_mm_loadl_epi64(reinterpret_cast<const __m128i*>(p))));
+#endif
     }
     // W float16 values (kernels/half.hpp has the scalar rule) as floats: the bits times 2^112. Exponent all
     // ones (inf, NaN) comes out at 2^16 or more in magnitude, past the largest finite half: those keep their
