@@ -113,6 +113,7 @@ Status plan_sdpa(const Shape& q, const Shape& k, const Shape& v, MaskKind mask_k
     p.output_shape = std::move(out_shape);
     p.weights_shape = std::move(weights_shape);
     p.problems = numel(leading(q));
+    p.kv_problem_count = numel(leading(k));
     const bool has_work = numel(p.output_shape) > 0 || (s.need_weights && numel(p.weights_shape) > 0);
     p.batch = has_work ? p.problems : 0;
     p.L = L, p.S = S, p.E = E, p.Ev = Ev;

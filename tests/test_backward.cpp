@@ -253,3 +253,21 @@ TEST_CASE("a non-finite problem takes the row path alone; the others stay on the
     // Problem 1 follows the row path's rules, as the reference states them.
     CHECK(xt::any(!xt::isfinite(xt::view(got.grad_query, 1))) == xt::any(!xt::isfinite(xt::view(want.grad_query, 1))));
 }
+
+TEST_CASE("GQA with no query heads: the key and value gradients are zeros of their own shape") {
+    // query (2, 0, 3, 4) over key (2, 2, 5, 4): no query head reads the 2 key/value heads of each batch, so their
+    // gradients are 0. (The plan used to derive the key/value problem count from the query's, dividing by Hq = 0.)
+    xattn::SdpaSettings s;
+    s.enable_gqa = true;
+    xattn::SdpaPlan plan;
+    REQUIRE(xattn::plan_sdpa_backward({2, 0, 3, 4}, {2, 2, 5, 4}, {2, 2, 5, 3}, {2, 0, 3, 3}, xattn::MaskKind::none, {}, s,
+                                      &plan)
+                .ok());
+    CHECK(plan.kv_problems() == 4);
+    const float nan = std::numeric_limits<float>::quiet_NaN();
+    std::vector<float> k(2 * 2 * 5 * 4, 0.5f), v(2 * 2 * 5 * 3, 0.5f), dk(k.size(), nan), dv(v.size(), nan);
+    float none = 0.0f;  // the empty query, output and gradient buffers
+    xattn::run_sdpa_backward(plan, &none, k.data(), v.data(), xattn::MaskRef{}, &none, &none, &none, dk.data(), dv.data());
+    for (float x : dk) CHECK(x == 0.0f);
+    for (float x : dv) CHECK(x == 0.0f);
+}

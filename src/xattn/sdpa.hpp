@@ -93,7 +93,10 @@ struct SdpaPlan {
     std::size_t workspace_bytes = 0;
     unsigned threads = 1;        // num_threads() when planned (xattn/threads.hpp); the workspace holds their scratch
 
-    std::size_t kv_problems() const { return problems / q_heads * kv_heads; }
+    // Key/value problems: the product of key's leading dims. Stored rather than derived from `problems`, which
+    // loses B when Hq = 0 under enable_gqa (key (B, Hkv, S, E) still has gradients to zero then).
+    std::size_t kv_problem_count = 0;
+    std::size_t kv_problems() const { return kv_problem_count; }
     // Which key/value problem query problem b reads (GQA: query head h uses kv head h / (Hq/Hkv)).
     std::size_t kv_index(std::size_t b) const {
         const std::size_t outer = b / q_heads, h = b % q_heads;
