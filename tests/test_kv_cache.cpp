@@ -124,6 +124,8 @@ const AttendCase kCases[] = {
     {"decode, causal (hides nothing at L = 1)", 1, 4, 4, 16, 24, 1, true, false, false, 0},
     {"decode, MQA, weights", 1, 6, 1, 8, 5, 1, false, false, true, 0},
     {"a few rows stacked, not causal", 1, 4, 2, 12, 12, 3, false, false, false, 0.3},
+    {"decode, 3 query heads a key/value head (row blocks of 3)", 1, 6, 2, 20, 36, 1, false, false, false, 0},
+    {"decode, 5 query heads a key/value head (row blocks of 4 and 1)", 2, 5, 1, 32, 8, 1, false, false, false, 0},
     {"prefill, causal bottom-right, GQA", 2, 6, 3, 16, 16, 40, true, false, false, 0},
     {"prefill, mask, weights", 1, 4, 2, 8, 8, 9, false, true, true, 0},
     {"many stacked rows, wide tiles", 1, 16, 2, 32, 32, 4, false, false, false, 0},

@@ -25,7 +25,9 @@
 namespace xattn::kernels {
 namespace {
 
-template <class O, std::size_t PvRows, std::size_t PvVecs>
+// PvRows × PvVecs: the P·V block (rows × vectors of Ev). OneRowKeys: keys per score block when a problem has one
+// row (multi-head decoding), as many accumulators, each beside its key vector.
+template <class O, std::size_t PvRows, std::size_t PvVecs, std::size_t OneRowKeys = 8>
 struct DecodeKernel {
     using V = typename O::V;
     static constexpr std::size_t W = O::width;
@@ -166,20 +168,26 @@ struct DecodeKernel {
         const unsigned char* b = halves ? reinterpret_cast<const unsigned char*>(halves + k0 * D)
                                         : reinterpret_cast<const unsigned char*>(rows + k0 * D);
         const std::size_t bytes = kn * D * (halves ? sizeof(std::uint16_t) : sizeof(float));
-        for (std::size_t x = 0; x < bytes; x += 64) {
+        // Four lines an iteration: a tile is hundreds of lines, and the loop's own count and branch were as many
+        // instructions as its loads.
+        const auto touch = [](const unsigned char* line) {
 #if defined(__wasm__)
-            (void)*reinterpret_cast<const volatile unsigned char*>(b + x);
+            (void)*reinterpret_cast<const volatile unsigned char*>(line);
 #else
-            __builtin_prefetch(b + x);
+            __builtin_prefetch(line);
 #endif
-        }
+        };
+        std::size_t x = 0;
+        for (; x + 256 <= bytes; x += 256) touch(b + x), touch(b + x + 64), touch(b + x + 128), touch(b + x + 192);
+        for (; x < bytes; x += 64) touch(b + x);
     }
 
     // s[r][j] = q_r · k_j for NR query rows × NJ keys (s rows kTile apart), each a vector accumulator along E
     // summed across its lanes at the end. Per vector of E, NR + NJ loads feed NR·NJ products: a key's vector is
     // loaded once for all the rows (a step has G rows: the query heads of one key/value head). At most 8
     // accumulators, which V8 keeps in registers beside the NR + 1 operands: in a function of their own (see
-    // "Registers in V8" in src/kernels/README.md), where inlined into problem() they were spilled.
+    // "Registers in V8" in src/kernels/README.md), where inlined into problem() they were spilled. The lane sums
+    // go four at a time where the ops have hsum4 (a row's 4 keys, or 4 rows' key), else one by one.
     // k is float32 rows, or float16 rows read as their bits (load_operand; q then holds 2^112 · the query).
     template <std::size_t NR, std::size_t NJ, class TK>
     XATTN_NOINLINE static void score_block(const float* q, std::size_t ep, const TK* k, std::size_t ldk, std::size_t nev,
@@ -195,8 +203,20 @@ struct DecodeKernel {
                 for (std::size_t r = 0; r < NR; ++r) acc[r][j] = O::fmadd(qv[r], kv, acc[r][j]);
             }
         }
-        for (std::size_t r = 0; r < NR; ++r)
-            for (std::size_t j = 0; j < NJ; ++j) s[r * kTile + j] = O::hsum(acc[r][j]);
+        if constexpr (O::has_hsum4 && NJ % 4 == 0) {
+            for (std::size_t r = 0; r < NR; ++r)
+                for (std::size_t j = 0; j < NJ; j += 4)
+                    O::store(s + r * kTile + j, O::hsum4(acc[r][j], acc[r][j + 1], acc[r][j + 2], acc[r][j + 3]));
+        } else if constexpr (O::has_hsum4 && NR == 4) {
+            for (std::size_t j = 0; j < NJ; ++j) {
+                alignas(16) float sums[4];
+                O::store(sums, O::hsum4(acc[0][j], acc[1][j], acc[2][j], acc[3][j]));
+                for (std::size_t r = 0; r < NR; ++r) s[r * kTile + j] = sums[r];
+            }
+        } else {
+            for (std::size_t r = 0; r < NR; ++r)
+                for (std::size_t j = 0; j < NJ; ++j) s[r * kTile + j] = O::hsum(acc[r][j]);
+        }
     }
 
     // acc rows r0 … r0+NR-1, vectors c0 … c0+NV-1 of Ev: alpha · acc + P rows (in s) · the value tile's columns,
@@ -266,7 +286,7 @@ struct DecodeKernel {
             auto scores = [&](const float* qr, const auto* keys) {
                 for (std::size_t r0 = 0; r0 < R; r0 += 4)
                     with_count<4>(R - r0, [&](auto nr_) {
-                        constexpr std::size_t NR = decltype(nr_)::value, NJ = NR >= 3 ? 2 : NR == 2 ? 4 : 8;
+                        constexpr std::size_t NR = decltype(nr_)::value, NJ = NR >= 3 ? 2 : NR == 2 ? 4 : OneRowKeys;
                         for (std::size_t j0 = 0; j0 < kn; j0 += NJ)
                             with_count<NJ>(kn - j0, [&](auto nj_) {
                                 score_block<NR, decltype(nj_)::value>(qr + r0 * ep, ep, keys + j0 * ldk, ldk, nev,
@@ -280,18 +300,29 @@ struct DecodeKernel {
             for (std::size_t r = 0; r < R; ++r) {
                 float* sr = w.s + r * kTile;
                 // Online softmax of the row over this tile (scaled scores; a NaN makes the row NaN, as in SDPA).
+                // The max is taken per lane, then across the lanes, by one rule: a NaN wins, else the larger.
+                const auto larger = [](auto x, auto m) { return (x > m) | (x != x); };
+                V vmax = O::splat(kNegInf);
+                std::size_t x = 0;
+                for (; x + W <= kn; x += W) {
+                    const V scaled = O::load(sr + x) * O::splat(p.scale);
+                    O::store(sr + x, scaled);
+                    vmax = O::select(larger(scaled, vmax), scaled, vmax);
+                }
+                alignas(64) float lanes[W];
+                O::store(lanes, vmax);
                 float tmax = kNegInf;
-                for (std::size_t x = 0; x < kn; ++x) {
+                for (std::size_t l = 0; l < W; ++l) tmax = larger(lanes[l], tmax) ? lanes[l] : tmax;
+                for (; x < kn; ++x) {
                     sr[x] *= p.scale;
-                    tmax = sr[x] > tmax || sr[x] != sr[x] ? sr[x] : tmax;
+                    tmax = larger(sr[x], tmax) ? sr[x] : tmax;
                 }
                 const float m_old = w.m[r];
                 const float m_new = m_old > tmax ? m_old : tmax;
                 const float a = m_old == kNegInf ? 0.0f : std::exp(m_old - m_new);
                 const float shift = m_new == kNegInf ? 0.0f : m_new;
                 V vsum = O::splat(0.0f);
-                std::size_t x = 0;
-                for (; x + W <= kn; x += W) {
+                for (x = 0; x + W <= kn; x += W) {
                     const V e = exp_nonpositive<O>(O::load(sr + x) - O::splat(shift));
                     vsum = vsum + e;
                     O::store(sr + x, e * O::splat(pscale));
