@@ -63,13 +63,14 @@ struct XsimdOps {
 #endif
         return xsimd::hadd(v);
     }
-    // [Σa, Σb, Σc, Σd] for 4-lane vectors: three horizontal adds for four sums, where four hsum calls take eight
-    // and four extracts (in wasm each extract costs a shuffle whose mask V8 builds anew). The lanes are added in
-    // hsum's order ((x0 + x1) + (x2 + x3)), so either way gives the same bits. Only the SSE4.1 / SIMD128 set.
-    static constexpr bool has_hsum4 = std::is_same_v<Arch, xsimd::sse4_1>;
+    // [Σa, Σb, Σc, Σd] for 4-lane vectors (the SSE4.1 / SIMD128 set): xsimd's haddp, three horizontal adds for
+    // four sums, where four hsum calls take eight and four extracts (in wasm each extract costs a shuffle whose mask
+    // V8 builds anew). Its lanes are added in hsum's order ((x0 + x1) + (x2 + x3)), so either gives the same bits.
+    // Callers test has_hsum4 first: on wider sets haddp wants as many vectors as lanes.
+    static constexpr bool has_hsum4 = width == 4;
     static V hsum4(const V& a, const V& b, const V& c, const V& d) {
-        if constexpr (has_hsum4) return V(_mm_hadd_ps(_mm_hadd_ps(a, b), _mm_hadd_ps(c, d)));
-        else return V(0.0f);  // never called: has_hsum4 is false
+        const V rows[4] = {a, b, c, d};
+        return xsimd::haddp(rows);
     }
     // W float16 values as their bits moved into a float's fields: value · 2^-112, exactly, for every finite half
     // (normals, subnormals, zero), in 3 vector ops: sign-extend to 32-bit lanes, shift the exponent and
