@@ -39,7 +39,7 @@ constexpr const char* kName = "sse4.1";
 #endif
 const KernelSet kSet{kName, &Attention::workspace, &Attention::run, &Linear::workspace, &Linear::run,
                     &Decode::workspace, &Decode::run, &Attention::widen, &Backward::workspace,
-                    &Backward::run};
+                    &Backward::run, &Attention::exp_values};
 }  // namespace
 const KernelSet* sse41_kernels() { return &kSet; }
 }  // namespace xattn::kernels

@@ -158,6 +158,11 @@ struct AttentionKernel {
     }
 
     static void widen(const std::uint16_t* src, std::size_t n, float* dst) { widen_halves<O>(src, n, dst); }
+    static void exp_values(const float* x, std::size_t n, float* out) {
+        std::size_t i = 0;
+        for (; i + W <= n; i += W) O::store(out + i, exp_nonpositive<O>(O::load(x + i)));
+        for (; i < n; ++i) out[i] = exp_nonpositive<ScalarOps>(x[i]);
+    }
 
     // The key rows [k0, k0 + kn), (kn, E): in place, or widened from float16 into kt.
     static const float* key_tile(const Head& h, std::size_t k0, std::size_t kn) {
@@ -308,7 +313,7 @@ struct AttentionKernel {
                                 s = O::select(lanes < O::splat(blocked_below), O::splat(kNegInf), s);
                             }
                             O::store(h.w.st + j * GW + v * W, s);
-                            tmax[v] = O::max(tmax[v], s);
+                            tmax[v] = O::pmax(tmax[v], s);  // a NaN score is dropped here, but its exp makes the row NaN
                         }
                     }
                 });

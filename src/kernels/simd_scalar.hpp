@@ -22,6 +22,7 @@ struct ScalarOps {
     static V splat(float x) { return x; }
     static V fmadd(V a, V b, V c) { return a * b + c; }
     static V max(V a, V b) { return a > b ? a : b; }
+    static V pmax(V a, V b) { return a < b ? b : a; }  // as XsimdOps::pmax: a NaN in a is kept
     static V select(M m, V a, V b) { return m ? a : b; }
     // 2^n for t = n + 1.5·2^23 (n an integer the float addition already rounded).
     static V pow2_of_rounded(V t) {
