@@ -15,7 +15,7 @@ inline typename O::V exp_nonpositive(typename O::V x) {
     // Underflow without a select: x is raised to -88 (pmax keeps a NaN x; -inf, a masked score, becomes -88),
     // where n below is -127, whose 2^n pow2_of_rounded makes +0 (its integer sum carries out of the word), so
     // the result is exactly 0 from x <= -87.68 on, with no subnormal product on the way. This pass runs once
-    // per score: a compare and two selects were 7 of its 40 instructions in V8's code.
+    // per score: a compare and two selects were 7 of its 40 or so instructions in V8's code.
     x = O::pmax(x, O::splat(-88.0f));
 
     // x = n·ln2 + r with |r| <= ln2/2. Adding 1.5·2^23 rounds x·log2(e) to the integer n in the low bits.
