@@ -183,4 +183,34 @@ struct BackwardProblem {
 
 inline double backward_flops(const Case& c) { return 3.0 * flops(c); }
 
+// Two sections both kernel benchmarks print, `set` naming the kernel set that runs (each with `runs` timed calls at
+// least). The 8×1024×64 call with each option, streaming and with weights:
+inline void print_variants(const char* set, int runs) {
+    const Case vc{8, 1024, 1024, 64};
+    std::printf("\n8x1024x64 with options (%s, streaming / weights, GFLOP/s wall median/CPU median):\n", set);
+    for (const Variant& x : variants()) {
+        std::printf("  %-46s", x.name);
+        for (bool weights : {false, true}) {
+            Problem p(vc, weights, x);
+            const Timing t = time_runs([&] { p.run_kernels(); }, runs);
+            std::printf(" %6.1f/%-6.1f", flops(vc) / t.median * 1e-9, flops(vc) / t.cpu_median * 1e-9);
+        }
+        std::printf("\n");
+    }
+}
+
+// … and the fused backward against the forward (streaming) of the same shape.
+inline void print_backward(const char* set, int runs) {
+    std::printf("\nbackward (%s), GFLOP/s wall median with FLOPs = 12·B·H·L·S·E, forward 4·B·H·L·S·E:\n", set);
+    for (const Case& c : target_cases()) {
+        Problem f(c, false);
+        BackwardProblem b(c);
+        const Timing tf = time_runs([&] { f.run_kernels(); }, runs);
+        const Timing tb = time_runs([&] { b.run(); }, runs);
+        const double gf = flops(c) / tf.median * 1e-9, gb = backward_flops(c) / tb.median * 1e-9;
+        std::printf("  %3zux%4zux%-4zu forward %6.1f  backward %6.1f  backward/forward %.2f\n", c.BH, c.L, c.E, gf, gb,
+                    gb / gf);
+    }
+}
+
 }  // namespace bench

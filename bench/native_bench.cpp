@@ -34,30 +34,8 @@ int main(int argc, char** argv) {
         const bench::Timing t = bench::time_runs([&] { p.run_rows(); }, 3, 0.0);
         std::printf(" %9.1f %6.1f %7.1f\n", bench::flops(c) / t.median * 1e-9, peak, peak512);
     }
-    const bench::Case vc{8, 1024, 1024, 64};
-    std::printf("\n8x1024x64 with options (%s, streaming / weights, GFLOP/s wall median/CPU median):\n",
-                xattn::kernels::best_kernels().name);
-    for (const bench::Variant& x : bench::variants()) {
-        std::printf("  %-46s", x.name);
-        for (bool weights : {false, true}) {
-            bench::Problem p(vc, weights, x);
-            const bench::Timing t = bench::time_runs([&] { p.run_kernels(); }, quick ? 3 : 7);
-            std::printf(" %6.1f/%-6.1f", bench::flops(vc) / t.median * 1e-9, bench::flops(vc) / t.cpu_median * 1e-9);
-        }
-        std::printf("\n");
-    }
-    // The fused backward against the forward (streaming) of the same shape, best kernel set.
-    std::printf("\nbackward (%s), GFLOP/s wall median with FLOPs = 12·B·H·L·S·E, forward 4·B·H·L·S·E:\n",
-                xattn::kernels::best_kernels().name);
-    for (const bench::Case& c : bench::target_cases()) {
-        bench::Problem f(c, false);
-        bench::BackwardProblem b(c);
-        const bench::Timing tf = bench::time_runs([&] { f.run_kernels(); }, quick ? 3 : 7);
-        const bench::Timing tb = bench::time_runs([&] { b.run(); }, quick ? 3 : 7);
-        const double gf = bench::flops(c) / tf.median * 1e-9, gb = bench::backward_flops(c) / tb.median * 1e-9;
-        std::printf("  %3zux%4zux%-4zu forward %6.1f  backward %6.1f  backward/forward %.2f\n", c.BH, c.L, c.E, gf, gb,
-                    gb / gf);
-    }
+    bench::print_variants(xattn::kernels::best_kernels().name, quick ? 3 : 7);
+    bench::print_backward(xattn::kernels::best_kernels().name, quick ? 3 : 7);
     // Threads (xattn/threads.hpp): the same calls planned at 1 and at 2 threads; CPU time counts both threads.
     std::printf("\nthreads (%s), GFLOP/s wall median at t=1 and t=2, and t=2 / t=1:\n", xattn::kernels::best_kernels().name);
     for (const bench::Case& c : bench::target_cases()) {

@@ -64,29 +64,8 @@ int main(int argc, char** argv) {
                     "the peak %.1f (medians of 7 rounds)\n", median(g), 100.0 * median(share), median(peak));
     }
 #endif
-    const bench::Case vc{8, 1024, 1024, 64};
-    std::printf("\n8x1024x64 with options (streaming / weights, GFLOP/s wall median/CPU median):\n");
-    for (const bench::Variant& x : bench::variants()) {
-        std::printf("  %-46s", x.name);
-        for (bool weights : {false, true}) {
-            bench::Problem p(vc, weights, x);
-            const bench::Timing t = bench::time_runs([&] { p.run_kernels(); }, mode == "quick" ? 3 : 7);
-            std::printf(" %6.1f/%-6.1f", bench::flops(vc) / t.median * 1e-9, bench::flops(vc) / t.cpu_median * 1e-9);
-        }
-        std::printf("\n");
-    }
-    // The fused backward against the forward (streaming) of the same shape, best kernel set.
-    std::printf("\nbackward (%s), GFLOP/s wall median with FLOPs = 12·B·H·L·S·E, forward 4·B·H·L·S·E:\n",
-                xattn::kernels::best_kernels().name);
-    for (const bench::Case& c : bench::target_cases()) {
-        bench::Problem f(c, false);
-        bench::BackwardProblem b(c);
-        const bench::Timing tf = bench::time_runs([&] { f.run_kernels(); }, mode == "quick" ? 3 : 7);
-        const bench::Timing tb = bench::time_runs([&] { b.run(); }, mode == "quick" ? 3 : 7);
-        const double gf = bench::flops(c) / tf.median * 1e-9, gb = bench::backward_flops(c) / tb.median * 1e-9;
-        std::printf("  %3zux%4zux%-4zu forward %6.1f  backward %6.1f  backward/forward %.2f\n", c.BH, c.L, c.E, gf, gb,
-                    gb / gf);
-    }
+    bench::print_variants(xattn::kernels::best_kernels().name, mode == "quick" ? 3 : 7);
+    bench::print_backward(xattn::kernels::best_kernels().name, mode == "quick" ? 3 : 7);
     {  // MultiheadAttention's projections: float32 sums (kernels/linear.hpp).
         const std::size_t n = 512;
         const std::vector<float> x = bench::random_floats(n * n, 5), w = bench::random_floats(n * n, 6);
