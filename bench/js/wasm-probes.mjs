@@ -9,38 +9,7 @@
 // with separate multiply and add pipes (Zen 3: both 46–48 GFLOP/s), but twice the true peak wherever the two
 // share pipes (Intel's cores, Arm's), and every "% of peak" there half what it is.
 import { measureSimdPeak as measurePagePeak } from '../../web/src/simd-peak.js';
-
-function uleb(n) {
-  const out = [];
-  do {
-    let byte = n & 0x7f;
-    n >>>= 7;
-    if (n) byte |= 0x80;
-    out.push(byte);
-  } while (n);
-  return out;
-}
-// Signed LEB128, for i32.const (64 needs two bytes: a lone 0x40 would read as -64).
-function sleb(n) {
-  const out = [];
-  for (;;) {
-    const byte = n & 0x7f;
-    n >>= 7;
-    if ((n === 0 && !(byte & 0x40)) || (n === -1 && byte & 0x40)) return [...out, byte];
-    out.push(byte | 0x80);
-  }
-}
-const section = (id, bytes) => [id, ...uleb(bytes.length), ...bytes];
-const name = (text) => [...uleb(text.length), ...new TextEncoder().encode(text)];
-const SIMD = (op) => [0xfd, ...uleb(op)];
-const OP = {
-  localGet: 0x20, localSet: 0x21, localTee: 0x22, loop: 0x03, brIf: 0x0d, end: 0x0b, i32Const: 0x41, i32Add: 0x6a,
-  i32Sub: 0x6b, i32LtU: 0x49, f32Const: 0x43, voidBlock: 0x40,
-  load: SIMD(0x00), splat: SIMD(0x13), extractLane: SIMD(0x1f), add: SIMD(0xe4),
-  madd: SIMD(0x105),  // f32x4.relaxed_madd a b c = a·b + c
-};
-const f32 = (x) => [...new Uint8Array(Float32Array.of(x).buffer)];
-const header = [0x00, 0x61, 0x73, 0x6d, 0x01, 0x00, 0x00, 0x00];
+import { HEADER, OP, f32, name, section, sleb, uleb } from '../../web/src/wasm-bytes.js';
 
 // (memory (export "memory") pages) (func (export "sum") (param $bytes i32) (param $passes i32) (result f32)):
 // reads bytes [0, $bytes) $passes times, 64 bytes (4 v128 loads into 4 accumulators) per iteration.
@@ -57,7 +26,7 @@ function bandwidthModule(pages) {
   body.push(...OP.extractLane, 0, OP.end);
   const func = [2, 1, 0x7f, 4, 0x7b, ...body];  // locals: one i32, four v128
   return Uint8Array.from([
-    ...header,
+    ...HEADER,
     ...section(1, [1, 0x60, 2, 0x7f, 0x7f, 1, 0x7d]),          // (i32, i32) -> f32
     ...section(3, [1, 0]),
     ...section(5, [1, 0x00, ...uleb(pages)]),                 // one memory of `pages` pages
@@ -80,7 +49,7 @@ function relaxedPeakModule() {
   body.push(...OP.extractLane, 0, OP.end);
   const func = [1, ...uleb(CHAINS + 2), 0x7b, ...body];
   return Uint8Array.from([
-    ...header,
+    ...HEADER,
     ...section(1, [1, 0x60, 1, 0x7f, 1, 0x7d]),
     ...section(3, [1, 0]),
     ...section(7, [1, ...name('peak'), 0x00, 0]),

@@ -9,40 +9,10 @@
 // that the 14 chains and it fit V8's 15 allocatable vector registers on x86-64 without a spill. (On a busy Zen 3
 // host, 6 and 7 alike read anywhere from about 60% of the peak to all of it from one process to the next.)
 
+import { HEADER, OP, f32, name, section, uleb } from './wasm-bytes.js';
+
 const CHAINS = 7;
 const FLOPS_PER_ITERATION = 2 * CHAINS * 4; // 14 f32x4 ops of 4 lanes
-
-// LEB128 for the small unsigned numbers this module needs (section sizes, counts, SIMD opcodes).
-function uleb(n) {
-  const out = [];
-  do {
-    let byte = n & 0x7f;
-    n >>>= 7;
-    if (n) byte |= 0x80;
-    out.push(byte);
-  } while (n);
-  return out;
-}
-
-const f32 = (x) => [...new Uint8Array(Float32Array.of(x).buffer)];
-const section = (id, bytes) => [id, ...uleb(bytes.length), ...bytes];
-const SIMD = (op) => [0xfd, ...uleb(op)];
-const OP = {
-  f32Const: 0x43,
-  localGet: 0x20,
-  localSet: 0x21,
-  localTee: 0x22,
-  loop: 0x03,
-  brIf: 0x0d,
-  end: 0x0b,
-  i32Const: 0x41,
-  i32Sub: 0x6b,
-  voidBlock: 0x40,
-  splat: SIMD(0x13), // f32x4.splat
-  extractLane: SIMD(0x1f), // f32x4.extract_lane
-  add: SIMD(0xe4), // f32x4.add
-  mul: SIMD(0xe6), // f32x4.mul
-};
 
 // (func (export "peak") (param $n i32) (result f32)): runs $n iterations (n ≥ 1) and returns lane 0 of the
 // sum of every chain, so the engine cannot drop the loop as dead code.
@@ -67,10 +37,10 @@ export function peakModuleBytes() {
   const locals = [1, ...uleb(2 * CHAINS + 1), 0x7b]; // one run of v128 locals
   const func = [...locals, ...body];
   return Uint8Array.from([
-    0x00, 0x61, 0x73, 0x6d, 0x01, 0x00, 0x00, 0x00, // \0asm, version 1
+    ...HEADER,
     ...section(1, [1, 0x60, 1, 0x7f, 1, 0x7d]), // one type: (i32) → f32
     ...section(3, [1, 0]), // one function of type 0
-    ...section(7, [1, 4, ...new TextEncoder().encode('peak'), 0x00, 0]), // export it as "peak"
+    ...section(7, [1, ...name('peak'), 0x00, 0]), // export it as "peak"
     ...section(10, [1, ...uleb(func.length), ...func]),
   ]);
 }
