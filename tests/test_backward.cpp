@@ -6,11 +6,11 @@
 #include <limits>
 
 #include <xtensor/xbuilder.hpp>
-#include <xtensor/xrandom.hpp>
 
 #include "errors.hpp"
 #include "golden.hpp"
 #include "kernels/kernels.hpp"
+#include "random_inputs.hpp"
 
 namespace {
 
@@ -31,10 +31,7 @@ void check_fixture(const golden::Case& c) {
     }
 }
 
-xt::xarray<float> randn(const Shape& s, unsigned seed) {
-    xt::random::seed(seed);
-    return xt::random::randn<float>(s);
-}
+using test_inputs::randn;
 
 }  // namespace
 

@@ -12,11 +12,11 @@
 #include <string>
 
 #include <xtensor/xbuilder.hpp>
-#include <xtensor/xrandom.hpp>
 #include <xtensor/xview.hpp>
 
 #include "golden.hpp"
 #include "kernels/kernels.hpp"
+#include "random_inputs.hpp"
 
 namespace {
 
@@ -25,15 +25,8 @@ using xattn::kernels::KernelSet;
 constexpr float kNaN = std::numeric_limits<float>::quiet_NaN();
 constexpr float kInf = std::numeric_limits<float>::infinity();
 
-xt::xarray<float> randn(const Shape& s, unsigned seed) {
-    xt::random::seed(seed);
-    return xt::random::randn<float>(s);
-}
-
-xt::xarray<bool> rand_bool(const Shape& s, double p_true, unsigned seed) {
-    xt::random::seed(seed);
-    return xt::random::rand<double>(s) < p_true;
-}
+using test_inputs::randn;
+using test_inputs::rand_bool;
 
 // Runs one call through a kernel set, or through the row kernel when `set` is null.
 xattn::AttentionResult run(const KernelSet* set, const xt::xarray<float>& q, const xt::xarray<float>& k,

@@ -6,19 +6,16 @@
 
 #include <cmath>
 
-#include <xtensor/xrandom.hpp>
 
 #include "golden.hpp"
 #include "kernels/kernels.hpp"
+#include "random_inputs.hpp"
 
 namespace {
 
 using xattn::Shape;
 
-xt::xarray<float> randn(const Shape& s, unsigned seed) {
-    xt::random::seed(seed);
-    return xt::random::randn<float>(s);
-}
+using test_inputs::randn;
 
 // max |got − want| / max |want|, want in float64.
 double relative_error(const xt::xarray<float>& got, const xt::xarray<double>& want) {

@@ -6,9 +6,9 @@
 #include <cmath>
 #include <functional>
 
-#include <xtensor/xrandom.hpp>
 
 #include "golden.hpp"
+#include "random_inputs.hpp"
 
 namespace {
 
@@ -33,10 +33,7 @@ void check_fixture(const golden::Case& c) {
     CHECK_MESSAGE(checked == r.grad_parameters.size(), c.name << ": gradients for parameters torch does not have");
 }
 
-xt::xarray<float> randn(const Shape& s, unsigned seed) {
-    xt::random::seed(seed);
-    return xt::random::randn<float>(s);
-}
+using test_inputs::randn;
 
 // Σ grad_output ⊙ forward(...) in float64.
 double loss(const xt::xarray<float>& out, const xt::xarray<float>& dO) {

@@ -8,10 +8,10 @@
 
 #include <xtensor/xbroadcast.hpp>
 #include <xtensor/xbuilder.hpp>
-#include <xtensor/xrandom.hpp>
 #include <xtensor/xsort.hpp>
 
 #include "golden.hpp"
+#include "random_inputs.hpp"
 
 namespace {
 
@@ -19,15 +19,8 @@ using xattn::Shape;
 constexpr float kNaN = std::numeric_limits<float>::quiet_NaN();
 constexpr float kInf = std::numeric_limits<float>::infinity();
 
-xt::xarray<float> randn(const Shape& s, unsigned seed) {
-    xt::random::seed(seed);
-    return xt::random::randn<float>(s);
-}
-
-xt::xarray<bool> rand_bool(const Shape& s, double p_true, unsigned seed) {
-    xt::random::seed(seed);
-    return xt::random::rand<double>(s) < p_true;
-}
+using test_inputs::randn;
+using test_inputs::rand_bool;
 
 // The API (row kernel) and the reference agree to the golden tolerance.
 void check_against_reference(const xt::xarray<float>& q, const xt::xarray<float>& k, const xt::xarray<float>& v,

@@ -7,11 +7,11 @@
 #include <thread>
 #include <vector>
 
-#include <xtensor/xrandom.hpp>
 
 #include "golden.hpp"
 #include "kernels/kernels.hpp"
 #include "kernels/parallel.hpp"
+#include "random_inputs.hpp"
 
 namespace {
 
@@ -66,10 +66,7 @@ void check_same_at_every_count(const std::string& label, bool force_split, const
     }
 }
 
-xt::xarray<float> randn(const Shape& s, unsigned seed) {
-    xt::random::seed(seed);
-    return xt::random::randn<float>(s);
-}
+using test_inputs::randn;
 
 }  // namespace
 

@@ -15,10 +15,10 @@
 #include <new>
 #include <vector>
 
-#include <xtensor/xrandom.hpp>
 
 #include "golden.hpp"
 #include "kernels/kernels.hpp"
+#include "random_inputs.hpp"
 
 namespace {
 std::atomic<bool> counting{false};
@@ -63,10 +63,7 @@ struct GuardedWorkspace {
     }
 };
 
-xt::xarray<float> randn(const Shape& s, unsigned seed) {
-    xt::random::seed(seed);
-    return xt::random::randn<float>(s);
-}
+using test_inputs::randn;
 
 Shape shape_of(const xt::xarray<float>& a) { return Shape(a.shape().begin(), a.shape().end()); }
 
