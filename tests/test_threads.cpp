@@ -15,8 +15,6 @@
 
 namespace {
 
-using xattn::Shape;
-
 // Sets the thread count (and, for tiny fixtures, the least work worth a helper) for one scope.
 // Both are read when a call plans, so they stay fixed while it runs.
 struct Threads {
