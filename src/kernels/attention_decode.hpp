@@ -162,10 +162,11 @@ struct DecodeKernel {
     // tile in column blocks (Ev / (PvVecs · W) passes over its rows), which the hardware prefetchers follow
     // poorly: measured in wasm on a Zen 3 core, a decoding step at 2048 positions read 3.3 GB/s where one plain
     // stream reads 10. WebAssembly has no prefetch instruction, so there it is a byte load per cache line whose
-    // value is dropped (volatile, so that the compiler keeps it). Such a load waits for its line like any other,
-    // so problem() asks for the next tile a few rows at a time, after each score block, rather than all at once:
-    // touched in one burst, the tile's thousand or so misses stalled the core before any of its arithmetic could
-    // hide them (on an Intel core, steps 5-12% slower than spread out, and 9% slower than no touching at all).
+    // value is dropped (volatile, so that the compiler keeps it). Such a load waits for its line, and how best to
+    // issue them differs between cores: one burst a tile keeps the most misses in flight, and on a Zen 5 core
+    // touching a few rows after each score block instead measured 1.4-1.6x slower; on an Intel core (Rocket Lake
+    // class, AVX-512) the same spreading measured 5-12% faster than the burst, and no touching about as fast as
+    // spreading. The burst stays: it loses a tenth where it is worst, the spreading loses a third.
     static void touch_ahead(const float* rows, const std::uint16_t* halves, std::size_t k0, std::size_t kn,
                             std::size_t D) {
         const unsigned char* b = halves ? reinterpret_cast<const unsigned char*>(halves + k0 * D)
@@ -273,8 +274,11 @@ struct DecodeKernel {
 
         for (std::size_t k0 = k_begin; k0 < S; k0 += kTile) {
             const std::size_t kn = min_size(kTile, S - k0);
-            // The next tile's keys and values [next, next + nn): touched a score block at a time (touch_ahead).
-            const std::size_t next = k0 + kn, nn = next < S ? min_size(kTile, S - next) : 0;
+            if (k0 + kn < S) {  // the next tile's keys and values, on their way while this one is computed
+                const std::size_t next = k0 + kn, nn = min_size(kTile, S - next);
+                touch_ahead(k, k16, next, nn, E);
+                touch_ahead(v, v16, next, nn, Ev);
+            }
             // Bit 0: a key of the tile holds inf or NaN, bit 1: a value does; both when the cache does not say.
             unsigned flags = p.kv_position_flags ? 0u : 3u;
             for (std::size_t j = 0; p.kv_position_flags && j < kn; ++j) flags |= p.kv_position_flags[k0 + j];
@@ -291,11 +295,6 @@ struct DecodeKernel {
                             with_count<NJ>(kn - j0, [&](auto nj_) {
                                 score_block<NR, decltype(nj_)::value>(qr + r0 * ep, ep, keys + j0 * ldk, ldk, nev,
                                                                       w.s + r0 * kTile + j0);
-                                if (r0 == 0 && j0 < nn) {
-                                    const std::size_t tn = min_size(decltype(nj_)::value, nn - j0);
-                                    touch_ahead(k, k16, next + j0, tn, E);
-                                    touch_ahead(v, v16, next + j0, tn, Ev);
-                                }
                             });
                     });
             };
