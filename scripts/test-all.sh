@@ -2,16 +2,19 @@
 # npm test: installs what is missing, builds, and runs every suite; fails when any fails.
 set -euo pipefail
 cd "$(dirname "$0")/.."
+# Each phase's header says when it started, so a run's log shows where its time goes (the whole must stay well
+# under CI's limit).
+phase() { echo "== $1 ($((SECONDS / 60))m$((SECONDS % 60))s in)"; }
 bash scripts/ensure-deps.sh native wasm browser fuzz node
-echo "== native doctest suite"
+phase "native doctest suite"
 bash scripts/test-native.sh
-echo "== native suite under AddressSanitizer + UndefinedBehaviorSanitizer"
+phase "native suite under AddressSanitizer + UndefinedBehaviorSanitizer"
 bash scripts/test-sanitizers.sh
-echo "== fuzzing (bounded)"
+phase "fuzzing (bounded)"
 bash scripts/fuzz.sh "${XATTN_FUZZ_SECONDS:-30}"
-echo "== WebAssembly builds"
+phase "WebAssembly builds"
 bash scripts/build-wasm.sh
-echo "== JS suite (every build: SIMD, threaded SIMD, their relaxed-SIMD variants, scalar)"
+phase "JS suite (every build: SIMD, threaded SIMD, their relaxed-SIMD variants, scalar)"
 # --experimental-wasm-relaxed-simd: Node 20 validates relaxed SIMD only with it (Chromium runs it unflagged), and
 # the suites run the relaxed builds only where it validates (tests/js/golden.mjs BUILDS; relaxed.test.mjs checks
 # the flag took effect, and that Node without it falls back to the plain SIMD build).
@@ -20,7 +23,8 @@ echo "== JS suite (every build: SIMD, threaded SIMD, their relaxed-SIMD variants
 # runs of 10 that way. Compiling every wasm function with the optimising tier at instantiation leaves no
 # tier-up tasks behind, and 35 runs of 35 exited. The flag changes when code is compiled, not what it computes.
 node --no-liftoff --experimental-wasm-relaxed-simd --expose-gc --test --test-reporter=spec tests/js/
-echo "== packaging"
+phase "packaging"
 bash scripts/test-package.sh
-echo "== web demo"
+phase "web demo"
 bash scripts/test-web.sh
+echo "== every suite passed ($((SECONDS / 60))m$((SECONDS % 60))s)"

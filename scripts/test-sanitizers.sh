@@ -12,5 +12,5 @@ export UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1
 ./build/sanitize/xattn_tests
 
 cmake -S . -B build/tsan -DCMAKE_BUILD_TYPE=RelWithDebInfo -DXATTN_TSAN=ON >/dev/null
-cmake --build build/tsan -j"$(nproc)" --target xattn_tests
-TSAN_OPTIONS=halt_on_error=1:second_deadlock_stack=1 ./build/tsan/xattn_tests -tc="threads*,kv cache*,*backward*"
+cmake --build build/tsan -j"$(nproc)" --target xattn_tsan_tests
+TSAN_OPTIONS=halt_on_error=1:second_deadlock_stack=1 ./build/tsan/xattn_tsan_tests -tc="threads*,kv cache*,*backward*"
