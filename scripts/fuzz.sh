@@ -7,8 +7,7 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 seconds=${1:-45}
-CC=clang-14 CXX=clang++-14 cmake -S . -B build/fuzz -DCMAKE_BUILD_TYPE=RelWithDebInfo -DXATTN_FUZZ=ON \
-  -DXATTN_BUILD_TESTS=OFF >/dev/null
+bash scripts/configure-fuzz.sh
 cmake --build build/fuzz -j"$(nproc)" --target fuzz_plan fuzz_kernels
 export ASAN_OPTIONS=detect_leaks=1:abort_on_error=1
 export UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1

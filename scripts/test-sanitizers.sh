@@ -4,12 +4,14 @@
 # they split) under ThreadSanitizer, which cannot share a build with AddressSanitizer.
 set -euo pipefail
 cd "$(dirname "$0")/.."
-cmake -S . -B build/sanitize -DCMAKE_BUILD_TYPE=RelWithDebInfo -DXATTN_SANITIZE=ON >/dev/null
-cmake --build build/sanitize -j"$(nproc)" --target xattn_tests
+# The ASan + UBSan suite is built in the fuzzing build folder (clang, scripts/fuzz.sh): the library and the
+# reference, compiled once there, serve both, where a build of their own took minutes of every npm test.
+bash scripts/configure-fuzz.sh
+cmake --build build/fuzz -j"$(nproc)" --target xattn_tests
 export ASAN_OPTIONS=detect_leaks=1:abort_on_error=1:strict_string_checks=1:detect_stack_use_after_return=1
 export UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1
 # One process for the whole suite: the sanitizers' start-up cost is paid once.
-./build/sanitize/xattn_tests
+./build/fuzz/xattn_tests
 
 cmake -S . -B build/tsan -DCMAKE_BUILD_TYPE=RelWithDebInfo -DXATTN_TSAN=ON >/dev/null
 cmake --build build/tsan -j"$(nproc)" --target xattn_tsan_tests

@@ -152,8 +152,9 @@ TEST_CASE("mha backward: central differences agree on configurations beside the 
         for (const auto& [name, grad] : r.grad_parameters) {
             xattn::MultiheadAttention probe(c);
             for (const auto& [other, shape] : mha.parameter_shapes()) probe.set_parameter(other, mha.parameter(other));
+            const auto& parameter = name;  // C++17 lambdas cannot capture a structured binding (clang refuses; g++ allows)
             check_differences(name, mha.parameter(name), grad, [&](const xt::xarray<float>& x) {
-                probe.set_parameter(name, x);
+                probe.set_parameter(parameter, x);
                 return loss(probe.forward(q, k, v, o).output, dO);
             });
         }
