@@ -36,14 +36,51 @@ export function cppName(js) {
   return RENAMES.find(([, name]) => name === js)?.[0] ?? js;
 }
 
-// The bindings' shape record: a rank and MAX_RANK dims.
-export function wireShape(shape) {
-  const dims = new Array(MAX_RANK).fill(0);
-  shape.forEach((d, i) => { dims[i] = d; });
-  return { rank: shape.length, dims };
+// The call record (src/bindings/embind.cpp, "The call record"): the requests of the plans and of kvAppend, and
+// every plan's reply, cross as doubles in one small array of wasm memory, in the order these lists give. A shape
+// (an array of dims, or null for none) takes 1 + MAX_RANK slots: its rank, then MAX_RANK dims; a boolean 1 or 0.
+const SDPA_REQUEST = ['query', 'key', 'value', 'attnMask', 'gradOutput', 'maskKind', 'isCausal', 'bottomRight',
+  'hasScale', 'scale', 'dropoutP', 'seed', 'enableGqa', 'needWeights'];
+const MHA_REQUEST = ['module', 'query', 'key', 'value', 'keyPaddingMask', 'attnMask', 'gradOutput', 'kpmKind',
+  'attnKind', 'needWeights', 'averageAttnWeights', 'isCausal', 'training', 'seed'];
+const REQUESTS = {
+  sdpaPlan: SDPA_REQUEST, sdpaBackwardPlan: SDPA_REQUEST, mhaPlan: MHA_REQUEST, mhaBackwardPlan: MHA_REQUEST,
+  kvAttendPlan: ['cache', 'query', 'attnMask', 'maskKind', 'isCausal', 'hasScale', 'scale', 'needWeights'],
+  kvAppend: ['key', 'value'],
+};
+// The reply: token, bytes, then each buffer's offset in the block (-1: the call has none), then two shapes.
+const LAYOUT_OFFSETS = ['query', 'key', 'value', 'attnMask', 'keyPaddingMask', 'gradOutput', 'output', 'weights',
+  'gradQuery', 'gradKey', 'gradValue', 'gradParameters'];
+
+function writeRequest(f64, at, fields, request) {
+  for (const name of fields) {
+    const v = request[name];
+    if (v === null || Array.isArray(v)) {
+      const rank = v === null ? 0 : v.length;
+      f64[at++] = rank;
+      for (let d = 0; d < MAX_RANK; d++) f64[at++] = d < rank ? v[d] : 0;
+    } else if (typeof v === 'number' || typeof v === 'boolean') {
+      f64[at++] = +v;
+    } else {
+      throw new Error(`xattn: the call record's field ${name} is missing (an internal error of xattn)`);
+    }
+  }
 }
-export const NO_SHAPE = wireShape([]);
-export const shapeOfWire = (wire) => wire.dims.slice(0, wire.rank);
+
+function readShape(f64, at) {
+  const shape = new Array(f64[at]);
+  for (let d = 0; d < shape.length; d++) shape[d] = f64[at + 1 + d];
+  return shape;
+}
+
+function readLayout(f64, at) {
+  const layout = { error: '', token: f64[at], bytes: f64[at + 1] };
+  let i = at + 2;
+  for (const name of LAYOUT_OFFSETS) layout[name] = f64[i++];
+  layout.outputShape = readShape(f64, i);
+  layout.weightsShape = readShape(f64, i + 1 + MAX_RANK);
+  return layout;
+}
 
 const count = (shape) => shape.reduce((n, d) => n * d, 1);
 
@@ -99,6 +136,26 @@ const aligned = (address) => Math.ceil(address / ALIGN) * ALIGN;
 export function makeBoundary(mod) {
   let broken = null;  // set when the module failed: it cannot be trusted again
   const memory = memoryOf(mod);
+  const recordAt = mod.callRecord() / 8;
+  let f64 = null;
+  // A view of the memory as it is now (any malloc, a plan's included, may have grown it).
+  const doubles = () => {
+    if (f64 === null || f64.buffer !== mod.HEAPU8.buffer) f64 = new Float64Array(mod.HEAPU8.buffer);
+    return f64;
+  };
+
+  // Plans a call (name: sdpaPlan, mhaPlan, … as the bindings export them): its layout, or { error }.
+  function plan(name, request) {
+    writeRequest(doubles(), recordAt, REQUESTS[name], request);
+    const error = mod[name]();
+    return error ? { error } : readLayout(doubles(), recordAt);
+  }
+
+  // Calls a binding that reads shapes from the record (kvAppend) with `args`.
+  function callWithRecord(name, request, ...args) {
+    writeRequest(doubles(), recordAt, REQUESTS[name], request);
+    return mod[name](...args);
+  }
 
   function ensureUsable() {
     if (broken) throw new Error(`xattn: this instance stopped after an unrecoverable error (${broken}); create a new one with createXattn()`);
@@ -160,11 +217,11 @@ export function makeBoundary(mod) {
   }
 
   return {
-    mod, guarded, ensureUsable, invoke, withBuffers, count, shapeString,
+    mod, guarded, ensureUsable, plan, callWithRecord, invoke, withBuffers, count, shapeString,
     memoryBytes: memory.memoryBytes,
     copyOut: memory.copyOut,
     // A { data, shape } result from a shape record.
-    tensorOf: (data, wire) => ({ data, shape: shapeOfWire(wire) }),
+    tensorOf: (data, shape) => ({ data, shape }),
     get broken() { return broken !== null; },
   };
 }

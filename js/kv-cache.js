@@ -2,7 +2,6 @@
 // appended a few positions at a time and attended without being copied in again (src/xattn/kv_cache.hpp).
 // Like MultiheadAttention modules, caches are freed by dispose(), `using` (Symbol.dispose), or garbage
 // collection of a cache never disposed.
-import { NO_SHAPE, shapeOfWire, wireShape } from './boundary.js';
 import { checkBoolean, checkInteger, checkMask, checkNumber, checkOptions, checkTensor } from './validate.js';
 
 const CREATE = 'createKvCache';
@@ -43,7 +42,7 @@ function append(state, key, value) {
   const v = checkTensor(FN, 'value', value);
   const { boundary, handle } = state;
   boundary.withBuffers(FN, [k.data, v.data], ([kp, vp]) => {
-    const error = boundary.mod.kvAppend(handle, wireShape(k.shape), kp, wireShape(v.shape), vp);
+    const error = boundary.callWithRecord('kvAppend', { key: k.shape, value: v.shape }, handle, kp, vp);
     if (error) throw new RangeError(jsName(error, FN));
   });
 }
@@ -56,16 +55,16 @@ function attend(state, query, options) {
   const q = checkTensor(FN, 'query', query);
   const mask = checkMask(FN, 'attnMask', o.attnMask);
   const needWeights = checkBoolean(FN, 'needWeights', o.needWeights, false);
-  const layout = boundary.mod.kvAttendPlan({
-    cache: state.handle, query: wireShape(q.shape), attnMask: mask ? wireShape(mask.shape) : NO_SHAPE,
+  const layout = boundary.plan('kvAttendPlan', {
+    cache: state.handle, query: q.shape, attnMask: mask ? mask.shape : null,
     maskKind: mask ? mask.kind : 0, isCausal: checkBoolean(FN, 'isCausal', o.isCausal, false),
     hasScale: o.scale !== undefined, scale: o.scale === undefined ? 0 : checkNumber(FN, 'scale', o.scale), needWeights,
   });
   if (layout.error) layout.error = jsName(layout.error, FN);
   const inputs = { query: q.data };
   if (mask) inputs.attnMask = mask.data;
-  const outputs = { output: layout.error ? 0 : boundary.count(shapeOfWire(layout.outputShape)) };
-  if (needWeights && !layout.error) outputs.weights = boundary.count(shapeOfWire(layout.weightsShape));
+  const outputs = { output: layout.error ? 0 : boundary.count(layout.outputShape) };
+  if (needWeights && !layout.error) outputs.weights = boundary.count(layout.weightsShape);
   const r = boundary.invoke(FN, layout, inputs, outputs);
   const result = { output: boundary.tensorOf(r.output, layout.outputShape) };
   if (needWeights) result.weights = boundary.tensorOf(r.weights, layout.weightsShape);

@@ -1,7 +1,7 @@
 // createMultiheadAttention over the boundary (js/boundary.js). A module's parameters live in wasm
 // memory under an integer handle; dispose() frees them, and so does garbage collection of a module
 // that was never disposed (FinalizationRegistry). Modules support `using` (Symbol.dispose).
-import { NO_SHAPE, cppName, jsMessage, shapeOfWire, wireShape } from './boundary.js';
+import { cppName, jsMessage } from './boundary.js';
 import { stateDictMethods } from './mha-state.js';
 import {
   checkBoolean, checkInteger, checkMask, checkNumber, checkOptions, checkTensor, shapeString, typeName, typedArrayLength,
@@ -111,9 +111,8 @@ function mhaCall(FN, state, allowed, query, key, value, gradOutput, options) {
     shapes: { query: q.shape, key: k.shape, value: v.shape },
     call: {
       module: state.handle,
-      query: wireShape(q.shape), key: wireShape(k.shape), value: wireShape(v.shape),
-      keyPaddingMask: kpm ? wireShape(kpm.shape) : NO_SHAPE, attnMask: am ? wireShape(am.shape) : NO_SHAPE,
-      gradOutput: dO ? wireShape(dO.shape) : NO_SHAPE,
+      query: q.shape, key: k.shape, value: v.shape,
+      keyPaddingMask: kpm ? kpm.shape : null, attnMask: am ? am.shape : null, gradOutput: dO ? dO.shape : null,
       kpmKind: kpm ? kpm.kind : 0, attnKind: am ? am.kind : 0,
       needWeights: checkBoolean(FN, 'needWeights', o.needWeights, true),
       averageAttnWeights: checkBoolean(FN, 'averageAttnWeights', o.averageAttnWeights, true),
@@ -129,9 +128,9 @@ function forward(state, query, key, value, options) {
   const { boundary } = state;
   ensureLive(state, 'forward');
   const { inputs, call } = mhaCall(FN, state, FORWARD_OPTIONS, query, key, value, undefined, options);
-  const layout = boundary.mod.mhaPlan(call);
-  const outputs = { output: boundary.count(shapeOfWire(layout.outputShape)) };
-  if (call.needWeights) outputs.weights = boundary.count(shapeOfWire(layout.weightsShape));
+  const layout = boundary.plan('mhaPlan', call);
+  const outputs = { output: layout.error ? 0 : boundary.count(layout.outputShape) };
+  if (call.needWeights && !layout.error) outputs.weights = boundary.count(layout.weightsShape);
   const r = boundary.invoke(FN, layout, inputs, outputs);
   const result = { output: boundary.tensorOf(r.output, layout.outputShape) };
   if (call.needWeights) result.weights = boundary.tensorOf(r.weights, layout.weightsShape);
@@ -144,7 +143,7 @@ function backward(state, query, key, value, gradOutput, options) {
   ensureLive(state, 'backward');
   if (gradOutput === undefined) throw new TypeError(`${FN}: gradOutput is required (shaped like the output, i.e. like query)`);
   const { inputs, shapes, call } = mhaCall(FN, state, BACKWARD_OPTIONS, query, key, value, gradOutput, options);
-  const layout = boundary.mod.mhaBackwardPlan(call);
+  const layout = boundary.plan('mhaBackwardPlan', call);
   const parameterFloats = [...state.shapes.values()].reduce((n, shape) => n + boundary.count(shape), 0);
   const r = boundary.invoke(FN, layout, inputs, {
     output: boundary.count(shapes.query), gradQuery: boundary.count(shapes.query), gradKey: boundary.count(shapes.key),

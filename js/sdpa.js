@@ -1,5 +1,4 @@
 // scaledDotProductAttention and its gradient over the boundary (js/boundary.js).
-import { NO_SHAPE, shapeOfWire, wireShape } from './boundary.js';
 import { checkBoolean, checkInteger, checkMask, checkNumber, checkOptions, checkTensor } from './validate.js';
 
 const SDPA = 'scaledDotProductAttention';
@@ -22,7 +21,7 @@ function sdpaOptions(fn, options) {
   return {
     mask,
     call: {
-      attnMask: mask ? wireShape(mask.shape) : NO_SHAPE,
+      attnMask: mask ? mask.shape : null,
       maskKind: mask ? mask.kind : 0,
       isCausal,
       bottomRight: alignment === 'bottom-right',
@@ -37,7 +36,7 @@ function sdpaOptions(fn, options) {
 }
 
 export function sdpaFunctions(boundary) {
-  const { mod, guarded, invoke, tensorOf, count } = boundary;
+  const { guarded, plan, invoke, tensorOf, count } = boundary;
 
   function scaledDotProductAttention(query, key, value, options) {
     return guarded(() => {
@@ -45,11 +44,9 @@ export function sdpaFunctions(boundary) {
       const k = checkTensor(SDPA, 'key', key);
       const v = checkTensor(SDPA, 'value', value);
       const { mask, call } = sdpaOptions(SDPA, options);
-      const layout = mod.sdpaPlan({
-        ...call, query: wireShape(q.shape), key: wireShape(k.shape), value: wireShape(v.shape), gradOutput: NO_SHAPE,
-      });
-      const outputs = { output: count(shapeOfWire(layout.outputShape)) };
-      if (call.needWeights) outputs.weights = count(shapeOfWire(layout.weightsShape));
+      const layout = plan('sdpaPlan', { ...call, query: q.shape, key: k.shape, value: v.shape, gradOutput: null });
+      const outputs = { output: layout.error ? 0 : count(layout.outputShape) };
+      if (call.needWeights && !layout.error) outputs.weights = count(layout.weightsShape);
       const inputs = { query: q.data, key: k.data, value: v.data };
       if (mask) inputs.attnMask = mask.data;
       const r = invoke(SDPA, layout, inputs, outputs);
@@ -66,9 +63,8 @@ export function sdpaFunctions(boundary) {
       const v = checkTensor(SDPA_GRAD, 'value', value);
       const dO = checkTensor(SDPA_GRAD, 'gradOutput', gradOutput);
       const { mask, call } = sdpaOptions(SDPA_GRAD, options);
-      const layout = mod.sdpaBackwardPlan({
-        ...call, needWeights: false,
-        query: wireShape(q.shape), key: wireShape(k.shape), value: wireShape(v.shape), gradOutput: wireShape(dO.shape),
+      const layout = plan('sdpaBackwardPlan', {
+        ...call, needWeights: false, query: q.shape, key: k.shape, value: v.shape, gradOutput: dO.shape,
       });
       const inputs = { query: q.data, key: k.data, value: v.data, gradOutput: dO.data };
       if (mask) inputs.attnMask = mask.data;

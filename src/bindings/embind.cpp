@@ -1,10 +1,12 @@
 // The WebAssembly surface of xattn: one typed call per operation, planned once.
 //
 // Every operation crosses in two steps (js/boundary.js drives them):
-//   1. plan:  JS passes one request object (an Embind value_object: shapes and settings by name). The core
-//             validates it without allocating anything large and keeps the plan under a token. The reply
-//             names every buffer of the call by its byte offset in one block, the output shapes, and the
-//             block's total size: inputs, outputs and the run's scratch, nothing guessed.
+//   1. plan:  JS writes the request (shapes and settings) into the call record, a small array of doubles in
+//             this module's memory, and calls the plan. The core validates it without allocating anything
+//             large and keeps the plan under a token. The reply, written back into the record, names every
+//             buffer of the call by its byte offset in one block, the output shapes, and the block's total
+//             size: inputs, outputs and the run's scratch, nothing guessed; the plan returns an error's text,
+//             or an empty string.
 //   2. run:   JS allocates that block (or refuses the call with a RangeError when it cannot), copies the
 //             inputs in, and runs the token on the block. A run allocates nothing, so it cannot fail for
 //             memory; it takes and returns plain numbers, so crossing the boundary allocates nothing either.
@@ -51,6 +53,39 @@ WireShape wire_of(const Shape& s) {
     return w;
 }
 
+// The call record. An Embind value_object crosses field by field, a JS function call for each, and a plan's
+// request and reply are about 150 numbers (a shape is 17 of them): converting them was 29 of the 32 µs that a
+// one-row scaledDotProductAttention took end to end. So the requests of the plans and of kvAppend, and every
+// plan's reply (Layout), cross as plain doubles in this record instead, which JS reads and writes through a
+// Float64Array (js/boundary.js: REQUESTS and readLayout, which list the same fields in the same order). A shape
+// takes 1 + kMaxRank slots: its rank, then kMaxRank dims (zeros past the rank). Only the calling thread plans.
+constexpr std::size_t kRecordSlots = 128;
+alignas(8) double call_record[kRecordSlots];
+
+struct RecordReader {
+    const double* at = call_record;
+    double number() { return *at++; }
+    int integer() { return static_cast<int>(*at++); }
+    bool flag() { return *at++ != 0.0; }
+    WireShape shape() {
+        WireShape w;
+        w.rank = integer();
+        for (std::size_t d = 0; d < kMaxRank; ++d) w.dims[d] = *at++;
+        return w;
+    }
+};
+
+struct RecordWriter {
+    double* at = call_record;
+    void number(double x) { *at++ = x; }
+    void shape(const WireShape& w) {
+        number(w.rank);
+        for (std::size_t d = 0; d < kMaxRank; ++d) number(w.dims[d]);
+    }
+};
+
+std::uintptr_t call_record_address() { return reinterpret_cast<std::uintptr_t>(call_record); }
+
 // scaledDotProductAttention and its gradient. Absent tensors have rank 0 (and kind 0 for the mask).
 struct SdpaCall {
     WireShape query, key, value, attn_mask, grad_output;
@@ -58,6 +93,17 @@ struct SdpaCall {
     bool is_causal = false, bottom_right = false, has_scale = false, enable_gqa = false, need_weights = false;
     double scale = 0, dropout_p = 0, seed = 0;  // seed: JS checked an integer in [0, 2^53)
 };
+
+SdpaCall read_sdpa_call() {
+    RecordReader r;
+    SdpaCall c;
+    c.query = r.shape(), c.key = r.shape(), c.value = r.shape(), c.attn_mask = r.shape(), c.grad_output = r.shape();
+    c.mask_kind = r.integer();
+    c.is_causal = r.flag(), c.bottom_right = r.flag(), c.has_scale = r.flag();
+    c.scale = r.number(), c.dropout_p = r.number(), c.seed = r.number();
+    c.enable_gqa = r.flag(), c.need_weights = r.flag();
+    return c;
+}
 
 // MultiheadAttention.forward and .backward (grad_output: rank 0 for the forward).
 struct MhaCall {
@@ -67,6 +113,18 @@ struct MhaCall {
     bool need_weights = true, average_attn_weights = true, is_causal = false, training = false;
     double seed = 0;  // JS checked an integer in [0, 2^53)
 };
+
+MhaCall read_mha_call() {
+    RecordReader r;
+    MhaCall c;
+    c.module = r.integer();
+    c.query = r.shape(), c.key = r.shape(), c.value = r.shape();
+    c.key_padding_mask = r.shape(), c.attn_mask = r.shape(), c.grad_output = r.shape();
+    c.kpm_kind = r.integer(), c.attn_kind = r.integer();
+    c.need_weights = r.flag(), c.average_attn_weights = r.flag(), c.is_causal = r.flag(), c.training = r.flag();
+    c.seed = r.number();
+    return c;
+}
 
 // The reply to every plan: where each buffer sits in the call's block (bytes from its 64-byte aligned
 // start; -1 for a buffer this call does not have), and how big the block must be.
@@ -78,6 +136,17 @@ struct Layout {
     double output = -1, weights = -1, grad_query = -1, grad_key = -1, grad_value = -1, grad_parameters = -1;
     WireShape output_shape, weights_shape;
 };
+
+// Leaves a plan's reply in the call record and returns its error (empty when the call may run).
+std::string reply(const Layout& l) {
+    RecordWriter w;
+    w.number(l.token), w.number(l.bytes);
+    for (double at : {l.query, l.key, l.value, l.attn_mask, l.key_padding_mask, l.grad_output, l.output, l.weights,
+                      l.grad_query, l.grad_key, l.grad_value, l.grad_parameters})
+        w.number(at);
+    w.shape(l.output_shape), w.shape(l.weights_shape);
+    return l.error;
+}
 
 xattn::SdpaSettings settings_of(const SdpaCall& c) {
     xattn::SdpaSettings s;
@@ -174,8 +243,8 @@ Layout plan_sdpa_call(const SdpaCall& c, bool backward) {
     return keep(std::move(p), std::move(l), b);
 }
 
-Layout sdpa_plan(const SdpaCall& c) { return plan_sdpa_call(c, false); }
-Layout sdpa_backward_plan(const SdpaCall& c) { return plan_sdpa_call(c, true); }
+std::string sdpa_plan() { return reply(plan_sdpa_call(read_sdpa_call(), false)); }
+std::string sdpa_backward_plan() { return reply(plan_sdpa_call(read_sdpa_call(), true)); }
 
 // MultiheadAttention objects live in a handle table; JS holds the integer handle.
 std::map<int, std::unique_ptr<xattn::MultiheadAttention>>& modules() {
@@ -302,8 +371,8 @@ Layout plan_mha_call(const MhaCall& c, bool backward) {
     return keep(std::move(p), std::move(l), b);
 }
 
-Layout mha_plan(const MhaCall& c) { return plan_mha_call(c, false); }
-Layout mha_backward_plan(const MhaCall& c) { return plan_mha_call(c, true); }
+std::string mha_plan() { return reply(plan_mha_call(read_mha_call(), false)); }
+std::string mha_backward_plan() { return reply(plan_mha_call(read_mha_call(), true)); }
 
 // Comma-separated "name:offset" list: where each parameter's gradient starts among run_backward's.
 std::string mha_parameter_offsets(int handle) {
@@ -355,12 +424,13 @@ Created kv_create(const KvConfigCall& w) {
 bool kv_destroy(int handle) { return caches().erase(handle) != 0; }
 double kv_length(int handle) { return find_cache(handle) ? static_cast<double>(find_cache(handle)->length()) : -1; }
 
-std::string kv_append(int handle, const WireShape& key_shape, std::uintptr_t key, const WireShape& value_shape,
-                      std::uintptr_t value) {
+// Appends key (its shape first in the call record) and value (its shape next).
+std::string kv_append(int handle, std::uintptr_t key, std::uintptr_t value) {
+    RecordReader r;
+    const Shape key_shape = shape_of(r.shape()), value_shape = shape_of(r.shape());
     auto* c = find_cache(handle);
     if (!c) return "kv_cache: this cache was disposed";
-    return c->append(shape_of(key_shape), reinterpret_cast<const float*>(key), shape_of(value_shape),
-                     reinterpret_cast<const float*>(value))
+    return c->append(key_shape, reinterpret_cast<const float*>(key), value_shape, reinterpret_cast<const float*>(value))
         .error;
 }
 
@@ -386,7 +456,19 @@ struct KvAttendCall {
     double scale = 0;
 };
 
-Layout kv_attend_plan(const KvAttendCall& c) {
+KvAttendCall read_kv_attend_call() {
+    RecordReader r;
+    KvAttendCall c;
+    c.cache = r.integer();
+    c.query = r.shape(), c.attn_mask = r.shape();
+    c.mask_kind = r.integer();
+    c.is_causal = r.flag(), c.has_scale = r.flag();
+    c.scale = r.number();
+    c.need_weights = r.flag();
+    return c;
+}
+
+Layout plan_kv_attend(const KvAttendCall& c) {
     auto* cache = find_cache(c.cache);
     if (!cache) return refusal("kv_cache: this cache was disposed");
     const Shape q = shape_of(c.query), m = shape_of(c.attn_mask);
@@ -410,6 +492,8 @@ Layout kv_attend_plan(const KvAttendCall& c) {
     l.weights_shape = wire_of(p.kv.weights_shape);
     return keep(std::move(p), std::move(l), b);
 }
+
+std::string kv_attend_plan() { return reply(plan_kv_attend(read_kv_attend_call())); }
 
 // A mask for the run: its shape was checked by the plan, so the run needs none (and copies none).
 xattn::MaskRef mask_at(MaskKind kind, unsigned char* at) {
@@ -515,46 +599,7 @@ void set_every_worker_takes_part(bool on) { xattn::kernels::set_every_worker_tak
 }  // namespace
 
 EMSCRIPTEN_BINDINGS(xattn) {
-    using emscripten::value_array;
     using emscripten::value_object;
-    value_array<std::array<double, kMaxRank>>("Dims")
-        .element(emscripten::index<0>()).element(emscripten::index<1>()).element(emscripten::index<2>())
-        .element(emscripten::index<3>()).element(emscripten::index<4>()).element(emscripten::index<5>())
-        .element(emscripten::index<6>()).element(emscripten::index<7>()).element(emscripten::index<8>())
-        .element(emscripten::index<9>()).element(emscripten::index<10>()).element(emscripten::index<11>())
-        .element(emscripten::index<12>()).element(emscripten::index<13>()).element(emscripten::index<14>())
-        .element(emscripten::index<15>());
-    value_object<WireShape>("Shape").field("rank", &WireShape::rank).field("dims", &WireShape::dims);
-    value_object<SdpaCall>("SdpaCall")
-        .field("query", &SdpaCall::query)
-        .field("key", &SdpaCall::key)
-        .field("value", &SdpaCall::value)
-        .field("attnMask", &SdpaCall::attn_mask)
-        .field("gradOutput", &SdpaCall::grad_output)
-        .field("maskKind", &SdpaCall::mask_kind)
-        .field("isCausal", &SdpaCall::is_causal)
-        .field("bottomRight", &SdpaCall::bottom_right)
-        .field("hasScale", &SdpaCall::has_scale)
-        .field("scale", &SdpaCall::scale)
-        .field("dropoutP", &SdpaCall::dropout_p)
-        .field("seed", &SdpaCall::seed)
-        .field("enableGqa", &SdpaCall::enable_gqa)
-        .field("needWeights", &SdpaCall::need_weights);
-    value_object<MhaCall>("MhaCall")
-        .field("module", &MhaCall::module)
-        .field("query", &MhaCall::query)
-        .field("key", &MhaCall::key)
-        .field("value", &MhaCall::value)
-        .field("keyPaddingMask", &MhaCall::key_padding_mask)
-        .field("attnMask", &MhaCall::attn_mask)
-        .field("gradOutput", &MhaCall::grad_output)
-        .field("kpmKind", &MhaCall::kpm_kind)
-        .field("attnKind", &MhaCall::attn_kind)
-        .field("needWeights", &MhaCall::need_weights)
-        .field("averageAttnWeights", &MhaCall::average_attn_weights)
-        .field("isCausal", &MhaCall::is_causal)
-        .field("training", &MhaCall::training)
-        .field("seed", &MhaCall::seed);
     value_object<MhaConfigCall>("MhaConfigCall")
         .field("embedDim", &MhaConfigCall::embed_dim)
         .field("numHeads", &MhaConfigCall::num_heads)
@@ -567,25 +612,7 @@ EMSCRIPTEN_BINDINGS(xattn) {
         .field("addBiasKv", &MhaConfigCall::add_bias_kv)
         .field("addZeroAttn", &MhaConfigCall::add_zero_attn);
     value_object<Created>("Created").field("error", &Created::error).field("handle", &Created::handle);
-    value_object<Layout>("Layout")
-        .field("error", &Layout::error)
-        .field("token", &Layout::token)
-        .field("bytes", &Layout::bytes)
-        .field("query", &Layout::query)
-        .field("key", &Layout::key)
-        .field("value", &Layout::value)
-        .field("attnMask", &Layout::attn_mask)
-        .field("keyPaddingMask", &Layout::key_padding_mask)
-        .field("gradOutput", &Layout::grad_output)
-        .field("output", &Layout::output)
-        .field("weights", &Layout::weights)
-        .field("gradQuery", &Layout::grad_query)
-        .field("gradKey", &Layout::grad_key)
-        .field("gradValue", &Layout::grad_value)
-        .field("gradParameters", &Layout::grad_parameters)
-        .field("outputShape", &Layout::output_shape)
-        .field("weightsShape", &Layout::weights_shape);
-
+    emscripten::function("callRecord", &call_record_address);
     emscripten::function("sdpaPlan", &sdpa_plan);
     emscripten::function("sdpaBackwardPlan", &sdpa_backward_plan);
     emscripten::function("mhaPlan", &mha_plan);
@@ -605,15 +632,6 @@ EMSCRIPTEN_BINDINGS(xattn) {
         .field("valueDim", &KvConfigCall::value_dim)
         .field("capacity", &KvConfigCall::capacity)
         .field("float16", &KvConfigCall::float16);
-    value_object<KvAttendCall>("KvAttendCall")
-        .field("cache", &KvAttendCall::cache)
-        .field("query", &KvAttendCall::query)
-        .field("attnMask", &KvAttendCall::attn_mask)
-        .field("maskKind", &KvAttendCall::mask_kind)
-        .field("isCausal", &KvAttendCall::is_causal)
-        .field("hasScale", &KvAttendCall::has_scale)
-        .field("scale", &KvAttendCall::scale)
-        .field("needWeights", &KvAttendCall::need_weights);
     emscripten::function("kvCreate", &kv_create);
     emscripten::function("kvDestroy", &kv_destroy);
     emscripten::function("kvLength", &kv_length);
