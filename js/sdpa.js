@@ -5,8 +5,9 @@ const SDPA = 'scaledDotProductAttention';
 const SDPA_GRAD = 'scaledDotProductAttentionGrad';
 const OPTIONS = ['attnMask', 'isCausal', 'causalAlignment', 'scale', 'dropoutP', 'seed', 'enableGqa', 'needWeights'];
 
-// The options, checked, as the bindings' SdpaCall fields (shapes are added by the caller).
-function sdpaOptions(fn, options) {
+// The tensors' shapes and the options, checked, as the bindings' SdpaCall fields: one object literal (spreading
+// a partial one into another measured 11 µs a call in V8, a third of a small call).
+function sdpaCall(fn, options, query, key, value, gradOutput) {
   const o = checkOptions(fn, 'options', options, OPTIONS);
   const mask = checkMask(fn, 'attnMask', o.attnMask);
   const isCausal = checkBoolean(fn, 'isCausal', o.isCausal, false);
@@ -21,6 +22,7 @@ function sdpaOptions(fn, options) {
   return {
     mask,
     call: {
+      query: query.shape, key: key.shape, value: value.shape, gradOutput: gradOutput ? gradOutput.shape : null,
       attnMask: mask ? mask.shape : null,
       maskKind: mask ? mask.kind : 0,
       isCausal,
@@ -43,8 +45,8 @@ export function sdpaFunctions(boundary) {
       const q = checkTensor(SDPA, 'query', query);
       const k = checkTensor(SDPA, 'key', key);
       const v = checkTensor(SDPA, 'value', value);
-      const { mask, call } = sdpaOptions(SDPA, options);
-      const layout = plan('sdpaPlan', { ...call, query: q.shape, key: k.shape, value: v.shape, gradOutput: null });
+      const { mask, call } = sdpaCall(SDPA, options, q, k, v, null);
+      const layout = plan('sdpaPlan', call);
       const outputs = { output: layout.error ? 0 : count(layout.outputShape) };
       if (call.needWeights && !layout.error) outputs.weights = count(layout.weightsShape);
       const inputs = { query: q.data, key: k.data, value: v.data };
@@ -62,10 +64,9 @@ export function sdpaFunctions(boundary) {
       const k = checkTensor(SDPA_GRAD, 'key', key);
       const v = checkTensor(SDPA_GRAD, 'value', value);
       const dO = checkTensor(SDPA_GRAD, 'gradOutput', gradOutput);
-      const { mask, call } = sdpaOptions(SDPA_GRAD, options);
-      const layout = plan('sdpaBackwardPlan', {
-        ...call, needWeights: false, query: q.shape, key: k.shape, value: v.shape, gradOutput: dO.shape,
-      });
+      const { mask, call } = sdpaCall(SDPA_GRAD, options, q, k, v, dO);
+      call.needWeights = false;
+      const layout = plan('sdpaBackwardPlan', call);
       const inputs = { query: q.data, key: k.data, value: v.data, gradOutput: dO.data };
       if (mask) inputs.attnMask = mask.data;
       const r = invoke(SDPA_GRAD, layout, inputs, {
