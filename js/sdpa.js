@@ -65,7 +65,8 @@ export function sdpaFunctions(boundary) {
       const v = checkTensor(SDPA_GRAD, 'value', value);
       const dO = checkTensor(SDPA_GRAD, 'gradOutput', gradOutput);
       const { mask, call } = sdpaCall(SDPA_GRAD, options, q, k, v, dO);
-      call.needWeights = false;
+      const needWeights = call.needWeights;
+      call.needWeights = false;  // the backward's own plan has no weights; they come from a forward below
       const layout = plan('sdpaBackwardPlan', call);
       const inputs = { query: q.data, key: k.data, value: v.data, gradOutput: dO.data };
       if (mask) inputs.attnMask = mask.data;
@@ -79,7 +80,7 @@ export function sdpaFunctions(boundary) {
         gradValue: { data: r.gradValue, shape: [...v.shape] },
       };
       // The weights come from the forward: the same plan rules, computed once more.
-      if (call.needWeights) result.weights = scaledDotProductAttention(query, key, value, options).weights;
+      if (needWeights) result.weights = scaledDotProductAttention(query, key, value, options).weights;
       return result;
     });
   }
