@@ -144,17 +144,16 @@ export function makeBoundary(mod) {
     return f64;
   };
 
-  // Plans a call (name: sdpaPlan, mhaPlan, … as the bindings export them): its layout, or { error }.
-  function plan(name, request) {
-    writeRequest(doubles(), recordAt, REQUESTS[name], request);
-    const error = mod[name]();
-    return error ? { error } : readLayout(doubles(), recordAt);
-  }
-
-  // Calls a binding that reads shapes from the record (kvAppend) with `args`.
+  // Calls a binding that reads its request from the record (a plan, or kvAppend) with `args`.
   function callWithRecord(name, request, ...args) {
     writeRequest(doubles(), recordAt, REQUESTS[name], request);
     return mod[name](...args);
+  }
+
+  // Plans a call (name: sdpaPlan, mhaPlan, … as the bindings export them): its layout, or { error }.
+  function plan(name, request) {
+    const error = callWithRecord(name, request);
+    return error ? { error } : readLayout(doubles(), recordAt);
   }
 
   function ensureUsable() {
@@ -173,11 +172,27 @@ export function makeBoundary(mod) {
     }
   }
 
+  function refuseIfError(fn, layout) {
+    if (layout.error) throw new RangeError(jsMessage(layout.error, fn));
+  }
+
+  // Runs a planned forward call, whose outputs are the layout's output and, with needWeights, its weights:
+  // { output, weights? } as { data, shape } tensors.
+  function invokeForward(fn, layout, inputs, needWeights) {
+    refuseIfError(fn, layout);
+    const outputs = { output: count(layout.outputShape) };
+    if (needWeights) outputs.weights = count(layout.weightsShape);
+    const r = invoke(fn, layout, inputs, outputs);
+    const result = { output: { data: r.output, shape: layout.outputShape } };
+    if (needWeights) result.weights = { data: r.weights, shape: layout.weightsShape };
+    return result;
+  }
+
   // Runs a planned call. `layout` is the plan's reply; `inputs` maps its fields to the arrays to copy in
   // ({ query: Float32Array, attnMask: Uint8Array, … }); `outputs` maps the fields to copy out to their
   // element counts. Returns { field: Float32Array } for the outputs.
   function invoke(fn, layout, inputs, outputs) {
-    if (layout.error) throw new RangeError(jsMessage(layout.error, fn));
+    refuseIfError(fn, layout);
     try {
       const block = memory.allocate(fn, layout.bytes, 'its inputs, outputs and working memory');
       try {
@@ -217,11 +232,9 @@ export function makeBoundary(mod) {
   }
 
   return {
-    mod, guarded, ensureUsable, plan, callWithRecord, invoke, withBuffers, count, shapeString,
+    mod, guarded, ensureUsable, plan, callWithRecord, invoke, invokeForward, withBuffers, count, shapeString,
     memoryBytes: memory.memoryBytes,
     copyOut: memory.copyOut,
-    // A { data, shape } result from a shape record.
-    tensorOf: (data, shape) => ({ data, shape }),
     get broken() { return broken !== null; },
   };
 }

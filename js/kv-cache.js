@@ -63,12 +63,7 @@ function attend(state, query, options) {
   if (layout.error) layout.error = jsName(layout.error, FN);
   const inputs = { query: q.data };
   if (mask) inputs.attnMask = mask.data;
-  const outputs = { output: layout.error ? 0 : boundary.count(layout.outputShape) };
-  if (needWeights && !layout.error) outputs.weights = boundary.count(layout.weightsShape);
-  const r = boundary.invoke(FN, layout, inputs, outputs);
-  const result = { output: boundary.tensorOf(r.output, layout.outputShape) };
-  if (needWeights) result.weights = boundary.tensorOf(r.weights, layout.weightsShape);
-  return result;
+  return boundary.invokeForward(FN, layout, inputs, needWeights);
 }
 
 // The core says "kv_cache: append: …" or "kv_cache: attend: …": the JS method's name instead.

@@ -128,13 +128,7 @@ function forward(state, query, key, value, options) {
   const { boundary } = state;
   ensureLive(state, 'forward');
   const { inputs, call } = mhaCall(FN, state, FORWARD_OPTIONS, query, key, value, undefined, options);
-  const layout = boundary.plan('mhaPlan', call);
-  const outputs = { output: layout.error ? 0 : boundary.count(layout.outputShape) };
-  if (call.needWeights && !layout.error) outputs.weights = boundary.count(layout.weightsShape);
-  const r = boundary.invoke(FN, layout, inputs, outputs);
-  const result = { output: boundary.tensorOf(r.output, layout.outputShape) };
-  if (call.needWeights) result.weights = boundary.tensorOf(r.weights, layout.weightsShape);
-  return result;
+  return boundary.invokeForward(FN, boundary.plan('mhaPlan', call), inputs, call.needWeights);
 }
 
 function backward(state, query, key, value, gradOutput, options) {

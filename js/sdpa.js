@@ -38,7 +38,7 @@ function sdpaCall(fn, options, query, key, value, gradOutput) {
 }
 
 export function sdpaFunctions(boundary) {
-  const { guarded, plan, invoke, tensorOf, count } = boundary;
+  const { guarded, plan, invoke, invokeForward, count } = boundary;
 
   function scaledDotProductAttention(query, key, value, options) {
     return guarded(() => {
@@ -47,14 +47,9 @@ export function sdpaFunctions(boundary) {
       const v = checkTensor(SDPA, 'value', value);
       const { mask, call } = sdpaCall(SDPA, options, q, k, v, null);
       const layout = plan('sdpaPlan', call);
-      const outputs = { output: layout.error ? 0 : count(layout.outputShape) };
-      if (call.needWeights && !layout.error) outputs.weights = count(layout.weightsShape);
       const inputs = { query: q.data, key: k.data, value: v.data };
       if (mask) inputs.attnMask = mask.data;
-      const r = invoke(SDPA, layout, inputs, outputs);
-      const result = { output: tensorOf(r.output, layout.outputShape) };
-      if (call.needWeights) result.weights = tensorOf(r.weights, layout.weightsShape);
-      return result;
+      return invokeForward(SDPA, layout, inputs, call.needWeights);
     });
   }
 
