@@ -155,9 +155,9 @@ TEST_CASE("threads: big enough problems split on their own, forward, weights and
 
 TEST_CASE("threads: a backward with few key/value problems splits the keys, adds the chunks' dQ in order") {
     // One key/value head shared by 4 query heads, 1500 keys: 3 chunks of key tiles, each with its dK, dV rows.
-    // The chunks depend on S alone. 140 queries are two whole blocks of 64 and a tail; with the causal rule
-    // (bottom-right) the first rows see keys up to about 1360, so the last chunk still has tiles some query groups
-    // skip. (With 300 queries the float64 reference took 90 s of the AddressSanitizer run.)
+    // The chunks depend on S alone. 140 queries are whole query groups (of 16 or 32, by kernel set) and a
+    // tail of 12; with the causal rule (bottom-right) row i sees keys up to 1360 + i, so the last chunk still has a
+    // tile the first groups skip. (With 300 queries the float64 reference took 90 s of the AddressSanitizer run.)
     const auto q = randn({1, 4, 140, 32}, 11), k = randn({1, 1, 1500, 32}, 12), v = randn({1, 1, 1500, 24}, 13);
     const auto dO = randn({1, 4, 140, 24}, 14);
     for (const bool causal : {false, true}) {
