@@ -1,12 +1,13 @@
-// Decoding steps: append one position to a KV cache and attend one query row per head, against the bound of
-// this process (the cache's bytes read once at the measured read bandwidth, or the step's FLOPs at the
-// measured SIMD peak, whichever is larger), against scaledDotProductAttention with the whole K and V copied
+// Decoding steps: append one position to a KV cache and attend one query row per head, against the bound (the
+// cache's bytes read once at the read bandwidth, or the step's FLOPs at the SIMD peak, whichever is larger; both
+// measured in this process, beside the steps), against scaledDotProductAttention with the whole K and V copied
 // in each step (the only way without a cache), and against onnxruntime-web running the same step as a graph
 // with past key/value inputs (Concat, MatMul, Softmax, MatMul: the cheapest form for it, no present outputs
-// to copy back). One thread each, then xattn's cache again at 2 threads (the threaded build: a step's key/value
-// heads, or chunks of its keys, spread over both) and onnxruntime-web at 2 threads in a process of its own (this
-// file run as a script: its thread count is fixed once per process, and a second pool polling beside xattn's
-// would slow both); every result is checked against the full-copy SDPA before it is timed.
+// to copy back). One thread each (and xattn's relaxed-SIMD build, which Chromium runs), then xattn's cache again
+// at 2 threads (the threaded build: a step's key/value heads, or chunks of its keys, spread over both) and
+// onnxruntime-web at 2 threads in a process of its own (this file run as a script: its thread count is fixed
+// once per process, and a second pool polling beside xattn's would slow both); every result is checked against
+// the full-copy SDPA before it is timed.
 import { execFileSync } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
@@ -14,8 +15,9 @@ import { parseArgs } from 'node:util';
 import { normals } from './inputs.mjs';
 import { decodeModel } from './onnx-model.mjs';
 import { loadXattn } from './peers.mjs';
-import { median } from './timing.mjs';
-import { measureReadBandwidth, measureSimdPeak } from './wasm-probes.mjs';
+import { interleave, warmUp } from './timing.mjs';
+import { readBandwidthProbe, simdPeakProbe } from './wasm-probes.mjs';
+import { relaxedSimdSupported } from '../../js/detect.js';
 
 export const DECODE_CONFIGS = [
   { Hq: 32, Hkv: 8, E: 128 },  // grouped-query attention: about 2 FLOPs per byte read, either bound can bind
@@ -27,18 +29,14 @@ const self = fileURLToPath(import.meta.url);
 
 const tensor = (shape, seed) => ({ data: normals(shape.reduce((n, d) => n * d, 1), seed), shape });
 
-// Median ms of `run` over calls spread across about budgetMs (at least minRuns).
-function timeSteps(run, { budgetMs = 1200, minRuns = 7 } = {}) {
-  run();
-  const times = [];
-  const t0 = performance.now();
-  while (times.length < minRuns || performance.now() - t0 < budgetMs) {
-    const s = performance.now();
-    run();
-    times.push(performance.now() - s);
-    if (times.length >= 400) break;
-  }
-  return median(times);
+// Each configuration and length is timed as one interleaved set (timing.mjs): the cache's steps, the full copy,
+// onnxruntime-web and the two probes the bound comes from (a read of a buffer past the caches, the SIMD peak
+// loop), their samples spread over the same seconds. A bound measured once at the start drifted from the steps
+// it was set against: on a shared host the read bandwidth went from 9.5 to 7.0 GB/s within minutes.
+async function timeTogether(entries, budgetMs) {
+  const withEstimates = [];
+  for (const e of entries) withEstimates.push({ ...e, estimateMs: await warmUp(e.run, { minMs: 150 }) });
+  return interleave(withEstimates, { budgetMs });
 }
 
 function maxRelativeGap(got, want) {
@@ -56,25 +54,14 @@ function stepInputs({ Hq, Hkv, E }, length) {
   return { K, V, q, k: last(K), v: last(V) };
 }
 
-// onnxruntime-web's step, checked against `want` (the full-copy SDPA's output), then timed: { ortWebMs } or
-// { ortWebError }.
-async function timeOrt(ort, cfg, length, K, V, q, k, v, want) {
+// onnxruntime-web's step, checked against `want` (the full-copy SDPA's output): { run, release } or { error }.
+async function checkedOrtStep(ort, cfg, length, K, V, q, k, v, want) {
   const o = await ortStep(ort, cfg, length, K, V, q, k, v);
-  try {
-    if (maxRelativeGap(await o.run(), want) > 1) return { ortWebError: 'wrong result' };
-    await o.run();
-    const times = [];
-    const t0 = performance.now();
-    while (times.length < 7 || performance.now() - t0 < 1200) {
-      const s = performance.now();
-      await o.run();
-      times.push(performance.now() - s);
-      if (times.length >= 400) break;
-    }
-    return { ortWebMs: median(times) };
-  } finally {
+  if (maxRelativeGap(await o.run(), want) > 1) {
     await o.release();
+    return { error: 'wrong result' };
   }
+  return o;
 }
 
 async function ortStep(ort, { Hq, Hkv, E }, length, K, V, q, k, v) {
@@ -118,12 +105,12 @@ function cacheStep(instance, { Hkv, E }, length, dtype, K, V, q, k, v) {
   return { step, check, dispose: () => cache.dispose() };
 }
 
-export async function measureDecode({ log = () => {} } = {}) {
+export async function measureDecode({ log = () => {}, budgetMs = 10000 } = {}) {
   const xa = await loadXattn(true);
   const xa2 = await loadXattn(true, 2);
-  const bandwidth = measureReadBandwidth();
-  const peak = measureSimdPeak();
-  log(`decode: read bandwidth ${(bandwidth / 1e9).toFixed(1)} GB/s, SIMD peak ${(peak / 1e9).toFixed(1)} GFLOP/s (this process)`);
+  const xr = relaxedSimdSupported() ? await loadXattn(true, 1, true) : null;
+  const readProbe = readBandwidthProbe(), peakProbe = simdPeakProbe();
+  if (!xr) log('  relaxed SIMD unavailable in this engine: no relaxed column');
   let ort = null;
   try {
     ort = await import('onnxruntime-web');
@@ -131,6 +118,9 @@ export async function measureDecode({ log = () => {} } = {}) {
   } catch (e) {
     log(`  onnxruntime-web unavailable: ${e?.message ?? e}`);
   }
+  // Cache steps timed per row: [instance, dtype, key]; the relaxed build in float32 only (what Chromium runs).
+  const variants = [[xa, 'float32', 'float32'], [xa, 'float16', 'float16'], [xa2, 'float32', 'float32Threads2'],
+    [xa2, 'float16', 'float16Threads2'], ...(xr ? [[xr, 'float32', 'float32Relaxed']] : [])];
   const rows = [];
   for (const cfg of DECODE_CONFIGS) {
     const { Hq, Hkv, E } = cfg;
@@ -139,26 +129,44 @@ export async function measureDecode({ log = () => {} } = {}) {
       const full = () => xa.scaledDotProductAttention(q, K, V, { enableGqa: true }).output.data;
       const want = full();
       const row = { ...cfg, length, flops: 4 * Hq * length * E };
-      row.fullCopyMs = timeSteps(full);
-      for (const dtype of ['float32', 'float16']) {
-        const bytes = 2 * Hkv * length * E * (dtype === 'float16' ? 2 : 4);
-        const boundMs = Math.max(bytes / bandwidth, row.flops / peak) * 1e3;
-        for (const [instance, key] of [[xa, dtype], [xa2, `${dtype}Threads2`]]) {
-          const s = cacheStep(instance, cfg, length, dtype, K, V, q, k, v);
-          const { got, want: held } = s.check();
-          if (maxRelativeGap(got, dtype === 'float32' ? want : held) > 1) {
-            throw new Error(`decode ${Hq}/${Hkv}/${E} at ${length} (${dtype}, ${instance.threads} threads): the cache's step disagrees with SDPA`);
-          }
-          row[key] = { ms: timeSteps(s.step), boundMs };
-          s.dispose();
+      const entries = [{ key: 'fullCopy', run: full }, { key: 'readProbe', run: readProbe.run },
+        { key: 'peakProbe', run: peakProbe.run }];
+      const caches = [];
+      for (const [instance, dtype, key] of variants) {
+        const s = cacheStep(instance, cfg, length, dtype, K, V, q, k, v);
+        caches.push(s);
+        const { got, want: held } = s.check();
+        if (maxRelativeGap(got, dtype === 'float32' ? want : held) > 1) {
+          throw new Error(`decode ${Hq}/${Hkv}/${E} at ${length} (${key}): the cache's step disagrees with SDPA`);
         }
+        entries.push({ key, run: s.step });
       }
-      if (ort) Object.assign(row, await timeOrt(ort, cfg, length, K, V, q, k, v, want));
+      const o = ort ? await checkedOrtStep(ort, cfg, length, K, V, q, k, v, want) : null;
+      if (o?.error) row.ortWebError = o.error;
+      else if (o) entries.push({ key: 'ortWeb', run: o.run });
+      let t;
+      try {
+        t = await timeTogether(entries, budgetMs);
+      } finally {
+        caches.forEach((c) => c.dispose());
+        if (o?.release) await o.release();
+      }
+      row.readBandwidthBytesPerSecond = readProbe.bytes / (t.readProbe.ms / 1e3);
+      row.simdPeakFlops = peakProbe.flops / (t.peakProbe.ms / 1e3);
+      row.fullCopyMs = t.fullCopy.ms;
+      if (t.ortWeb) row.ortWebMs = t.ortWeb.ms;
+      for (const [, dtype, key] of variants) {
+        const bytes = 2 * Hkv * length * E * (dtype === 'float16' ? 2 : 4);
+        const boundMs = Math.max(bytes / row.readBandwidthBytesPerSecond, row.flops / row.simdPeakFlops) * 1e3;
+        row[key] = { ms: t[key].ms, boundMs };
+      }
       const f32 = row.float32, f16 = row.float16;
-      log(`  Hq ${Hq}, Hkv ${Hkv}, E ${E}, ${length} positions: cache ${f32.ms.toFixed(3)} ms (bound ${f32.boundMs.toFixed(3)}, ${(f32.ms / f32.boundMs).toFixed(2)}×), ` +
+      log(`  Hq ${Hq}, Hkv ${Hkv}, E ${E}, ${length} positions (read ${(row.readBandwidthBytesPerSecond / 1e9).toFixed(1)} GB/s, ` +
+        `peak ${(row.simdPeakFlops / 1e9).toFixed(1)} GFLOP/s beside it): cache ${f32.ms.toFixed(3)} ms (bound ${f32.boundMs.toFixed(3)}, ${(f32.ms / f32.boundMs).toFixed(2)}×), ` +
         `float16 ${f16.ms.toFixed(3)} ms (${(f16.ms / f32.ms).toFixed(2)}× float32), full copy ${row.fullCopyMs.toFixed(3)} ms ` +
         `(${(row.fullCopyMs / f32.ms).toFixed(1)}× the cache)` +
         (row.ortWebMs ? `, ort-web ${row.ortWebMs.toFixed(3)} ms (${(row.ortWebMs / f32.ms).toFixed(1)}× the cache)` : '') +
+        (row.float32Relaxed ? `, relaxed SIMD ${row.float32Relaxed.ms.toFixed(3)} ms (${(row.float32Relaxed.ms / f32.boundMs).toFixed(2)}× the bound)` : '') +
         `; 2 threads: float32 ${row.float32Threads2.ms.toFixed(3)} ms (${(f32.ms / row.float32Threads2.ms).toFixed(2)}× faster), ` +
         `float16 ${row.float16Threads2.ms.toFixed(3)} ms`);
       rows.push(row);
@@ -181,7 +189,7 @@ export async function measureDecode({ log = () => {} } = {}) {
   } catch (e) {
     log(`  onnxruntime-web at 2 threads unavailable: ${String(e?.message ?? e).split('\n')[0]}`);
   }
-  return { readBandwidthBytesPerSecond: bandwidth, simdPeakFlops: peak, threads: [1, 2], rows };
+  return { threads: [1, 2], rows };
 }
 
 // Run as a script (`--ort-threads N`): onnxruntime-web's steps alone at N threads, every configuration and length
@@ -196,7 +204,16 @@ if (process.argv[1] === self) {
     for (const length of DECODE_LENGTHS) {
       const { K, V, q, k, v } = stepInputs(cfg, length);
       const want = xa.scaledDotProductAttention(q, K, V, { enableGqa: true }).output.data;
-      results.push(await timeOrt(ort, cfg, length, K, V, q, k, v, want));
+      const o = await checkedOrtStep(ort, cfg, length, K, V, q, k, v, want);
+      if (o.error) {
+        results.push({ ortWebError: o.error });
+        continue;
+      }
+      try {
+        results.push({ ortWebMs: (await timeTogether([{ key: 'ortWeb', run: o.run }], 1500)).ortWeb.ms });
+      } finally {
+        await o.release();
+      }
     }
   }
   console.log(JSON.stringify(results));

@@ -12,7 +12,7 @@
 import { HEADER, OP, f32, name, section, uleb } from './wasm-bytes.js';
 
 const CHAINS = 7;
-const FLOPS_PER_ITERATION = 2 * CHAINS * 4; // 14 f32x4 ops of 4 lanes
+export const FLOPS_PER_ITERATION = 2 * CHAINS * 4; // 14 f32x4 ops of 4 lanes
 
 // (func (export "peak") (param $n i32) (result f32)): runs $n iterations (n ≥ 1) and returns lane 0 of the
 // sum of every chain, so the engine cannot drop the loop as dead code.
