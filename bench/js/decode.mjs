@@ -15,7 +15,7 @@ import { parseArgs } from 'node:util';
 import { normals } from './inputs.mjs';
 import { decodeModel } from './onnx-model.mjs';
 import { loadXattn } from './peers.mjs';
-import { interleave, warmUp } from './timing.mjs';
+import { warmUpAndInterleave } from './timing.mjs';
 import { readBandwidthProbe, simdPeakProbe } from './wasm-probes.mjs';
 import { relaxedSimdSupported } from '../../js/detect.js';
 
@@ -29,15 +29,11 @@ const self = fileURLToPath(import.meta.url);
 
 const tensor = (shape, seed) => ({ data: normals(shape.reduce((n, d) => n * d, 1), seed), shape });
 
-// Each configuration and length is timed as one interleaved set (timing.mjs): the cache's steps, the full copy,
-// onnxruntime-web and the two probes the bound comes from (a read of a buffer past the caches, the SIMD peak
-// loop), their samples spread over the same seconds. A bound measured once at the start drifted from the steps
-// it was set against: on a shared host the read bandwidth went from 9.5 to 7.0 GB/s within minutes.
-async function timeTogether(entries, budgetMs) {
-  const withEstimates = [];
-  for (const e of entries) withEstimates.push({ ...e, estimateMs: await warmUp(e.run, { minMs: 150 }) });
-  return interleave(withEstimates, { budgetMs });
-}
+// Each configuration and length is timed as one interleaved set (warmUpAndInterleave, timing.mjs): the cache's
+// steps, the full copy, onnxruntime-web and the probes the bound comes from (a read of a buffer past the caches,
+// the SIMD peak loop), their samples spread over the same seconds. A bound measured once at the start drifted
+// from the steps it was set against: on a shared host the read bandwidth went from 9.5 to 7.0 GB/s within minutes.
+const timeTogether = (entries, budgetMs) => warmUpAndInterleave(entries, { budgetMs, warmUpMs: 150 });
 
 function maxRelativeGap(got, want) {
   let worst = 0;

@@ -57,3 +57,11 @@ export async function interleave(entries, { budgetMs = 10000, minSampleMs = 15, 
     samples: p.samples.length, callsPerSample: p.calls,
   }]));
 }
+
+// interleave() for entries without estimates: each is warmed up first (warmUp, for at least warmUpMs), which also
+// gives the estimate that sizes its batches.
+export async function warmUpAndInterleave(entries, { budgetMs, warmUpMs = 400 } = {}) {
+  const withEstimates = [];
+  for (const e of entries) withEstimates.push({ ...e, estimateMs: await warmUp(e.run, { minMs: warmUpMs }) });
+  return interleave(withEstimates, { budgetMs });
+}

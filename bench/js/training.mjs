@@ -10,17 +10,11 @@ import { fileURLToPath } from 'node:url';
 
 import { makeProblem, normals, shapeText } from './inputs.mjs';
 import { loadXattn } from './peers.mjs';
-import { interleave, warmUp } from './timing.mjs';
+import { warmUpAndInterleave } from './timing.mjs';
 
 const repo = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..', '..');
 export const MHA_DIMS = { E: 512, H: 8, L: 256, N: 8 };
 const tensor = (shape, seed) => ({ data: normals(shape.reduce((n, d) => n * d, 1), seed), shape });
-
-async function timed(entries, budgetMs) {
-  const withEstimates = [];
-  for (const e of entries) withEstimates.push({ ...e, estimateMs: await warmUp(e.run) });
-  return interleave(withEstimates, { budgetMs });
-}
 
 // Per shape: forward and backward GFLOP/s and their ratio.
 async function backwardRows(xa, shapes, budgetMs, log) {
@@ -31,10 +25,10 @@ async function backwardRows(xa, shapes, budgetMs, log) {
     const k = { data: p.key.data, shape: [dims.BH, dims.S, dims.E] };
     const v = { data: p.value.data, shape: [dims.BH, dims.S, dims.Ev] };
     const dO = tensor([dims.BH, dims.L, dims.Ev], 12);
-    const t = await timed([
+    const t = await warmUpAndInterleave([
       { key: 'forward', run: () => xa.scaledDotProductAttention(q, k, v) },
       { key: 'backward', run: () => xa.scaledDotProductAttentionGrad(q, k, v, dO) },
-    ], budgetMs);
+    ], { budgetMs });
     const flops = 4 * dims.BH * dims.L * dims.S * dims.E;
     const row = {
       shape: [dims.BH, dims.L, dims.E],
@@ -64,12 +58,12 @@ async function mhaFigures(xa, budgetMs, log) {
   const x = tensor([L, N, E], 21);
   const dOut = tensor([L, N, E], 22);
   const padding = { data: new Uint8Array(N * L).map((_, i) => (i % L >= L - 32 ? 1 : 0)), shape: [N, L] };
-  const t = await timed([
+  const t = await warmUpAndInterleave([
     { key: 'forward', run: () => mha.forward(x, x, x, { needWeights: false }) },
     { key: 'forwardBackward', run: () => mha.backward(x, x, x, dOut) },
     { key: 'keyPadding', run: () => mha.forward(x, x, x, { needWeights: false, keyPaddingMask: padding }) },
     { key: 'causal', run: () => mha.forward(x, x, x, { needWeights: false, isCausal: true }) },
-  ], budgetMs);
+  ], { budgetMs });
   mha.dispose();
   // 4 projections of N·L rows (2·E² each per row) and the attention (4·N·L·S·E over the heads).
   const flops = 4 * 2 * N * L * E * E + 4 * N * L * L * E;
