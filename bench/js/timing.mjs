@@ -2,8 +2,8 @@
 // implementation's samples are spread evenly over the whole measurement of a shape instead of taken in a
 // block: a burst then hits a few samples of each implementation alike, and the median discards them.
 // Fast implementations get more samples than slow ones (plain JS takes seconds per call at the big shapes),
-// all within one time budget per shape. Each sample is a batch of calls long enough for the clock; results
-// are the median per-call time.
+// all within one time budget per shape. Each sample is a batch of calls long enough for the clock (or one call
+// after an untimed preparation, for entries that ask for it); results are the median per-call time.
 
 export function median(values) {
   const s = [...values].sort((a, b) => a - b);
@@ -37,21 +37,28 @@ export async function warmUp(run, { minMs = 400, minCalls = 2 } = {}) {
   return median(times.slice(times.length >> 1));
 }
 
-// entries: [{ key, run, estimateMs }]. Each implementation gets an equal share of budgetMs, as samples of at
-// least minSampleMs (never fewer than minSamples, never more than maxSamples); sample k of n is placed at
-// (k + ½)/n of the way through, and all samples run in that order.
+// entries: [{ key, run, estimateMs, before?, beforeMs? }]. Each implementation gets an equal share of budgetMs, as
+// samples of at least minSampleMs (never fewer than minSamples, never more than maxSamples); sample k of n is
+// placed at (k + ½)/n of the way through, and all samples run in that order. An entry with `before` has samples
+// of one call each, each after a call of before() that is not timed (taking beforeMs of the share): a step of a
+// cache bigger than a core's L2 would otherwise read, from its second call on, what the first left in L3.
 export async function interleave(entries, { budgetMs = 10000, minSampleMs = 15, minSamples = 5, maxSamples = 41 } = {}) {
   const share = budgetMs / Math.max(1, entries.length);
   const schedule = [];
   const plan = entries.map((e, i) => {
-    const calls = Math.max(1, Math.ceil(minSampleMs / Math.max(e.estimateMs, 1e-3)));
-    const n = Math.max(minSamples, Math.min(maxSamples, Math.floor(share / (calls * e.estimateMs))));
+    const calls = e.before ? 1 : Math.max(1, Math.ceil(minSampleMs / Math.max(e.estimateMs, 1e-3)));
+    const perSample = calls * e.estimateMs + (e.before ? e.beforeMs : 0);
+    const n = Math.max(minSamples, Math.min(maxSamples, Math.floor(share / perSample)));
     // The tiny per-implementation offset breaks ties without always favouring the same one.
     for (let k = 0; k < n; k++) schedule.push({ at: (k + 0.5) / n + i * 1e-9, i });
     return { ...e, calls, samples: [] };
   });
   schedule.sort((a, b) => a.at - b.at);
-  for (const { i } of schedule) plan[i].samples.push(await sampleBoth(plan[i].run, plan[i].calls));
+  for (const { i } of schedule) {
+    const p = plan[i];
+    if (p.before) await p.before();
+    p.samples.push(await sampleBoth(p.run, p.calls));
+  }
   return Object.fromEntries(plan.map((p) => [p.key, {
     ms: median(p.samples.map((x) => x.ms)), cpuMs: median(p.samples.map((x) => x.cpuMs)),
     samples: p.samples.length, callsPerSample: p.calls,
@@ -61,7 +68,19 @@ export async function interleave(entries, { budgetMs = 10000, minSampleMs = 15, 
 // interleave() for entries without estimates: each is warmed up first (warmUp, for at least warmUpMs), which also
 // gives the estimate that sizes its batches.
 export async function warmUpAndInterleave(entries, { budgetMs, warmUpMs = 400 } = {}) {
+  const later = (times) => median(times.slice(times.length >> 1));
   const withEstimates = [];
-  for (const e of entries) withEstimates.push({ ...e, estimateMs: await warmUp(e.run, { minMs: warmUpMs }) });
+  for (const e of entries) {
+    if (!e.before) {
+      withEstimates.push({ ...e, estimateMs: await warmUp(e.run, { minMs: warmUpMs }) });
+      continue;
+    }
+    const beforeTimes = [], runTimes = [];  // warmed up as timed: each call after before()
+    await warmUp(async () => {
+      beforeTimes.push(await sample(e.before, 1));
+      runTimes.push(await sample(e.run, 1));
+    }, { minMs: warmUpMs });
+    withEstimates.push({ ...e, estimateMs: later(runTimes), beforeMs: later(beforeTimes) });
+  }
   return interleave(withEstimates, { budgetMs });
 }
