@@ -11,6 +11,9 @@ export function median(values) {
   return s.length % 2 ? s[mid] : (s[mid - 1] + s[mid]) / 2;
 }
 
+// A warm-up's estimate: the median of its later half, when the JIT has settled.
+const laterHalfMedian = (times) => median(times.slice(times.length >> 1));
+
 // Per-call ms of `calls` back-to-back calls, wall clock and this process's CPU time (which a busy machine's
 // other processes do not inflate: a call preempted for them is not charged for the wait; for implementations
 // that compute on this thread alone). Awaiting a synchronous result costs a microtask, well under a
@@ -34,7 +37,7 @@ export async function warmUp(run, { minMs = 400, minCalls = 2 } = {}) {
   const times = [];
   const t0 = performance.now();
   while (times.length < minCalls || performance.now() - t0 < minMs) times.push(await sample(run, 1));
-  return median(times.slice(times.length >> 1));
+  return laterHalfMedian(times);
 }
 
 // entries: [{ key, run, estimateMs, before?, beforeMs? }]. Each implementation gets an equal share of budgetMs, as
@@ -68,7 +71,6 @@ export async function interleave(entries, { budgetMs = 10000, minSampleMs = 15, 
 // interleave() for entries without estimates: each is warmed up first (warmUp, for at least warmUpMs), which also
 // gives the estimate that sizes its batches.
 export async function warmUpAndInterleave(entries, { budgetMs, warmUpMs = 400 } = {}) {
-  const later = (times) => median(times.slice(times.length >> 1));
   const withEstimates = [];
   for (const e of entries) {
     if (!e.before) {
@@ -80,7 +82,7 @@ export async function warmUpAndInterleave(entries, { budgetMs, warmUpMs = 400 } 
       beforeTimes.push(await sample(e.before, 1));
       runTimes.push(await sample(e.run, 1));
     }, { minMs: warmUpMs });
-    withEstimates.push({ ...e, estimateMs: later(runTimes), beforeMs: later(beforeTimes) });
+    withEstimates.push({ ...e, estimateMs: laterHalfMedian(runTimes), beforeMs: laterHalfMedian(beforeTimes) });
   }
   return interleave(withEstimates, { budgetMs });
 }
