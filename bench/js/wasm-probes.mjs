@@ -94,16 +94,6 @@ const best = (runs, f) => {
   return top;
 };
 
-// Bytes per second read from a 256 MiB buffer, the best of several passes.
-export function measureReadBandwidth({ mib = 256, runs = 5 } = {}) {
-  const probe = readBandwidthProbe({ mib });
-  return best(runs, () => {
-    const t0 = performance.now();
-    probe.run();
-    return probe.bytes / ((performance.now() - t0) / 1000);
-  });
-}
-
 // FLOP/s of the multiply and add chains (the page's measurement, over several compilations of its loop), or with
 // `relaxed` of the relaxed_madd chains: the best of several runs.
 export function measureSimdPeak({ iterations = 5_000_000, runs = 7, relaxed = false } = {}) {
