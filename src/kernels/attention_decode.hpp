@@ -17,6 +17,7 @@
 #include <cmath>
 #include <cstddef>
 #include <cstdint>
+#include <type_traits>
 
 #include "kernels/attention.hpp"
 #include "kernels/kahan.hpp"
@@ -25,9 +26,11 @@
 namespace xattn::kernels {
 namespace {
 
-// PvRows × PvVecs: the P·V block (rows × vectors of Ev). OneRowKeys: keys per score block when a problem has one
-// row (multi-head decoding), as many accumulators, each beside its key vector.
-template <class O, std::size_t PvRows, std::size_t PvVecs, std::size_t OneRowKeys = 8>
+// PvRows × PvVecs: the P·V block (rows × vectors of Ev); a problem of one row (multi-head decoding) takes blocks of
+// 1 × 2·PvVecs, as many accumulators. OneRowKeys, OneRowHalfKeys: keys per score block when a problem has one
+// row, for float32 and for float16 keys, as many accumulators, each beside its key vector.
+template <class O, std::size_t PvRows, std::size_t PvVecs, std::size_t OneRowKeys = 8,
+          std::size_t OneRowHalfKeys = OneRowKeys>
 struct DecodeKernel {
     using V = typename O::V;
     static constexpr std::size_t W = O::width;
@@ -159,11 +162,11 @@ struct DecodeKernel {
 
     // Asks for rows [k0, k0 + kn) of a (·, D) float or float16 array (halves when not null, as tile() takes
     // them) ahead of their use. A step streams the whole cache from memory, and the P·V product reads a value
-    // tile in column blocks (Ev / (PvVecs · W) passes over its rows), which the hardware prefetchers follow
-    // poorly: measured in wasm on a Zen 3 core, a decoding step at 2048 positions read 3.3 GB/s where one plain
-    // stream reads 10. WebAssembly has no prefetch instruction, so there it is a byte load per cache line whose
-    // value is dropped (volatile, so that the compiler keeps it). Such a load waits for its line, and how best to
-    // issue them differs between cores: one burst a tile keeps the most misses in flight, and on a Zen 5 core
+    // tile in column blocks (Ev / (PvVecs · W) passes over its rows, half as many for one row), which the hardware
+    // prefetchers follow poorly: measured in wasm on a Zen 3 core, a decoding step at 2048 positions read 3.3 GB/s
+    // where one plain stream reads 10. WebAssembly has no prefetch instruction, so there it is a byte load per cache
+    // line whose value is dropped (volatile, so that the compiler keeps it). Such a load waits for its line, and how
+    // best to issue them differs between cores: one burst a tile keeps the most misses in flight, and on a Zen 5 core
     // touching a few rows after each score block instead measured 1.4-1.6x slower; on an Intel core (Rocket Lake
     // class, AVX-512) the same spreading measured 5-12% faster than the burst, and no touching about as fast as
     // spreading. The burst stays: it loses a tenth where it is worst, the spreading loses a third. Only value tiles
@@ -208,6 +211,11 @@ struct DecodeKernel {
             for (std::size_t j = 0; j < NJ; ++j) {
                 const V kv = load_operand<O>(k + j * ldk + e * W);
                 for (std::size_t r = 0; r < NR; ++r) acc[r][j] = O::fmadd(qv[r], kv, acc[r][j]);
+#if defined(__wasm__)
+                // One row, many keys: without this barrier LLVM loads every key vector before the products, and V8
+                // spills what does not fit its 15 registers. It orders, and changes no arithmetic.
+                if constexpr (NR == 1 && NJ > 4) __asm__ volatile("" ::: "memory");
+#endif
             }
         }
         if constexpr (O::has_hsum4 && NJ % 4 == 0) {
@@ -290,9 +298,11 @@ struct DecodeKernel {
             const float* vt = in_place ? nullptr : tile(v, v16, k0, kn, Ev, w.vt, &ldv);
             // Scores of every row against the tile, in blocks of rows × keys (score_block).
             auto scores = [&](const float* qr, const auto* keys) {
+                constexpr std::size_t one_row_keys =
+                    std::is_same_v<std::decay_t<decltype(*keys)>, std::uint16_t> ? OneRowHalfKeys : OneRowKeys;
                 for (std::size_t r0 = 0; r0 < R; r0 += 4)
                     with_count<4>(R - r0, [&](auto nr_) {
-                        constexpr std::size_t NR = decltype(nr_)::value, NJ = NR >= 3 ? 2 : NR == 2 ? 4 : OneRowKeys;
+                        constexpr std::size_t NR = decltype(nr_)::value, NJ = NR >= 3 ? 2 : NR == 2 ? 4 : one_row_keys;
                         for (std::size_t j0 = 0; j0 < kn; j0 += NJ)
                             with_count<NJ>(kn - j0, [&](auto nj_) {
                                 score_block<NR, decltype(nj_)::value>(qr + r0 * ep, ep, keys + j0 * ldk, ldk, nev,
@@ -350,14 +360,21 @@ struct DecodeKernel {
             // acc rows (R, evp) = alpha · acc + P (R, kn) · V tile (kn, evp).
             const bool dirty = p.kv_position_flags ? (flags & 2u) != 0 : !all_finite<O>(vt, kn * ldv);
             const std::uint16_t* v_bits = in_place ? v16 + k0 * Ev : nullptr;
-            for (std::size_t r0 = 0; r0 < R; r0 += PvRows)
-                for (std::size_t c0 = 0; c0 < evp / W; c0 += PvVecs)
-                    with_count<PvRows>(R - r0, [&](auto nr_) {
-                        with_count<PvVecs>(evp / W - c0, [&](auto nv_) {
-                            weighted_block<decltype(nr_)::value, decltype(nv_)::value>(w, r0, c0, kn, evp, v_bits, vt, ldv,
-                                                                                      dirty);
-                        });
+            if (R == 1) {  // one row: twice the vectors a block, in the accumulators the other rows would take
+                for (std::size_t c0 = 0; c0 < evp / W; c0 += 2 * PvVecs)
+                    with_count<2 * PvVecs>(evp / W - c0, [&](auto nv_) {
+                        weighted_block<1, decltype(nv_)::value>(w, 0, c0, kn, evp, v_bits, vt, ldv, dirty);
                     });
+            } else {
+                for (std::size_t r0 = 0; r0 < R; r0 += PvRows)
+                    for (std::size_t c0 = 0; c0 < evp / W; c0 += PvVecs)
+                        with_count<PvRows>(R - r0, [&](auto nr_) {
+                            with_count<PvVecs>(evp / W - c0, [&](auto nv_) {
+                                weighted_block<decltype(nr_)::value, decltype(nv_)::value>(w, r0, c0, kn, evp, v_bits, vt,
+                                                                                          ldv, dirty);
+                            });
+                        });
+            }
         }
         if (part) {  // m (R), l (R), acc (R, evp), with the compensation taken back out
             for (std::size_t r = 0; r < R; ++r) part[r] = w.m[r], part[R + r] = w.l[r] - w.lc[r];

@@ -55,6 +55,15 @@ template <class O, std::size_t R, std::size_t NV, class TA, class TB>
 XATTN_INLINE void accumulate(Block<O, R, NV>& acc, std::size_t K, const TA* a, std::size_t a_row,
                              std::size_t a_k, const TB* b, std::size_t ldb) {
     using V = typename O::V;
+    if constexpr (R == 1) {
+        // One row uses each B vector once: loaded beside its product, it needs one register, not NV (so that
+        // V8 keeps a 1 × 8 block in registers; the same sums in the same order).
+        for (std::size_t k = 0; k < K; ++k, a += a_k, b += ldb) {
+            const V ar = O::splat(a[0]);
+            for (std::size_t v = 0; v < NV; ++v) acc.c[0][v] = O::fmadd(ar, load_operand<O>(b + v * O::width), acc.c[0][v]);
+        }
+        return;
+    }
     for (std::size_t k = 0; k < K; ++k, a += a_k, b += ldb) {
         V bk[NV];
         for (std::size_t v = 0; v < NV; ++v) bk[v] = load_operand<O>(b + v * O::width);
