@@ -26,9 +26,9 @@
 namespace xattn::kernels {
 namespace {
 
-// PvRows × PvVecs: the P·V block (rows × vectors of Ev); a problem of one row (multi-head decoding) takes blocks of
-// 1 × 2·PvVecs, as many accumulators. OneRowKeys, OneRowHalfKeys: keys per score block when a problem has one
-// row, for float32 and for float16 keys, as many accumulators, each beside its key vector.
+// PvRows × PvVecs: the P·V block (rows × vectors of Ev); a block of one row takes 1 × 2·PvVecs, as many
+// accumulators. OneRowKeys, OneRowHalfKeys: keys per score block when a problem has one row, for float32 and for
+// float16 keys, as many accumulators, each beside its key vector.
 template <class O, std::size_t PvRows, std::size_t PvVecs, std::size_t OneRowKeys = 8,
           std::size_t OneRowHalfKeys = OneRowKeys>
 struct DecodeKernel {
@@ -162,8 +162,8 @@ struct DecodeKernel {
 
     // Asks for rows [k0, k0 + kn) of a (·, D) float or float16 array (halves when not null, as tile() takes
     // them) ahead of their use. A step streams the whole cache from memory, and the P·V product reads a value
-    // tile in column blocks (Ev / (PvVecs · W) passes over its rows, half as many for one row), which the hardware
-    // prefetchers follow poorly: measured in wasm on a Zen 3 core, a decoding step at 2048 positions read 3.3 GB/s
+    // tile in column blocks (Ev / (PvVecs · W) passes over its rows, half as many for a block of one row), which the
+    // hardware prefetchers follow poorly: measured in wasm on a Zen 3 core, a decoding step at 2048 positions read 3.3 GB/s
     // where one plain stream reads 10. WebAssembly has no prefetch instruction, so there it is a byte load per cache
     // line whose value is dropped (volatile, so that the compiler keeps it). Such a load waits for its line, and how
     // best to issue them differs between cores: one burst a tile keeps the most misses in flight, and on a Zen 5 core
@@ -360,21 +360,16 @@ struct DecodeKernel {
             // acc rows (R, evp) = alpha · acc + P (R, kn) · V tile (kn, evp).
             const bool dirty = p.kv_position_flags ? (flags & 2u) != 0 : !all_finite<O>(vt, kn * ldv);
             const std::uint16_t* v_bits = in_place ? v16 + k0 * Ev : nullptr;
-            if (R == 1) {  // one row: twice the vectors a block, in the accumulators the other rows would take
-                for (std::size_t c0 = 0; c0 < evp / W; c0 += 2 * PvVecs)
-                    with_count<2 * PvVecs>(evp / W - c0, [&](auto nv_) {
-                        weighted_block<1, decltype(nv_)::value>(w, 0, c0, kn, evp, v_bits, vt, ldv, dirty);
-                    });
-            } else {
-                for (std::size_t r0 = 0; r0 < R; r0 += PvRows)
-                    for (std::size_t c0 = 0; c0 < evp / W; c0 += PvVecs)
-                        with_count<PvRows>(R - r0, [&](auto nr_) {
-                            with_count<PvVecs>(evp / W - c0, [&](auto nv_) {
-                                weighted_block<decltype(nr_)::value, decltype(nv_)::value>(w, r0, c0, kn, evp, v_bits, vt,
-                                                                                          ldv, dirty);
-                            });
+            for (std::size_t r0 = 0; r0 < R; r0 += PvRows)
+                with_count<PvRows>(R - r0, [&](auto nr_) {
+                    // A block of one row (multi-head decoding, or the last of an odd count) takes twice the vectors,
+                    // in the accumulators the other rows would take.
+                    constexpr std::size_t NR = decltype(nr_)::value, NV = NR == 1 ? 2 * PvVecs : PvVecs;
+                    for (std::size_t c0 = 0; c0 < evp / W; c0 += NV)
+                        with_count<NV>(evp / W - c0, [&](auto nv_) {
+                            weighted_block<NR, decltype(nv_)::value>(w, r0, c0, kn, evp, v_bits, vt, ldv, dirty);
                         });
-            }
+                });
         }
         if (part) {  // m (R), l (R), acc (R, evp), with the compensation taken back out
             for (std::size_t r = 0; r < R; ++r) part[r] = w.m[r], part[R + r] = w.l[r] - w.lc[r];
