@@ -167,7 +167,7 @@ struct DecodeKernel {
     // where one plain stream reads 10. WebAssembly has no prefetch instruction, so there it is a byte load per cache
     // line whose value is dropped (volatile, so that the compiler keeps it). Such a load waits for its line, and how
     // best to issue them differs between cores: one burst a tile keeps the most misses in flight, and on a Zen 5 core
-    // touching a few rows after each score block instead measured 1.4-1.6x slower; on an Intel core (Rocket Lake
+    // touching a few rows after each score block instead measured 1.4-1.6x slower; on an Intel core (Sapphire Rapids
     // class, AVX-512) the same spreading measured 5-12% faster than the burst, and no touching about as fast as
     // spreading. The burst stays: it loses a tenth where it is worst, the spreading loses a third. Only value tiles
     // are asked for: the score loop reads a key tile's rows in order, two or four at a time, which the prefetchers
