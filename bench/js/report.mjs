@@ -7,9 +7,9 @@ import { STREAMING_DIMS } from './streaming.mjs';
 const gflops = (flops, ms) => flops / (ms * 1e6);
 const round = (x, digits) => Number(x.toFixed(digits));
 
-// One shape's record from its timings ({ key: { ms, cpuMs } }) and refusals ({ key: reason }). relaxedPeakGflops:
-// the relaxed_madd peak measured in this process, or null.
-export function shapeRecord(problem, impls, timings, refusals, relaxedPeakGflops = null) {
+// One shape's record from its timings ({ key: { ms, cpuMs } }) and refusals ({ key: reason }). peaks: the mul + add
+// and relaxed_madd peaks (GFLOP/s, or null) measured among the shape's samples.
+export function shapeRecord(problem, impls, timings, refusals, { simdGflops = null, relaxedGflops = null } = {}) {
   const { BH, L, E } = problem.dims;
   const record = { shape: [BH, L, E], flops: problem.flops };
   for (const impl of impls) {
@@ -25,15 +25,17 @@ export function shapeRecord(problem, impls, timings, refusals, relaxedPeakGflops
   record.speedupOverBestPeer = best && simd ? round(timings[best.key].ms / simd.ms, 2) : null;
   record.scalarOverPlainJs = timings.xattnScalar && timings.plainJs ? round(timings.plainJs.ms / timings.xattnScalar.ms, 2) : null;
   record.simdOverNative = timings.ortNode && simd ? round(timings.ortNode.ms / simd.ms, 2) : null;
+  record.simdPeakGflops = simdGflops ? round(simdGflops, 1) : null;
+  record.simdPercentOfPeak = simdGflops && simd ? round((100 * gflops(problem.flops, simd.ms)) / simdGflops, 1) : null;
   // Relaxed against plain SIMD, both in this process, interleaved, by CPU-time medians (the machine is shared).
   const relaxed = timings.xattnRelaxed;
   if (relaxed && simd) {
-    const relaxedGflops = gflops(problem.flops, relaxed.cpuMs);
+    const relaxedCpuGflops = gflops(problem.flops, relaxed.cpuMs);
     record.relaxedVsSimd = {
       simdCpuGflops: round(gflops(problem.flops, simd.cpuMs), 2),
-      relaxedCpuGflops: round(relaxedGflops, 2),
+      relaxedCpuGflops: round(relaxedCpuGflops, 2),
       ratio: round(simd.cpuMs / relaxed.cpuMs, 3),
-      percentOfRelaxedPeak: relaxedPeakGflops ? round((100 * relaxedGflops) / relaxedPeakGflops, 1) : null,
+      percentOfRelaxedPeak: relaxedGflops ? round((100 * relaxedCpuGflops) / relaxedGflops, 1) : null,
     };
   }
   return record;
@@ -63,18 +65,19 @@ function cell(entry) {
 const ratio = (x) => (x == null ? '—' : `${x.toFixed(2)}×`);
 
 // A fixed-width table: GFLOP/s with the median ms per call in brackets, then the ratios the issue's targets use,
-// and xattn SIMD's share of the wasm SIMD peak measured in this process (peakGflops; '—' when not measured).
-export function formatTable(records, impls, peakGflops = null) {
+// and xattn SIMD's share of the wasm SIMD peak measured beside it ('—' when not measured).
+export function formatTable(records, impls) {
   const labels = Object.fromEntries(impls.map((i) => [i.key, i.label]));
   const wasmCols = impls.filter((i) => i.role !== 'native').map((i) => i.key);
   const nativeCols = impls.filter((i) => i.role === 'native').map((i) => i.key);
-  const head = ['B·H×L×E', ...wasmCols.map((k) => labels[k]), 'best peer', 'SIMD÷best', 'SIMD % peak', 'scalar÷JS', ...nativeCols.map((k) => labels[k]), 'SIMD÷native'];
+  const head = ['B·H×L×E', ...wasmCols.map((k) => labels[k]), 'best peer', 'SIMD÷best', 'peak', 'SIMD % peak', 'scalar÷JS', ...nativeCols.map((k) => labels[k]), 'SIMD÷native'];
   const rows = records.map((r) => [
     r.shape.join('×'),
     ...wasmCols.map((k) => cell(r[k])),
     r.bestPeer ? labels[r.bestPeer] : '—',
     ratio(r.speedupOverBestPeer),
-    peakGflops && r.xattnSimd?.gflops ? `${Math.round((100 * r.xattnSimd.gflops) / peakGflops)}%` : '—',
+    r.simdPeakGflops ? r.simdPeakGflops.toFixed(1) : '—',
+    r.simdPercentOfPeak ? `${Math.round(r.simdPercentOfPeak)}%` : '—',
     ratio(r.scalarOverPlainJs),
     ...nativeCols.map((k) => cell(r[k])),
     ratio(r.simdOverNative),

@@ -53,6 +53,15 @@ test('column names are words, each implementation named once over its columns; t
   assert.equal(metaLine({ date: 'last Tuesday' }), 'last Tuesday');
 });
 
+test('a shape\'s share of the peak measured beside it is a column; that peak itself is left to the chart', () => {
+  const withPeaks = { ...bench, results: bench.results.map((r, i) => ({ ...r, simdPeakGflops: 40 + i, simdPercentOfPeak: 84.1 + i })) };
+  const { table } = parseBench(withPeaks);
+  const names = table.cols.map((c) => c.name);
+  assert.ok(names.includes('SIMD % of peak'), names.join(', '));
+  assert.equal(table.rows[1].simdPercentOfPeak, '85.1');
+  assert.ok(!table.cols.some((c) => c.id === 'simdPeakGflops'), 'the per-shape peak is not a column');
+});
+
 test('other layouts still make a table; nothing to show gives null', () => {
   const bare = parseBench([{ a: 1 }, { b: 'x' }]);
   assert.deepEqual(bare.table.cols.map((c) => c.name), ['a', 'b']);
