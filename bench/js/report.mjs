@@ -126,16 +126,17 @@ export function streamingSummary(streaming, records) {
   return { fields, line };
 }
 
-// The threads section (threads.mjs): per shape, xattn and onnxruntime-web at each count, xattn's scaling from
-// the first count to the last, and xattn ÷ onnxruntime-web at the last count.
+// The threads section (threads.mjs): per shape, xattn and onnxruntime-web at each count (medians over the rounds),
+// xattn's scaling from the first count to the last, and xattn ÷ onnxruntime-web at the last count (the medians of
+// each round's own ratio).
 export function formatThreads({ counts, rows }) {
   const g = (x) => (x == null ? '—' : x.toFixed(1));
-  const ratio = (a, b) => (a == null || b == null ? '—' : `${(a / b).toFixed(2)}×`);
   const first = counts[0], last = counts[counts.length - 1];
   const head = ['B·H×L×E', ...counts.map((t) => `xattn t=${t}`), `t=${first}→${last}`, ...counts.map((t) => `ort-web t=${t}`),
     `xattn ÷ ort-web t=${last}`];
-  const lines = rows.map((r) => [r.shape.join('×'), ...counts.map((t) => g(r.xattn[t])), ratio(r.xattn[last], r.xattn[first]),
-    ...counts.map((t) => g(r.ortWeb[t])), ratio(r.xattn[last], r.ortWeb[last])]);
+  const x = (v) => (v == null ? '—' : `${v.toFixed(2)}×`);
+  const lines = rows.map((r) => [r.shape.join('×'), ...counts.map((t) => g(r.xattn[t])), x(r.scaling),
+    ...counts.map((t) => g(r.ortWeb[t])), x(r.vsOrtWeb)]);
   const widths = head.map((h, i) => Math.max(h.length, ...lines.map((l) => l[i].length)));
   const fmt = (cells) => `  ${cells.map((c, i) => (i === 0 ? c.padEnd(widths[i]) : c.padStart(widths[i]))).join('  ')}`;
   const errors = rows.flatMap((r) => Object.entries(r.errors).map(([k, why]) => `  ${r.shape.join('×')} ${k}: ${why}`));

@@ -2,8 +2,8 @@
 // runs in a process of its own (this file, run as a script with --impl and --threads, prints one JSON line):
 // onnxruntime-web sizes its thread pool once per process, and two pools in one process disturb each other (each
 // keeps its threads polling for a while after a call, on the cores the other one needs). measureThreads, called
-// by run.mjs, starts them one after the other and pairs the figures. Same seeded inputs, every result checked
-// against float64 before it is timed.
+// by run.mjs, starts them one after the other, in rounds, and pairs the figures of each round. Same seeded inputs,
+// every result checked against float64 before it is timed.
 import { execFileSync } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
@@ -11,7 +11,7 @@ import { parseArgs } from 'node:util';
 import { makeProblem, parseShape, shapeText } from './inputs.mjs';
 import { TOLERANCE, ortImpl, xattnImpl } from './peers.mjs';
 import { agreement, referenceRows, sampleRows } from './reference.mjs';
-import { interleave, warmUp } from './timing.mjs';
+import { interleave, median, warmUp } from './timing.mjs';
 
 const self = fileURLToPath(import.meta.url);
 
@@ -54,33 +54,50 @@ async function measureIn(which, threads, shapes, budgetMs) {
   return { which, threads, xattnThreads: impls[0].xa?.threads ?? null, relaxedSimd: impls[0].xa?.relaxedSimd ?? null, rows };
 }
 
-// Runs this file once per implementation and thread count, and pairs the rows:
-// { counts, rows: [{ shape, xattn: { t: GFLOP/s }, ortWeb: { t: GFLOP/s }, errors }] }.
-export function measureThreads(shapes, { log, counts = [1, 2], budgetMs = 6000 }) {
+// Runs this file once per implementation and thread count in each of `rounds` rounds (the order reversed every other
+// round), each process with budgetMs / rounds per shape, and pairs the rows:
+// { counts, rounds, rows: [{ shape, xattn: { t: GFLOP/s }, ortWeb: { t: GFLOP/s }, scaling, vsOrtWeb, errors }] }.
+// Processes cannot be interleaved as the implementations within one are, and this host's speed moved by up to 2×
+// within a minute: with one process each, a slow minute fell on one side of a ratio only. So the GFLOP/s are the
+// medians over the rounds, and the ratios (xattn at the last count ÷ xattn at the first, ÷ onnxruntime-web at the
+// last) the medians of each round's own ratio, from processes minutes apart at most.
+export function measureThreads(shapes, { log, counts = [1, 2], budgetMs = 6000, rounds = 3 }) {
   const runs = [];
-  for (const threads of counts) {
-    for (const which of ['xattn', 'ort']) {
-      log(`threads: ${which === 'xattn' ? 'xattn SIMD' : 'ort-web wasm'} at ${threads} thread${threads > 1 ? 's' : ''}, in a process of its own`);
-      // The engine's wasm flags carry over (run.mjs runs with --experimental-wasm-relaxed-simd).
-      const flags = process.execArgv.filter((a) => a.startsWith('--experimental-wasm'));
+  const flags = process.execArgv.filter((a) => a.startsWith('--experimental-wasm'));  // run.mjs's wasm flags carry over
+  for (let round = 0; round < rounds; round++) {
+    const order = counts.flatMap((threads) => ['xattn', 'ort'].map((which) => ({ which, threads })));
+    if (round % 2) order.reverse();
+    for (const { which, threads } of order) {
+      log(`threads: round ${round + 1} of ${rounds}, ${which === 'xattn' ? 'xattn SIMD' : 'ort-web wasm'} at ${threads} thread${threads > 1 ? 's' : ''}, in a process of its own`);
       const out = execFileSync(process.execPath, [...flags, self, '--impl', which, '--threads', String(threads),
-        '--budget-ms', String(budgetMs), '--shapes', shapes.map(shapeText).join(',')],
+        '--budget-ms', String(Math.round(budgetMs / rounds)), '--shapes', shapes.map(shapeText).join(',')],
       { encoding: 'utf8', stdio: ['ignore', 'pipe', 'inherit'] });
-      runs.push(JSON.parse(out.trim().split('\n').pop()));
+      runs.push({ ...JSON.parse(out.trim().split('\n').pop()), round });
     }
   }
+  const first = counts[0], last = counts[counts.length - 1];
   const rows = shapes.map((dims, i) => {
     const row = { shape: [dims.BH, dims.L, dims.E], xattn: {}, ortWeb: {}, errors: {} };
+    // gflops[round][which][threads]
+    const gflops = Array.from({ length: rounds }, () => ({ xattn: {}, ortWeb: {} }));
     for (const run of runs) {
       const r = run.rows[i];
-      row[run.which === 'xattn' ? 'xattn' : 'ortWeb'][run.threads] = r.gflops;
+      gflops[run.round][run.which === 'xattn' ? 'xattn' : 'ortWeb'][run.threads] = r.gflops;
       for (const [key, why] of Object.entries(r.errors)) row.errors[`${key} t=${run.threads}`] = why;
     }
+    const medianOf = (values) => (values.every((v) => v != null) ? median(values) : null);
+    for (const which of ['xattn', 'ortWeb']) {
+      for (const t of counts) row[which][t] = medianOf(gflops.map((g) => g[which][t]));
+    }
+    const ratios = (f) => medianOf(gflops.map((g) => (g.xattn[last] != null && f(g) != null ? g.xattn[last] / f(g) : null)));
+    row.scaling = ratios((g) => g.xattn[first]);
+    row.vsOrtWeb = ratios((g) => g.ortWeb[last]);
     return row;
   });
-  const xattnRuns = runs.filter((r) => r.which === 'xattn');
+  const xattnRuns = runs.filter((r) => r.which === 'xattn' && r.round === 0);
   return {
     counts,
+    rounds,
     xattnThreads: Object.fromEntries(xattnRuns.map((r) => [r.threads, r.xattnThreads])),
     xattnRelaxedSimd: xattnRuns[0]?.relaxedSimd ?? null,
     rows,
