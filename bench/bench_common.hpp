@@ -83,6 +83,29 @@ inline Timing time_runs(const std::function<void()>& fn, int min_runs = 7, doubl
     return {times[times.size() / 2], times.front(), cpu[cpu.size() / 2]};
 }
 
+// `fn` (flops a run) and a peak loop (peak_once: one run's GFLOP/s) timed alternately, one run of each a round,
+// after a warm-up of each: the medians of both, so that the share of the peak reads the host as it was while
+// the kernel ran (these hosts' speed moved by up to 2x within a minute, and a peak taken before a shape, best of
+// 20, is a different host and a different statistic).
+struct BesidePeak {
+    double gflops, peak_gflops;
+};
+inline BesidePeak time_beside_peak(const std::function<void()>& fn, double flops, double (*peak_once)(), int rounds = 15) {
+    using clock = std::chrono::steady_clock;
+    fn();
+    peak_once();
+    std::vector<double> kernel, peak;
+    for (int r = 0; r < rounds; ++r) {
+        const auto t0 = clock::now();
+        fn();
+        kernel.push_back(flops / std::chrono::duration<double>(clock::now() - t0).count() * 1e-9);
+        peak.push_back(peak_once());
+    }
+    std::sort(kernel.begin(), kernel.end());
+    std::sort(peak.begin(), peak.end());
+    return {kernel[kernel.size() / 2], peak[peak.size() / 2]};
+}
+
 // Options beyond the plain call, to see what masks, causal rules and dropout cost.
 struct Variant {
     const char* name = "plain";

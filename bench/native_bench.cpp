@@ -1,7 +1,8 @@
 // The attention kernels natively: GFLOP/s (median and best run; one thread, then 1 against 2 threads) for the target shapes,
 // for every kernel set this CPU runs (sse4.1 is the code the wasm SIMD build runs), streaming (no
 // weights) and materialising (weights), the AVX2 FMA peak (and the AVX-512 one, where the CPU has it)
-// measured before each shape, and the row kernel for comparison.
+// measured before each shape, and the row kernel for comparison; then the AVX2 and AVX-512F sets against their
+// peaks timed alternately with them (the share the targets ask for).
 //   cmake --build build/native --target xattn_native_bench && build/native/xattn_native_bench [quick]
 #include <cstdio>
 #include <string>
@@ -33,6 +34,27 @@ int main(int argc, char** argv) {
         bench::Problem p(c, false);
         const bench::Timing t = bench::time_runs([&] { p.run_rows(); }, 3, 0.0);
         std::printf(" %9.1f %6.1f %7.1f\n", bench::flops(c) / t.median * 1e-9, peak, peak512);
+    }
+    // The targets' figure: the AVX2 set against the AVX2 FMA peak (and the AVX-512F set against its own), streaming,
+    // the two timed alternately.
+    std::printf("\none thread against the FMA peak, kernel and peak loop timed alternately (medians of %d rounds), "
+                "streaming, GFLOP/s kernel / peak (share):\n", quick ? 5 : 15);
+    for (const bench::Case& c : bench::target_cases()) {
+        std::printf("  %3zux%4zux%-5zu", c.BH, c.L, c.E);
+        for (const auto* set : sets) {
+            const std::string name = set->name;
+            double (*peak)() = name == "avx2+fma" ? bench::peak_once : nullptr;
+#if defined(XATTN_BENCH_HAS_PEAK512)
+            if (name == "avx512f") peak = bench::peak512_once;
+#endif
+            if (!peak) continue;
+            xattn::kernels::use_kernels(set);
+            bench::Problem p(c, false);
+            const bench::BesidePeak b = bench::time_beside_peak([&] { p.run_kernels(); }, bench::flops(c), peak, quick ? 5 : 15);
+            std::printf("  %s %6.1f / %6.1f (%3.0f%%)", set->name, b.gflops, b.peak_gflops, 100.0 * b.gflops / b.peak_gflops);
+        }
+        xattn::kernels::use_kernels(nullptr);
+        std::printf("\n");
     }
     bench::print_variants(xattn::kernels::best_kernels().name, quick ? 3 : 7);
     bench::print_backward(xattn::kernels::best_kernels().name, quick ? 3 : 7);
