@@ -83,27 +83,41 @@ inline Timing time_runs(const std::function<void()>& fn, int min_runs = 7, doubl
     return {times[times.size() / 2], times.front(), cpu[cpu.size() / 2]};
 }
 
-// `fn` (flops a run) and a peak loop (peak_once: one run's GFLOP/s) timed alternately, one run of each a round,
-// after a warm-up of each: the medians of both, so that the share of the peak reads the host as it was while
+// `fn` (flops a run) and a peak loop (peak_once: one run's GFLOP/s) timed alternately after a warm-up of each: each
+// round times one call, then runs the peak loop for at least as long, so that both samples cover as much of the
+// host's time. Returns the medians of both and of each round's ratio: the share of the peak as the host was while
 // the kernel ran (these hosts' speed moved by up to 2x within a minute, and a peak taken before a shape, best of
-// 20, is a different host and a different statistic).
+// 20, is a different moment and a different statistic).
 struct BesidePeak {
-    double gflops, peak_gflops;
+    double gflops, peak_gflops, share;
 };
 inline BesidePeak time_beside_peak(const std::function<void()>& fn, double flops, double (*peak_once)(), int rounds = 15) {
     using clock = std::chrono::steady_clock;
+    const auto seconds = [](clock::time_point t0) { return std::chrono::duration<double>(clock::now() - t0).count(); };
     fn();
     peak_once();
-    std::vector<double> kernel, peak;
+    std::vector<double> kernel, peak, share;
     for (int r = 0; r < rounds; ++r) {
-        const auto t0 = clock::now();
+        auto t0 = clock::now();
         fn();
-        kernel.push_back(flops / std::chrono::duration<double>(clock::now() - t0).count() * 1e-9);
-        peak.push_back(peak_once());
+        const double s = seconds(t0);
+        double work = 0.0, spent = 0.0;  // GFLOP and seconds of the peak loop
+        t0 = clock::now();
+        do {
+            const auto t1 = clock::now();
+            const double g = peak_once();
+            const double dt = seconds(t1);
+            work += g * dt, spent += dt;
+        } while (seconds(t0) < s);
+        kernel.push_back(flops / s * 1e-9);
+        peak.push_back(work / spent);
+        share.push_back(kernel.back() / peak.back());
     }
-    std::sort(kernel.begin(), kernel.end());
-    std::sort(peak.begin(), peak.end());
-    return {kernel[kernel.size() / 2], peak[peak.size() / 2]};
+    const auto median = [](std::vector<double>& x) {
+        std::sort(x.begin(), x.end());
+        return x[x.size() / 2];
+    };
+    return {median(kernel), median(peak), median(share)};
 }
 
 // Options beyond the plain call, to see what masks, causal rules and dropout cost.

@@ -38,7 +38,7 @@ int main(int argc, char** argv) {
     // The targets' figure: the AVX2 set against the AVX2 FMA peak (and the AVX-512F set against its own), streaming,
     // the two timed alternately.
     std::printf("\none thread against the FMA peak, kernel and peak loop timed alternately (medians of %d rounds), "
-                "streaming, GFLOP/s kernel / peak (share):\n", quick ? 5 : 15);
+                "streaming, GFLOP/s kernel / peak (share: the median of each round's):\n", quick ? 5 : 15);
     for (const bench::Case& c : bench::target_cases()) {
         std::printf("  %3zux%4zux%-5zu", c.BH, c.L, c.E);
         for (const auto* set : sets) {
@@ -51,7 +51,7 @@ int main(int argc, char** argv) {
             xattn::kernels::use_kernels(set);
             bench::Problem p(c, false);
             const bench::BesidePeak b = bench::time_beside_peak([&] { p.run_kernels(); }, bench::flops(c), peak, quick ? 5 : 15);
-            std::printf("  %s %6.1f / %6.1f (%3.0f%%)", set->name, b.gflops, b.peak_gflops, 100.0 * b.gflops / b.peak_gflops);
+            std::printf("  %s %6.1f / %6.1f (%3.0f%%)", set->name, b.gflops, b.peak_gflops, 100.0 * b.share);
         }
         xattn::kernels::use_kernels(nullptr);
         std::printf("\n");
