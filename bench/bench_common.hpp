@@ -83,6 +83,12 @@ inline Timing time_runs(const std::function<void()>& fn, int min_runs = 7, doubl
     return {times[times.size() / 2], times.front(), cpu[cpu.size() / 2]};
 }
 
+// The median of a set of samples (the upper one of the middle two when there are evenly many).
+inline double median(std::vector<double> x) {
+    std::sort(x.begin(), x.end());
+    return x[x.size() / 2];
+}
+
 // `fn` (flops a run) and a peak loop (peak_once: one run's GFLOP/s) timed alternately after a warm-up of each: each
 // round times one call, then runs the peak loop for at least as long, so that both samples cover as much of the
 // host's time. Returns the medians of both and of each round's ratio: the share of the peak as the host was while
@@ -113,10 +119,6 @@ inline BesidePeak time_beside_peak(const std::function<void()>& fn, double flops
         peak.push_back(work / spent);
         share.push_back(kernel.back() / peak.back());
     }
-    const auto median = [](std::vector<double>& x) {
-        std::sort(x.begin(), x.end());
-        return x[x.size() / 2];
-    };
     return {median(kernel), median(peak), median(share)};
 }
 

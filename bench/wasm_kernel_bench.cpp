@@ -4,7 +4,6 @@
 // SIMD build, what the micro-kernel alone reaches (micro_ceiling.hpp) and each streaming call against the peak
 // timed alternately with it.
 // Build and run: bash bench/wasm-bench.sh [simd|scalar] [quick|big]
-#include <algorithm>
 #include <cstdio>
 #include <string>
 #include <vector>
@@ -51,10 +50,7 @@ int main(int argc, char** argv) {
     {  // what the micro-kernel alone reaches, against the peak measured beside it (micro_ceiling.hpp): rounds of
        // one then the other, so a busy moment of the machine slows both; medians of the rounds.
         bench::MicroCeiling micro;
-        const auto median = [](std::vector<double> x) {
-            std::sort(x.begin(), x.end());
-            return x[x.size() / 2];
-        };
+        using bench::median;
         std::vector<double> g, peak, share;
         for (int round = 0; round < 7; ++round) {
             peak.push_back(bench::peak_gflops());

@@ -134,9 +134,8 @@ export function formatThreads({ counts, rows }) {
   const first = counts[0], last = counts[counts.length - 1];
   const head = ['B·H×L×E', ...counts.map((t) => `xattn t=${t}`), `t=${first}→${last}`, ...counts.map((t) => `ort-web t=${t}`),
     `xattn ÷ ort-web t=${last}`];
-  const x = (v) => (v == null ? '—' : `${v.toFixed(2)}×`);
-  const lines = rows.map((r) => [r.shape.join('×'), ...counts.map((t) => g(r.xattn[t])), x(r.scaling),
-    ...counts.map((t) => g(r.ortWeb[t])), x(r.vsOrtWeb)]);
+  const lines = rows.map((r) => [r.shape.join('×'), ...counts.map((t) => g(r.xattn[t])), ratio(r.scaling),
+    ...counts.map((t) => g(r.ortWeb[t])), ratio(r.vsOrtWeb)]);
   const widths = head.map((h, i) => Math.max(h.length, ...lines.map((l) => l[i].length)));
   const fmt = (cells) => `  ${cells.map((c, i) => (i === 0 ? c.padEnd(widths[i]) : c.padStart(widths[i]))).join('  ')}`;
   const errors = rows.flatMap((r) => Object.entries(r.errors).map(([k, why]) => `  ${r.shape.join('×')} ${k}: ${why}`));
