@@ -63,6 +63,7 @@ function cell(entry) {
 }
 
 const ratio = (x) => (x == null ? '—' : `${x.toFixed(2)}×`);
+const percent = (x) => (x ? `${Math.round(x)}%` : '—');
 
 // A fixed-width table: GFLOP/s with the median ms per call in brackets, then the ratios the issue's targets use,
 // and xattn SIMD's share of the wasm SIMD peak measured beside it ('—' when not measured).
@@ -77,7 +78,7 @@ export function formatTable(records, impls) {
     r.bestPeer ? labels[r.bestPeer] : '—',
     ratio(r.speedupOverBestPeer),
     r.simdPeakGflops ? r.simdPeakGflops.toFixed(1) : '—',
-    r.simdPercentOfPeak ? `${Math.round(r.simdPercentOfPeak)}%` : '—',
+    percent(r.simdPercentOfPeak),
     ratio(r.scalarOverPlainJs),
     ...nativeCols.map((k) => cell(r[k])),
     ratio(r.simdOverNative),
@@ -127,15 +128,16 @@ export function streamingSummary(streaming, records) {
 }
 
 // The threads section (threads.mjs): per shape, xattn and onnxruntime-web at each count (medians over the rounds),
-// xattn's scaling from the first count to the last, and xattn ÷ onnxruntime-web at the last count (the medians of
-// each round's own ratio).
+// xattn's scaling from the first count to the last beside the peak loop's (what the host allowed), xattn's share
+// of the peak loop run on as many threads, and xattn ÷ onnxruntime-web at the last count (the medians of each
+// round's own ratio).
 export function formatThreads({ counts, rows }) {
   const g = (x) => (x == null ? '—' : x.toFixed(1));
   const first = counts[0], last = counts[counts.length - 1];
-  const head = ['B·H×L×E', ...counts.map((t) => `xattn t=${t}`), `t=${first}→${last}`, ...counts.map((t) => `ort-web t=${t}`),
-    `xattn ÷ ort-web t=${last}`];
-  const lines = rows.map((r) => [r.shape.join('×'), ...counts.map((t) => g(r.xattn[t])), ratio(r.scaling),
-    ...counts.map((t) => g(r.ortWeb[t])), ratio(r.vsOrtWeb)]);
+  const head = ['B·H×L×E', ...counts.map((t) => `xattn t=${t}`), `t=${first}→${last}`, `peak t=${first}→${last}`,
+    ...counts.map((t) => `% of peak t=${t}`), ...counts.map((t) => `ort-web t=${t}`), `xattn ÷ ort-web t=${last}`];
+  const lines = rows.map((r) => [r.shape.join('×'), ...counts.map((t) => g(r.xattn[t])), ratio(r.scaling), ratio(r.peakScaling),
+    ...counts.map((t) => percent(r.percentOfPeak?.[t])), ...counts.map((t) => g(r.ortWeb[t])), ratio(r.vsOrtWeb)]);
   const widths = head.map((h, i) => Math.max(h.length, ...lines.map((l) => l[i].length)));
   const fmt = (cells) => `  ${cells.map((c, i) => (i === 0 ? c.padEnd(widths[i]) : c.padStart(widths[i]))).join('  ')}`;
   const errors = rows.flatMap((r) => Object.entries(r.errors).map(([k, why]) => `  ${r.shape.join('×')} ${k}: ${why}`));

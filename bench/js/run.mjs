@@ -10,7 +10,7 @@
 // MultiheadAttention's forward and backward beside PyTorch's, and masked against unmasked MHA. The decoding
 // section (bench/js/decode.mjs) times KV-cache steps against their bound, a full copy and onnxruntime-web. The
 // threads section (bench/js/threads.mjs) runs xattn's threaded build and onnxruntime-web at 1 and at 2 threads,
-// each count in a process of its own.
+// each count in a process of its own, and beside xattn the peak loop on as many threads.
 //
 // Shapes are B·H × L × E with S = L and Ev = E (legend: B batch, H heads, L query length, S key length,
 // E query/key dim, Ev value dim). FLOPs = 4·B·H·L·S·E. With --shapes the JSON is written only when --out is given,
@@ -222,7 +222,7 @@ async function main() {
   }
   if (threads) {
     meta.threadScaling = threads;
-    log(`Threads (xattn plain SIMD, threaded build at t > 1; onnxruntime-web wasm; each implementation and thread count in a process of its own, in ${threads.rounds} rounds), GFLOP/s medians over the rounds, ratios the medians of each round's own:`);
+    log(`Threads (xattn plain SIMD, threaded build at t > 1; onnxruntime-web wasm; each implementation and thread count in a process of its own, in ${threads.rounds} rounds; the peak loop run on 1 and on 2 threads at once beside xattn, in its processes), GFLOP/s medians over the rounds, ratios and shares the medians of each round's own:`);
     log(formatThreads(threads));
   }
   log(`Took ${meta.durationSeconds} s; 1-minute load average ${loadAtStart} at the start, ${meta.loadAverageAtEnd} at the end (${os.cpus().length} CPUs; this run keeps one busy).`);

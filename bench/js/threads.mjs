@@ -12,12 +12,23 @@ import { makeProblem, parseShape, shapeText } from './inputs.mjs';
 import { TOLERANCE, ortImpl, xattnImpl } from './peers.mjs';
 import { agreement, referenceRows, sampleRows } from './reference.mjs';
 import { interleave, median, warmUp } from './timing.mjs';
+import { parallelPeakProbe } from './wasm-probes.mjs';
 
 const self = fileURLToPath(import.meta.url);
 
-// One process: every shape, one implementation ('xattn' or 'ort') at `threads`.
+// One process: every shape, one implementation ('xattn' or 'ort') at `threads`. xattn's processes also time the
+// plain SIMD peak loop on one thread and on `threads` threads at once, as entries of each shape's interleave:
+// the arithmetic the host gave each count while the calls ran.
 async function measureIn(which, threads, shapes, budgetMs) {
   const impls = [which === 'xattn' ? xattnImpl(true, threads) : ortImpl(false, threads)];
+  const counts = [...new Set([1, threads])];
+  const peaks = [];
+  if (which === 'xattn') {
+    for (const t of counts) {
+      const probe = await parallelPeakProbe(t);
+      peaks.push({ ...probe, key: `peak${t}`, threads: t, estimateMs: await warmUp(probe.run) });
+    }
+  }
   for (const impl of impls) {
     try {
       await impl.load();
@@ -46,17 +57,23 @@ async function measureIn(which, threads, shapes, budgetMs) {
         errors[impl.key] = String(err?.message ?? err).split('\n')[0];
       }
     }
+    if (entries.length) entries.push(...peaks);
     const timings = await interleave(entries, { budgetMs });
     for (const impl of impls) await impl.release?.();
-    const gflops = (key) => (timings[key] ? problem.flops / (timings[key].ms * 1e6) : null);
-    rows.push({ shape: [dims.BH, dims.L, dims.E], gflops: gflops(impls[0].key), errors });
+    const gflops = (key, flops) => (timings[key] ? flops / (timings[key].ms * 1e6) : null);
+    const peakGflops = Object.fromEntries(peaks.map((p) => [p.threads, gflops(p.key, p.flops)]));
+    rows.push({ shape: [dims.BH, dims.L, dims.E], gflops: gflops(impls[0].key, problem.flops), peakGflops, errors });
   }
+  for (const probe of peaks) await probe.close();
   return { which, threads, xattnThreads: impls[0].xa?.threads ?? null, relaxedSimd: impls[0].xa?.relaxedSimd ?? null, rows };
 }
 
 // Runs this file once per implementation and thread count in each of `rounds` rounds (the order reversed every other
 // round), each process with budgetMs / rounds per shape, and pairs the rows:
-// { counts, rounds, rows: [{ shape, xattn: { t: GFLOP/s }, ortWeb: { t: GFLOP/s }, scaling, vsOrtWeb, errors }] }.
+// { counts, rounds, rows: [{ shape, xattn: { t: GFLOP/s }, ortWeb: { t: GFLOP/s }, scaling, vsOrtWeb, peak: { t: GFLOP/s },
+// percentOfPeak: { t: % }, peakScaling, errors }] }: peak[t] is the peak loop on t threads at once in xattn's
+// process at t threads, percentOfPeak[t] xattn's share of it, and peakScaling what the peak loop gained from the
+// first count to the last inside the last count's process (the scaling the host allowed, beside xattn's).
 // Processes cannot be interleaved as the implementations within one are, and this host's speed moved by up to 2×
 // within a minute: with one process each, a slow minute fell on one side of a ratio only. So the GFLOP/s are the
 // medians over the rounds, and the ratios (xattn at the last count ÷ xattn at the first, ÷ onnxruntime-web at the
@@ -78,11 +95,13 @@ export function measureThreads(shapes, { log, counts = [1, 2], budgetMs = 6000, 
   const first = counts[0], last = counts[counts.length - 1];
   const rows = shapes.map((dims, i) => {
     const row = { shape: [dims.BH, dims.L, dims.E], xattn: {}, ortWeb: {}, errors: {} };
-    // gflops[round][which][threads]
+    // gflops[round][which][threads]; peaks[round][threads of the process][threads of the loop]
     const gflops = Array.from({ length: rounds }, () => ({ xattn: {}, ortWeb: {} }));
+    const peaks = Array.from({ length: rounds }, () => ({}));
     for (const run of runs) {
       const r = run.rows[i];
       gflops[run.round][run.which === 'xattn' ? 'xattn' : 'ortWeb'][run.threads] = r.gflops;
+      if (run.which === 'xattn') peaks[run.round][run.threads] = r.peakGflops ?? {};
       for (const [key, why] of Object.entries(r.errors)) row.errors[`${key} t=${run.threads}`] = why;
     }
     const medianOf = (values) => (values.every((v) => v != null) ? median(values) : null);
@@ -92,6 +111,10 @@ export function measureThreads(shapes, { log, counts = [1, 2], budgetMs = 6000, 
     const ratios = (f) => medianOf(gflops.map((g) => (g.xattn[last] != null && f(g) != null ? g.xattn[last] / f(g) : null)));
     row.scaling = ratios((g) => g.xattn[first]);
     row.vsOrtWeb = ratios((g) => g.ortWeb[last]);
+    const share = (t) => (g, round) => (g.xattn[t] != null && peaks[round][t]?.[t] ? (100 * g.xattn[t]) / peaks[round][t][t] : null);
+    row.peak = Object.fromEntries(counts.map((t) => [t, medianOf(peaks.map((p) => p[t]?.[t] ?? null))]));
+    row.percentOfPeak = Object.fromEntries(counts.map((t) => [t, medianOf(gflops.map(share(t)))]));
+    row.peakScaling = medianOf(peaks.map((p) => (p[last]?.[last] && p[last]?.[first] ? p[last][last] / p[last][first] : null)));
     return row;
   });
   const xattnRuns = runs.filter((r) => r.which === 'xattn' && r.round === 0);

@@ -105,3 +105,51 @@ export function measureSimdPeak({ iterations = 5_000_000, runs = 7, relaxed = fa
     return probe.flops / ((performance.now() - t0) / 1000);
   });
 }
+
+// The plain peak loop on `threads` threads at once: this thread and threads - 1 worker threads, each with a
+// simdPeakProbe of its own. `run()` starts the workers' loops, runs
+// its own, and returns when all have finished; `flops` per run counts every thread's. What two threads give on
+// a host whose second vCPU is shared with other guests (or is the first one's SMT sibling) is not twice what
+// one gives: read beside a threaded kernel, it tells what scaling the host allowed at that moment.
+// Blocks this thread while it waits (Node's main thread may); close() ends the workers.
+export async function parallelPeakProbe(threads, { iterations = 4_000_000, compiles = 4 } = {}) {
+  const { Worker } = await import('node:worker_threads');
+  const control = new Int32Array(new SharedArrayBuffer(8));  // [0]: job number (-1: stop), [1]: loops finished
+  const own = simdPeakProbe({ iterations, compiles });
+  // Each worker imports this module for its probe.
+  const workerSource = `
+    const { workerData, parentPort } = require('node:worker_threads');
+    const { control, module, iterations, compiles } = workerData;
+    import(module).then(({ simdPeakProbe }) => {
+      const probe = simdPeakProbe({ iterations, compiles });
+      parentPort.postMessage('ready');
+      for (let seen = 0; ; ) {
+        Atomics.wait(control, 0, seen);
+        seen = Atomics.load(control, 0);
+        if (seen < 0) break;
+        probe.run();
+        Atomics.add(control, 1, 1);
+        Atomics.notify(control, 1);
+      }
+    });`;
+  const workers = await Promise.all(Array.from({ length: threads - 1 }, () => new Promise((resolve, reject) => {
+    const w = new Worker(workerSource, { eval: true, workerData: { control, module: import.meta.url, iterations, compiles } });
+    w.once('message', () => resolve(w));
+    w.once('error', reject);
+  })));
+  return {
+    flops: threads * own.flops,
+    run() {
+      Atomics.store(control, 1, 0);
+      Atomics.add(control, 0, 1);
+      Atomics.notify(control, 0);
+      own.run();
+      for (let done; (done = Atomics.load(control, 1)) < threads - 1; ) Atomics.wait(control, 1, done);
+    },
+    async close() {
+      Atomics.store(control, 0, -1);
+      Atomics.notify(control, 0);
+      await Promise.all(workers.map((w) => w.terminate()));
+    },
+  };
+}
