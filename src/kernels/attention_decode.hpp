@@ -169,10 +169,13 @@ struct DecodeKernel {
     // best to issue them differs between cores: one burst a tile keeps the most misses in flight, and on a Zen 5 core
     // touching a few rows after each score block instead measured 1.4-1.6x slower; on an Intel core (Sapphire Rapids
     // class, AVX-512) the same spreading measured 5-12% faster than the burst, and no touching about as fast as
-    // spreading. The burst stays: it loses a tenth where it is worst, the spreading loses a third. Only value tiles
-    // are asked for: the score loop reads a key tile's rows in order, two or four at a time, which the prefetchers
-    // follow. On the Intel core, steps without the key touches ran 1.00-1.12x faster with the caches flushed between
-    // samples (float32 and float16, both configurations), 0.91-1.26x with the cache left in L3.
+    // spreading. The burst stays: it loses a tenth where it is worst, the spreading loses a third.
+    // Key tiles: the score loop reads a tile's rows in order, which the prefetchers follow on some cores and not on
+    // others. On the Intel core, steps without key touches ran 1.00-1.12x faster (caches flushed between samples),
+    // 0.91-1.26x with the cache left in L3. On a Zen 5 core, with the caches flushed, touching each float32 key tile
+    // ahead as well, and the first key and value tiles before the first scores, made steps 1.15-1.26x faster (both
+    // configurations, 512 to 8192 positions), where a float16 cache, read in place, gained nothing (0.97-1.03x): so
+    // float32 keys are touched, float16 ones are not, and where the Intel core loses a tenth the Zen core gains a fifth.
     static void touch_ahead(const float* rows, const std::uint16_t* halves, std::size_t k0, std::size_t kn,
                             std::size_t D) {
         const unsigned char* b = halves ? reinterpret_cast<const unsigned char*>(halves + k0 * D)
@@ -283,12 +286,16 @@ struct DecodeKernel {
         if (bits_ok)
             for (std::size_t x = 0; x < R * E; ++x) w.qbits[x] = q[x] * 0x1p112f;
 
+        // Which tiles are asked for ahead of their use: see touch_ahead.
+        const auto ask_for = [&](std::size_t k0) {
+            const std::size_t kn = min_size(kTile, S - k0);
+            touch_ahead(v, v16, k0, kn, Ev);
+            if (k) touch_ahead(k, nullptr, k0, kn, E);
+        };
+        if (k_begin < S) ask_for(k_begin);
         for (std::size_t k0 = k_begin; k0 < S; k0 += kTile) {
             const std::size_t kn = min_size(kTile, S - k0);
-            if (k0 + kn < S) {  // the next tile's values on their way while this one is computed (keys: see touch_ahead)
-                const std::size_t next = k0 + kn, nn = min_size(kTile, S - next);
-                touch_ahead(v, v16, next, nn, Ev);
-            }
+            if (k0 + kn < S) ask_for(k0 + kn);  // the next tile on its way while this one is computed
             // Bit 0: a key of the tile holds inf or NaN, bit 1: a value does; both when the cache does not say.
             unsigned flags = p.kv_position_flags ? 0u : 3u;
             for (std::size_t j = 0; p.kv_position_flags && j < kn; ++j) flags |= p.kv_position_flags[k0 + j];
