@@ -173,8 +173,8 @@ struct DecodeKernel {
     // Key tiles: the score loop reads a tile's rows in order, which the prefetchers follow on some cores and not on
     // others. On the Intel core, steps without key touches ran 1.00-1.12x faster (caches flushed between samples),
     // 0.91-1.26x with the cache left in L3. On a Zen 5 core, with the caches flushed, touching each float32 key tile
-    // ahead as well, and the first key and value tiles before the first scores, made steps 1.15-1.26x faster (both
-    // configurations, 512 to 8192 positions), where a float16 cache, read in place, gained nothing (0.97-1.03x): so
+    // ahead as well, and the first key and value tiles before the first scores, made steps 1.11-1.26x faster (both
+    // configurations, 512 to 8192 positions, three comparisons), where a float16 cache, read in place, gained nothing (0.97-1.03x): so
     // float32 keys are touched, float16 ones are not, and where the Intel core loses a tenth the Zen core gains a fifth.
     static void touch_ahead(const float* rows, const std::uint16_t* halves, std::size_t k0, std::size_t kn,
                             std::size_t D) {
