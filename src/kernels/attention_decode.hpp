@@ -367,16 +367,28 @@ struct DecodeKernel {
             // acc rows (R, evp) = alpha · acc + P (R, kn) · V tile (kn, evp).
             const bool dirty = p.kv_position_flags ? (flags & 2u) != 0 : !all_finite<O>(vt, kn * ldv);
             const std::uint16_t* v_bits = in_place ? v16 + k0 * Ev : nullptr;
-            for (std::size_t r0 = 0; r0 < R; r0 += PvRows)
-                with_count<PvRows>(R - r0, [&](auto nr_) {
-                    // A block of one row (multi-head decoding, or the last of an odd count) takes twice the vectors,
-                    // in the accumulators the other rows would take.
-                    constexpr std::size_t NR = decltype(nr_)::value, NV = NR == 1 ? 2 * PvVecs : PvVecs;
-                    for (std::size_t c0 = 0; c0 < evp / W; c0 += NV)
-                        with_count<NV>(evp / W - c0, [&](auto nv_) {
-                            weighted_block<NR, decltype(nv_)::value>(w, r0, c0, kn, evp, v_bits, vt, ldv, dirty);
-                        });
-                });
+            // In blocks of BR rows × (PvRows · PvVecs / BR) vectors, the same accumulators whatever BR. A value
+            // vector is loaded (and, read in place, widened) once per block of rows: so float16 tiles read in
+            // place take blocks of 4 rows where there are 4, widening each vector once for the 4 query heads of
+            // a grouped-query step rather than twice (1.02-1.05x faster, cold and back to back, on a Zen 5 core
+            // where PvRows is 2).
+            // Each output element still sums its keys in order, so the block shape leaves the result's bits alone.
+            const auto weighted = [&](auto block_rows_) {
+                constexpr std::size_t BR = decltype(block_rows_)::value, BV = PvRows * PvVecs / BR;
+                for (std::size_t r0 = 0; r0 < R; r0 += BR)
+                    with_count<BR>(R - r0, [&](auto nr_) {
+                        // A block of one row (multi-head decoding, or the last of an odd count) takes twice the
+                        // vectors, in the accumulators the other rows would take.
+                        constexpr std::size_t NR = decltype(nr_)::value, NV = NR == 1 ? 2 * BV : BV;
+                        for (std::size_t c0 = 0; c0 < evp / W; c0 += NV)
+                            with_count<NV>(evp / W - c0, [&](auto nv_) {
+                                weighted_block<NR, decltype(nv_)::value>(w, r0, c0, kn, evp, v_bits, vt, ldv, dirty);
+                            });
+                    });
+            };
+            constexpr std::size_t kHalfRows = PvRows < 4 && PvRows * PvVecs % 4 == 0 ? 4 : PvRows;
+            if (v_bits && R >= kHalfRows) weighted(std::integral_constant<std::size_t, kHalfRows>{});
+            else weighted(std::integral_constant<std::size_t, PvRows>{});
         }
         if (part) {  // m (R), l (R), acc (R, evp), with the compensation taken back out
             for (std::size_t r = 0; r < R; ++r) part[r] = w.m[r], part[R + r] = w.l[r] - w.lc[r];
