@@ -27,7 +27,7 @@ namespace xattn::kernels {
 namespace {
 
 // PvRows × PvVecs: the P·V block (rows × vectors of Ev); a block of one row takes 1 × 2·PvVecs, as many
-// accumulators. OneRowKeys, OneRowHalfKeys: keys per score block when a problem has one row, for float32 and for
+// accumulators, and float16 tiles read in place take blocks of 4 rows where PvRows is less (see problem). OneRowKeys, OneRowHalfKeys: keys per score block when a problem has one row, for float32 and for
 // float16 keys, as many accumulators, each beside its key vector.
 template <class O, std::size_t PvRows, std::size_t PvVecs, std::size_t OneRowKeys = 8,
           std::size_t OneRowHalfKeys = OneRowKeys>
@@ -174,8 +174,9 @@ struct DecodeKernel {
     // others. On the Intel core, steps without key touches ran 1.00-1.12x faster (caches flushed between samples),
     // 0.91-1.26x with the cache left in L3. On a Zen 5 core, with the caches flushed, touching each float32 key tile
     // ahead as well, and the first key and value tiles before the first scores, made steps 1.11-1.26x faster (both
-    // configurations, 512 to 8192 positions, three comparisons), where a float16 cache, read in place, gained nothing (0.97-1.03x): so
-    // float32 keys are touched, float16 ones are not, and where the Intel core loses a tenth the Zen core gains a fifth.
+    // configurations, 512 to 8192 positions, three comparisons), where a float16 cache, read in place, gained
+    // nothing (0.97-1.03x; 0.97-1.08x in a later session): so float32 keys are touched, float16 ones are not, and
+    // where the Intel core loses a tenth the Zen core gains a fifth.
     static void touch_ahead(const float* rows, const std::uint16_t* halves, std::size_t k0, std::size_t kn,
                             std::size_t D) {
         const unsigned char* b = halves ? reinterpret_cast<const unsigned char*>(halves + k0 * D)
@@ -386,8 +387,8 @@ struct DecodeKernel {
                             });
                     });
             };
-            constexpr std::size_t kHalfRows = PvRows < 4 && PvRows * PvVecs % 4 == 0 ? 4 : PvRows;
-            if (v_bits && R >= kHalfRows) weighted(std::integral_constant<std::size_t, kHalfRows>{});
+            constexpr std::size_t kInPlaceRows = PvRows < 4 && PvRows * PvVecs % 4 == 0 ? 4 : PvRows;
+            if (v_bits && R >= kInPlaceRows) weighted(std::integral_constant<std::size_t, kInPlaceRows>{});
             else weighted(std::integral_constant<std::size_t, PvRows>{});
         }
         if (part) {  // m (R), l (R), acc (R, evp), with the compensation taken back out
