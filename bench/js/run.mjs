@@ -222,7 +222,7 @@ async function main() {
   }
   if (threads) {
     meta.threadScaling = threads;
-    log(`Threads (xattn plain SIMD, threaded build at t > 1; onnxruntime-web wasm; each implementation and thread count in a process of its own, in ${threads.rounds} rounds; the peak loop run on 1 and on 2 threads at once beside xattn, in its processes), GFLOP/s medians over the rounds, ratios and shares the medians of each round's own:`);
+    log(`Threads (xattn plain SIMD, threaded build at t > 1; onnxruntime-web wasm; xattn at 1 and 2 threads interleaved in one process, beside the peak loop run on 1 and on 2 threads at once; onnxruntime-web at each count in a process of its own; ${threads.rounds} rounds), GFLOP/s medians over the rounds, ratios and shares the medians of each round's own:`);
     log(formatThreads(threads));
   }
   log(`Took ${meta.durationSeconds} s; 1-minute load average ${loadAtStart} at the start, ${meta.loadAverageAtEnd} at the end (${os.cpus().length} CPUs; this run keeps one busy).`);
