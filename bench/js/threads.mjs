@@ -23,9 +23,10 @@ const self = fileURLToPath(import.meta.url);
 // host gave each count while the calls ran. 'ort' times onnxruntime-web at the one count it is given.
 // Rows: { shape, gflops: { threads: GFLOP/s }, peakGflops: { threads: GFLOP/s }, errors }.
 async function measureIn(which, counts, shapes, budgetMs) {
+  // Keys name the count too (`xattn2`, `ortWeb1`): an error row then says which process and instance failed.
   const impls = which === 'xattn'
     ? counts.map((t) => ({ ...xattnImpl(true, t), key: `xattn${t}`, threads: t }))
-    : [{ ...ortImpl(false, counts[0]), threads: counts[0] }];
+    : [{ ...ortImpl(false, counts[0]), key: `ortWeb${counts[0]}`, threads: counts[0] }];
   const peaks = [];
   if (which === 'xattn') {
     for (const t of counts) {
@@ -120,7 +121,7 @@ export function measureThreads(shapes, { log, counts = [1, 2], budgetMs = 6000, 
       const which = run.which === 'xattn' ? 'xattn' : 'ortWeb';
       Object.assign(gflops[run.round][which], r.gflops);
       if (which === 'xattn') peaks[run.round] = r.peakGflops;
-      for (const [key, why] of Object.entries(r.errors)) row.errors[`${key}${which === 'ortWeb' ? ` t=${Object.keys(r.gflops)[0]}` : ''}`] = why;
+      Object.assign(row.errors, r.errors);
     }
     const medianOf = (values) => (values.every((v) => v != null) ? median(values) : null);
     for (const which of ['xattn', 'ortWeb']) {
