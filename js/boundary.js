@@ -3,7 +3,7 @@
 //           output and scratch buffer sits, and the block's size;
 //   alloc → one malloc of that size, or a RangeError naming the bytes (nothing was allocated or grown);
 //   copy in → run (which allocates nothing) → copy out → free, and the plan is forgotten on every path.
-// Results are fresh Float32Arrays: views of wasm memory go stale when it grows.
+// Results are fresh Float32Arrays (or the caller's options.out): views of wasm memory go stale when it grows.
 import { MAX_RANK, shapeString, typedArrayLength, typedArrayName } from './validate.js';
 
 // What a 32-bit WebAssembly memory can hold at most (the builds' MAXIMUM_MEMORY).
@@ -123,8 +123,13 @@ function memoryOf(mod) {
     else mod.HEAPU8.set(typed, at);
   }
 
-  // slice copies: the caller owns the result, and it survives any later growth of the heap.
-  function copyOut(at, n) {
+  // slice copies: the caller owns the result, and it survives any later growth of the heap. `into`, a
+  // Float32Array of n values (options.out), receives the copy instead: no fresh array, no fresh pages.
+  function copyOut(at, n, into) {
+    if (into) {
+      if (n !== 0) into.set(mod.HEAPF32.subarray(at >>> 2, (at >>> 2) + n));
+      return into;
+    }
     return n === 0 ? new Float32Array(0) : mod.HEAPF32.slice(at >>> 2, (at >>> 2) + n);
   }
 
@@ -177,12 +182,18 @@ export function makeBoundary(mod) {
   }
 
   // Runs a planned forward call, whose outputs are the layout's output and, with needWeights, its weights:
-  // { output, weights? } as { data, shape } tensors.
-  function invokeForward(fn, layout, inputs, needWeights) {
+  // { output, weights? } as { data, shape } tensors. `out` (options.out, checked by validate.js's checkOut)
+  // receives the output, if it holds exactly as many values; it may be an input's array (inputs are copied in
+  // before the run, the output out after it).
+  function invokeForward(fn, layout, inputs, needWeights, out) {
     refuseIfError(fn, layout);
     const outputs = { output: count(layout.outputShape) };
+    if (out !== undefined && typedArrayLength(out) !== outputs.output) {
+      mod.forget(layout.token);  // planned, never run: forgotten here as invoke forgets on every path
+      throw new RangeError(`${fn}: out has ${typedArrayLength(out)} values but the output ${shapeString(layout.outputShape)} needs ${outputs.output}`);
+    }
     if (needWeights) outputs.weights = count(layout.weightsShape);
-    const r = invoke(fn, layout, inputs, outputs);
+    const r = invoke(fn, layout, inputs, outputs, out === undefined ? undefined : { output: out });
     const result = { output: { data: r.output, shape: layout.outputShape } };
     if (needWeights) result.weights = { data: r.weights, shape: layout.weightsShape };
     return result;
@@ -190,8 +201,8 @@ export function makeBoundary(mod) {
 
   // Runs a planned call. `layout` is the plan's reply; `inputs` maps its fields to the arrays to copy in
   // ({ query: Float32Array, attnMask: Uint8Array, … }); `outputs` maps the fields to copy out to their
-  // element counts. Returns { field: Float32Array } for the outputs.
-  function invoke(fn, layout, inputs, outputs) {
+  // element counts, and `into` some of them to the arrays that receive them. Returns { field: Float32Array }.
+  function invoke(fn, layout, inputs, outputs, into) {
     refuseIfError(fn, layout);
     try {
       const block = memory.allocate(fn, layout.bytes, 'its inputs, outputs and working memory');
@@ -201,7 +212,7 @@ export function makeBoundary(mod) {
         const code = mod.run(layout.token, base);
         if (code !== 0) throw new Error(`${fn}: ${RUN_FAILURES[code] ?? `run failed with code ${code}`}`);
         const result = {};
-        for (const [field, n] of Object.entries(outputs)) result[field] = memory.copyOut(base + layout[field], n);
+        for (const [field, n] of Object.entries(outputs)) result[field] = memory.copyOut(base + layout[field], n, into?.[field]);
         return result;
       } finally {
         memory.free(block);

@@ -76,7 +76,17 @@ export interface SdpaOptions {
   enableGqa?: boolean | undefined;
   /** Also return the weights (…, L, S), after dropout. Default false. */
   needWeights?: boolean | undefined;
+  /**
+   * Write the output into this array instead of a fresh one, and return it as `output.data` (no new array, no
+   * new memory pages: for calls repeated with one output shape). A Float32Array over an ArrayBuffer (not a
+   * SharedArrayBuffer) of exactly the output's length (else TypeError / RangeError, and nothing is written); it
+   * may be an input's own array. The weights, when asked for, still come as a fresh array. Not through a worker.
+   */
+  out?: Float32Array<ArrayBuffer> | undefined;
 }
+
+/** Options of {@link Xattn.scaledDotProductAttentionGrad}: the forward's, without `out`. */
+export type SdpaGradOptions = Omit<SdpaOptions, 'out'>;
 
 /** What attention returns: the output, and the weights when they were asked for. */
 export interface AttentionResult {
@@ -254,10 +264,17 @@ export interface MultiheadAttentionForwardOptions {
   training?: boolean | undefined;
   /** With `training`: an integer in [0, 2^53); the same seed drops the same weights. Default 0. */
   seed?: number | undefined;
+  /**
+   * Write the output into this array instead of a fresh one, and return it as `output.data` (no new array, no
+   * new memory pages: for calls repeated with one output shape). A Float32Array over an ArrayBuffer (not a
+   * SharedArrayBuffer) of exactly the output's length (else TypeError / RangeError, and nothing is written); it
+   * may be an input's own array. The weights, when asked for, still come as a fresh array. Not through a worker.
+   */
+  out?: Float32Array<ArrayBuffer> | undefined;
 }
 
-/** Options of {@link MultiheadAttention.backward}: the forward's, without the weights. */
-export type MultiheadAttentionBackwardOptions = Omit<MultiheadAttentionForwardOptions, 'needWeights' | 'averageAttnWeights'>;
+/** Options of {@link MultiheadAttention.backward}: the forward's, without the weights and `out`. */
+export type MultiheadAttentionBackwardOptions = Omit<MultiheadAttentionForwardOptions, 'needWeights' | 'averageAttnWeights' | 'out'>;
 
 /** Each parameter's gradient, named and laid out as {@link MultiheadAttention.setParameters} takes it. */
 export type MultiheadAttentionParameterGradients = { [name in keyof MultiheadAttentionParameters]?: Float32Array<ArrayBuffer> };
@@ -373,6 +390,13 @@ export interface KvAttendOptions {
   attnMask?: Mask | undefined;
   /** Also return the weights (B, Hq, L, length). Default false. */
   needWeights?: boolean | undefined;
+  /**
+   * Write the output into this array instead of a fresh one, and return it as `output.data` (no new array, no
+   * new memory pages: for calls repeated with one output shape). A Float32Array over an ArrayBuffer (not a
+   * SharedArrayBuffer) of exactly the output's length (else TypeError / RangeError, and nothing is written); it
+   * may be an input's own array. The weights, when asked for, still come as a fresh array. Not through a worker.
+   */
+  out?: Float32Array<ArrayBuffer> | undefined;
 }
 
 /**
@@ -458,14 +482,14 @@ export interface Xattn {
    * @throws as {@link Xattn.scaledDotProductAttention}, and RangeError when gradOutput is not the output's shape.
    */
   scaledDotProductAttentionGrad(query: Tensor, key: Tensor, value: Tensor, gradOutput: Tensor,
-    options: SdpaOptions & { needWeights: true }): GradientResultWithWeights;
+    options: SdpaGradOptions & { needWeights: true }): GradientResultWithWeights;
   /**
    * The backward pass: the output and the gradients of Σ gradOutput ⊙ output with respect to query, key and
    * value. gradOutput is (…, L, Ev).
    * @throws as {@link Xattn.scaledDotProductAttention}, and RangeError when gradOutput is not the output's shape.
    */
   scaledDotProductAttentionGrad(query: Tensor, key: Tensor, value: Tensor, gradOutput: Tensor,
-    options?: SdpaOptions): GradientResult;
+    options?: SdpaGradOptions): GradientResult;
   /**
    * A new `torch.nn.MultiheadAttention` with initial parameters drawn from PyTorch's distributions
    * (`initSeed`); set PyTorch's with {@link MultiheadAttention.loadStateDict} or

@@ -2,11 +2,11 @@
 // appended a few positions at a time and attended without being copied in again (src/xattn/kv_cache.hpp).
 // Like MultiheadAttention modules, caches are freed by dispose(), `using` (Symbol.dispose), or garbage
 // collection of a cache never disposed.
-import { checkBoolean, checkInteger, checkMask, checkNumber, checkOptions, checkTensor } from './validate.js';
+import { checkBoolean, checkInteger, checkMask, checkNumber, checkOptions, checkOut, checkTensor } from './validate.js';
 
 const CREATE = 'createKvCache';
 const CONFIG = ['batch', 'kvHeads', 'headDim', 'valueDim', 'capacity', 'dtype'];
-const ATTEND_OPTIONS = ['scale', 'isCausal', 'attnMask', 'needWeights'];
+const ATTEND_OPTIONS = ['scale', 'isCausal', 'attnMask', 'needWeights', 'out'];
 const DIM_LIMIT = 0x7fffffff;
 const DISPOSE = Symbol.dispose ?? Symbol.for('Symbol.dispose');
 
@@ -55,6 +55,7 @@ function attend(state, query, options) {
   const q = checkTensor(FN, 'query', query);
   const mask = checkMask(FN, 'attnMask', o.attnMask);
   const needWeights = checkBoolean(FN, 'needWeights', o.needWeights, false);
+  const out = checkOut(FN, o.out);
   const layout = boundary.plan('kvAttendPlan', {
     cache: state.handle, query: q.shape, attnMask: mask ? mask.shape : null,
     maskKind: mask ? mask.kind : 0, isCausal: checkBoolean(FN, 'isCausal', o.isCausal, false),
@@ -63,7 +64,7 @@ function attend(state, query, options) {
   if (layout.error) layout.error = jsName(layout.error, FN);
   const inputs = { query: q.data };
   if (mask) inputs.attnMask = mask.data;
-  return boundary.invokeForward(FN, layout, inputs, needWeights);
+  return boundary.invokeForward(FN, layout, inputs, needWeights, out);
 }
 
 // The core says "kv_cache: append: …" or "kv_cache: attend: …": the JS method's name instead.

@@ -4,13 +4,13 @@
 import { cppName, jsMessage } from './boundary.js';
 import { stateDictMethods } from './mha-state.js';
 import {
-  checkBoolean, checkInteger, checkMask, checkNumber, checkOptions, checkTensor, shapeString, typeName, typedArrayLength,
-  typedArrayName,
+  checkBoolean, checkInteger, checkMask, checkNumber, checkOptions, checkOut, checkTensor, shapeString, typeName,
+  typedArrayLength, typedArrayName,
 } from './validate.js';
 
 const CREATE_MHA = 'createMultiheadAttention';
 const CONFIG = ['embedDim', 'numHeads', 'kdim', 'vdim', 'bias', 'batchFirst', 'addBiasKv', 'addZeroAttn', 'dropout', 'initSeed'];
-const FORWARD_OPTIONS = ['keyPaddingMask', 'attnMask', 'needWeights', 'averageAttnWeights', 'isCausal', 'training', 'seed'];
+const FORWARD_OPTIONS = ['keyPaddingMask', 'attnMask', 'needWeights', 'averageAttnWeights', 'isCausal', 'training', 'seed', 'out'];
 const BACKWARD_OPTIONS = ['keyPaddingMask', 'attnMask', 'isCausal', 'training', 'seed'];
 const PARAMETERS = ['inProjWeight', 'inProjBias', 'qProjWeight', 'kProjWeight', 'vProjWeight', 'outProjWeight',
   'outProjBias', 'biasK', 'biasV'];
@@ -108,6 +108,7 @@ function mhaCall(FN, state, allowed, query, key, value, gradOutput, options) {
   if (dO) inputs.gradOutput = dO.data;
   return {
     inputs,
+    out: checkOut(FN, o.out),  // the forward's only: the backward's options do not allow it
     shapes: { query: q.shape, key: k.shape, value: v.shape },
     call: {
       module: state.handle,
@@ -127,8 +128,8 @@ function forward(state, query, key, value, options) {
   const FN = 'MultiheadAttention.forward';
   const { boundary } = state;
   ensureLive(state, 'forward');
-  const { inputs, call } = mhaCall(FN, state, FORWARD_OPTIONS, query, key, value, undefined, options);
-  return boundary.invokeForward(FN, boundary.plan('mhaPlan', call), inputs, call.needWeights);
+  const { inputs, out, call } = mhaCall(FN, state, FORWARD_OPTIONS, query, key, value, undefined, options);
+  return boundary.invokeForward(FN, boundary.plan('mhaPlan', call), inputs, call.needWeights, out);
 }
 
 function backward(state, query, key, value, gradOutput, options) {

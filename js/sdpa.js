@@ -1,14 +1,15 @@
 // scaledDotProductAttention and its gradient over the boundary (js/boundary.js).
-import { checkBoolean, checkInteger, checkMask, checkNumber, checkOptions, checkTensor } from './validate.js';
+import { checkBoolean, checkInteger, checkMask, checkNumber, checkOptions, checkOut, checkTensor } from './validate.js';
 
 const SDPA = 'scaledDotProductAttention';
 const SDPA_GRAD = 'scaledDotProductAttentionGrad';
-const OPTIONS = ['attnMask', 'isCausal', 'causalAlignment', 'scale', 'dropoutP', 'seed', 'enableGqa', 'needWeights'];
+const GRAD_OPTIONS = ['attnMask', 'isCausal', 'causalAlignment', 'scale', 'dropoutP', 'seed', 'enableGqa', 'needWeights'];
+const OPTIONS = [...GRAD_OPTIONS, 'out'];  // the forward's: its output may go into the caller's array
 
 // The tensors' shapes and the options, checked, as the bindings' SdpaCall fields: one object literal (spreading
 // a partial one into another measured 11 µs a call in V8, a third of a small call).
 function sdpaCall(fn, options, query, key, value, gradOutput) {
-  const o = checkOptions(fn, 'options', options, OPTIONS);
+  const o = checkOptions(fn, 'options', options, gradOutput ? GRAD_OPTIONS : OPTIONS);
   const mask = checkMask(fn, 'attnMask', o.attnMask);
   const isCausal = checkBoolean(fn, 'isCausal', o.isCausal, false);
   const alignment = o.causalAlignment;
@@ -21,6 +22,7 @@ function sdpaCall(fn, options, query, key, value, gradOutput) {
   const hasScale = o.scale !== undefined;
   return {
     mask,
+    out: checkOut(fn, o.out),
     call: {
       query: query.shape, key: key.shape, value: value.shape, gradOutput: gradOutput ? gradOutput.shape : null,
       attnMask: mask ? mask.shape : null,
@@ -45,11 +47,11 @@ export function sdpaFunctions(boundary) {
       const q = checkTensor(SDPA, 'query', query);
       const k = checkTensor(SDPA, 'key', key);
       const v = checkTensor(SDPA, 'value', value);
-      const { mask, call } = sdpaCall(SDPA, options, q, k, v, null);
+      const { mask, out, call } = sdpaCall(SDPA, options, q, k, v, null);
       const layout = plan('sdpaPlan', call);
       const inputs = { query: q.data, key: k.data, value: v.data };
       if (mask) inputs.attnMask = mask.data;
-      return invokeForward(SDPA, layout, inputs, call.needWeights);
+      return invokeForward(SDPA, layout, inputs, call.needWeights, out);
     });
   }
 

@@ -121,6 +121,20 @@ function checkData(fn, name, data, shapeGiven) {
   return { data, shape };
 }
 
+// options.out: where a forward call writes its output instead of a fresh array. A Float32Array over a plain
+// ArrayBuffer (results are typed as ArrayBuffer-backed arrays the caller owns, so not a SharedArrayBuffer), not
+// detached; its length is checked against the output once the call is planned (boundary.js).
+const intrinsicBuffer = Object.getOwnPropertyDescriptor(Object.getPrototypeOf(Uint8Array.prototype), 'buffer').get;
+export function checkOut(fn, out) {
+  if (out === undefined) return undefined;
+  if (typedArrayName(out) !== 'Float32Array') throw new TypeError(`${fn}: out must be a Float32Array, got ${typeName(out)}`);
+  if (Object.prototype.toString.call(intrinsicBuffer.call(out)) !== '[object ArrayBuffer]') {
+    throw new TypeError(`${fn}: out must be over an ArrayBuffer, not a SharedArrayBuffer (results are arrays over ArrayBuffers the caller owns)`);
+  }
+  if (isDetached(out)) throw new TypeError(`${fn}: out is backed by a detached ArrayBuffer`);
+  return out;
+}
+
 function isDetached(view) {
   const buffer = view.buffer;
   if (typeof buffer.detached === 'boolean') return buffer.detached;

@@ -109,6 +109,10 @@ function makeQueue(endpoint) {
   return { send, terminate, get pending() { return waiting.length + (running ? 1 : 0); } };
 }
 
+// The calls whose direct form takes options.out (the caller's array for the output). The worker cannot write
+// into this thread's arrays, so through it they refuse out rather than fill a copy the caller never sees.
+const TAKES_OUT = new Set(['scaledDotProductAttention', 'MultiheadAttention.forward', 'KvCache.attend']);
+
 // Sends one API call: its options (the last argument) checked and its arguments snapshot now; a refusal
 // rejects the returned Promise. `extra` goes to queue.send.
 function caller(queue) {
@@ -116,6 +120,9 @@ function caller(queue) {
     let packed;
     let signal;
     try {
+      if (TAKES_OUT.has(fn) && args[names.indexOf('options')]?.out !== undefined) {
+        throw new TypeError(`${fn}: options.out is not available through a worker: the worker cannot write into this thread's arrays, and its results come back as new arrays`);
+      }
       const checked = callOptions(fn, options);
       signal = checked.signal;
       packed = snapshot(fn, args, names, checked.transfer);

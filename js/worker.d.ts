@@ -1,11 +1,12 @@
 /// <reference lib="esnext.disposable" />
 // Type declarations for 'xattn/worker' (ESM): the xattn API run in a Worker, every method returning a Promise.
-// The tensor, option and result types are the main entry's (index.d.ts).
+// The tensor, option and result types are the main entry's (index.d.ts), without `out`: the worker cannot
+// write into the calling thread's arrays (js/worker-client.js refuses it).
 import type {
   AttentionResult, AttentionResultWithWeights, AttentionResultWithoutWeights, GradientResult, GradientResultWithWeights,
   KvAttendOptions, KvCacheConfig, LoadStateDictOptions, OutputTensor, ResolvedKvCacheConfig, MultiheadAttentionBackwardOptions, MultiheadAttentionConfig, MultiheadAttentionForwardOptions,
   MultiheadAttentionGradients, MultiheadAttentionParameters,
-  ResolvedMultiheadAttentionConfig, SdpaOptions, StateDict, StateDictSource, Tensor, XattnOptions,
+  ResolvedMultiheadAttentionConfig, SdpaGradOptions, SdpaOptions, StateDict, StateDictSource, Tensor, XattnOptions,
 } from './index.js';
 
 /** What the calls need of an `AbortSignal` (the DOM's and Node's both fit). */
@@ -40,13 +41,13 @@ export interface MultiheadAttentionWorker {
   /** See MultiheadAttention.parameters. */
   parameters(call?: CallOptions): Promise<StateDict>;
   /** See MultiheadAttention.forward; the weights are returned unless `needWeights: false`. */
-  forward(query: Tensor, key: Tensor, value: Tensor, options: MultiheadAttentionForwardOptions & { needWeights: false },
+  forward(query: Tensor, key: Tensor, value: Tensor, options: Omit<MultiheadAttentionForwardOptions, 'out'> & { needWeights: false },
     call?: CallOptions): Promise<AttentionResultWithoutWeights>;
   /** See MultiheadAttention.forward: with the weights (the default). */
   forward(query: Tensor, key: Tensor, value: Tensor,
-    options?: MultiheadAttentionForwardOptions & { needWeights?: true | undefined }, call?: CallOptions): Promise<AttentionResultWithWeights>;
+    options?: Omit<MultiheadAttentionForwardOptions, 'out'> & { needWeights?: true | undefined }, call?: CallOptions): Promise<AttentionResultWithWeights>;
   /** See MultiheadAttention.forward. */
-  forward(query: Tensor, key: Tensor, value: Tensor, options?: MultiheadAttentionForwardOptions,
+  forward(query: Tensor, key: Tensor, value: Tensor, options?: Omit<MultiheadAttentionForwardOptions, 'out'>,
     call?: CallOptions): Promise<AttentionResult>;
   /** See MultiheadAttention.backward. */
   backward(query: Tensor, key: Tensor, value: Tensor, gradOutput: Tensor, options?: MultiheadAttentionBackwardOptions,
@@ -64,9 +65,9 @@ export interface KvCacheWorker {
   /** See KvCache.append. */
   append(key: Tensor, value: Tensor, call?: CallOptions): Promise<void>;
   /** See KvCache.attend: with the weights. */
-  attend(query: Tensor, options: KvAttendOptions & { needWeights: true }, call?: CallOptions): Promise<AttentionResultWithWeights>;
+  attend(query: Tensor, options: Omit<KvAttendOptions, 'out'> & { needWeights: true }, call?: CallOptions): Promise<AttentionResultWithWeights>;
   /** See KvCache.attend. */
-  attend(query: Tensor, options?: KvAttendOptions, call?: CallOptions): Promise<AttentionResult>;
+  attend(query: Tensor, options?: Omit<KvAttendOptions, 'out'>, call?: CallOptions): Promise<AttentionResult>;
   /** See KvCache.truncate. */
   truncate(length: number, call?: CallOptions): Promise<void>;
   /** See KvCache.keys. */
@@ -100,16 +101,16 @@ export interface XattnWorker {
   /** The worker instance's WebAssembly memory, in bytes. */
   memoryBytes(call?: CallOptions): Promise<number>;
   /** See Xattn.scaledDotProductAttention; rejects with the same TypeError or RangeError. */
-  scaledDotProductAttention(query: Tensor, key: Tensor, value: Tensor, options: SdpaOptions & { needWeights: true },
+  scaledDotProductAttention(query: Tensor, key: Tensor, value: Tensor, options: Omit<SdpaOptions, 'out'> & { needWeights: true },
     call?: CallOptions): Promise<AttentionResultWithWeights>;
   /** See Xattn.scaledDotProductAttention; the weights only with `needWeights: true`. */
-  scaledDotProductAttention(query: Tensor, key: Tensor, value: Tensor, options?: SdpaOptions,
+  scaledDotProductAttention(query: Tensor, key: Tensor, value: Tensor, options?: Omit<SdpaOptions, 'out'>,
     call?: CallOptions): Promise<AttentionResult>;
   /** See Xattn.scaledDotProductAttentionGrad. */
   scaledDotProductAttentionGrad(query: Tensor, key: Tensor, value: Tensor, gradOutput: Tensor,
-    options: SdpaOptions & { needWeights: true }, call?: CallOptions): Promise<GradientResultWithWeights>;
+    options: SdpaGradOptions & { needWeights: true }, call?: CallOptions): Promise<GradientResultWithWeights>;
   /** See Xattn.scaledDotProductAttentionGrad. */
-  scaledDotProductAttentionGrad(query: Tensor, key: Tensor, value: Tensor, gradOutput: Tensor, options?: SdpaOptions,
+  scaledDotProductAttentionGrad(query: Tensor, key: Tensor, value: Tensor, gradOutput: Tensor, options?: SdpaGradOptions,
     call?: CallOptions): Promise<GradientResult>;
   /** See Xattn.createMultiheadAttention: the module lives in the worker. */
   createMultiheadAttention(config: MultiheadAttentionConfig, call?: CallOptions): Promise<MultiheadAttentionWorker>;

@@ -41,6 +41,15 @@ xa.scaledDotProductAttention(q, q, q, { isCasual: true });
 xa.scaledDotProductAttention({ data: new Float64Array(4), shape: [2, 2] }, q, q);
 const mask: Mask = { data: new Uint8Array(100), shape: [10, 10] };
 
+// out: the caller's array comes back as output.data; over an ArrayBuffer only, and for forward calls only.
+const reuse = new Float32Array(4 * 10 * 64);
+const written: Float32Array<ArrayBuffer> = xa.scaledDotProductAttention(q, q, q, { out: reuse }).output.data;
+void written;
+// @ts-expect-error out must be over an ArrayBuffer, not a SharedArrayBuffer
+xa.scaledDotProductAttention(q, q, q, { out: new Float32Array(new SharedArrayBuffer(16)) });
+// @ts-expect-error the gradient has no out
+xa.scaledDotProductAttentionGrad(q, q, q, q, { out: reuse });
+
 const g = xa.scaledDotProductAttentionGrad(q, q, q, q, { attnMask: mask, needWeights: true });
 const gw: Float32Array<ArrayBuffer> = g.weights.data;
 void gw;
@@ -69,6 +78,9 @@ const gradBias: Float32Array<ArrayBuffer> | undefined = grads.gradParameters.out
 void gradBias;
 // @ts-expect-error the backward has no weights to ask for
 mha.backward(q, q, q, q, { needWeights: true });
+mha.forward(q, q, q, { needWeights: false, out: reuse });
+// @ts-expect-error nor an out
+mha.backward(q, q, q, q, { out: reuse });
 mha.dispose();
 
 // The worker: the same types, in Promises.
@@ -83,5 +95,7 @@ void ry.weights.shape;
 await remote.loadStateDict(new ArrayBuffer(8), { prefix: 'attn.' });
 // @ts-expect-error call options are checked
 await worker.memoryBytes({ signl: controller.signal });
+// @ts-expect-error out is not available through a worker
+await worker.scaledDotProductAttention(q, q, q, { out: reuse });
 await remote.dispose();
 await worker.terminate();
