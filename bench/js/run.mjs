@@ -4,13 +4,15 @@
 // relaxed build against the plain one per shape, and writes bench/results.json.
 //
 //   node bench/js/run.mjs [--shapes 1x128x64,8x256x64] [--no-streaming] [--no-training] [--no-decode] [--no-threads]
-//                         [--out file] [--budget-ms 10000]
+//                         [--no-out-reuse] [--out file] [--budget-ms 10000]
 //
 // The training section (bench/js/training.mjs) adds the SDPA backward against the forward per shape,
 // MultiheadAttention's forward and backward beside PyTorch's, and masked against unmasked MHA. The decoding
 // section (bench/js/decode.mjs) times KV-cache steps against their bound, a full copy and onnxruntime-web. The
 // threads section (bench/js/threads.mjs) runs xattn's threaded build and onnxruntime-web at 1 and at 2 threads,
-// each count in a process of its own, and beside xattn the peak loop on as many threads.
+// xattn's counts interleaved in one process beside the peak loop on as many threads, onnxruntime-web's each in a
+// process of its own. The output-reuse section (bench/js/out-reuse.mjs) times xattn with options.out against
+// fresh result arrays, from L = 512 up.
 //
 // Shapes are B·H × L × E with S = L and Ev = E (legend: B batch, H heads, L query length, S key length,
 // E query/key dim, Ev value dim). FLOPs = 4·B·H·L·S·E. With --shapes the JSON is written only when --out is given,
@@ -25,6 +27,7 @@ import { makeProblem, parseShape, shapeText } from './inputs.mjs';
 import { TOLERANCE, loadImplementations } from './peers.mjs';
 import { agreement, agreementAll, referenceRows, sampleRows } from './reference.mjs';
 import { formatRefusals, formatRelaxed, formatTable, formatThreads, shapeRecord, streamingSummary, writeResults } from './report.mjs';
+import { formatOutReuse, measureOutReuse } from './out-reuse.mjs';
 import { STREAMING_DIMS, measureStreaming } from './streaming.mjs';
 import { measureTraining } from './training.mjs';
 import { measureDecode } from './decode.mjs';
@@ -43,6 +46,7 @@ const { values: args } = parseArgs({
     'no-training': { type: 'boolean', default: false },
     'no-decode': { type: 'boolean', default: false },
     'no-threads': { type: 'boolean', default: false },
+    'no-out-reuse': { type: 'boolean', default: false },
     out: { type: 'string' },
     'budget-ms': { type: 'string', default: '10000' },
   },
@@ -161,6 +165,10 @@ async function main() {
   let threads = null;
   if (!args['no-threads']) threads = measureThreads(shapes, { log, budgetMs: Math.min(budgetMs, 6000) });
 
+  let outReuse = null;
+  const large = shapes.filter((d) => d.L >= 512);
+  if (!args['no-out-reuse'] && large.length) outReuse = await measureOutReuse(large, { log, budgetMs: Math.min(budgetMs, 8000) });
+
   const finished = new Date();
   log('');
   log(`Results · ${started.toISOString()} · ${machine} · Node ${process.version} · single thread, one process`);
@@ -224,6 +232,11 @@ async function main() {
     meta.threadScaling = threads;
     log(`Threads (xattn plain SIMD, threaded build at t > 1; onnxruntime-web wasm; xattn at 1 and 2 threads interleaved in one process, beside the peak loop run on 1 and on 2 threads at once; onnxruntime-web at each count in a process of its own; ${threads.rounds} rounds), GFLOP/s medians over the rounds, ratios and shares the medians of each round's own:`);
     log(formatThreads(threads));
+  }
+  if (outReuse) {
+    meta.outReuse = outReuse;
+    log('Output reuse (xattn plain SIMD; threaded build at 2 threads; GFLOP/s, fresh result arrays against options.out, one array kept across calls, all four interleaved in one process):');
+    log(formatOutReuse(outReuse));
   }
   log(`Took ${meta.durationSeconds} s; 1-minute load average ${loadAtStart} at the start, ${meta.loadAverageAtEnd} at the end (${os.cpus().length} CPUs; this run keeps one busy).`);
   if (out) {
