@@ -42,8 +42,19 @@ export interface Mask {
   shape: readonly number[];
 }
 
-/** Options of {@link Xattn.scaledDotProductAttention} and {@link Xattn.scaledDotProductAttentionGrad}. */
-export interface SdpaOptions {
+/** The option of the forward calls (scaledDotProductAttention, MultiheadAttention.forward, KvCache.attend). */
+export interface OutOption {
+  /**
+   * Write the output into this array instead of a fresh one, and return it as `output.data` (no new array, no
+   * new memory pages: for calls repeated with one output shape). A Float32Array over an ArrayBuffer (not a
+   * SharedArrayBuffer) of exactly the output's length (else TypeError / RangeError, and nothing is written); it
+   * may be an input's own array. The weights, when asked for, still come as a fresh array. Not through a worker.
+   */
+  out?: Float32Array<ArrayBuffer> | undefined;
+}
+
+/** Options of {@link Xattn.scaledDotProductAttention}; without `out`, of its gradient ({@link SdpaGradOptions}). */
+export interface SdpaOptions extends OutOption {
   /**
    * Broadcasts to (…, L, S). Boolean: **true = this query may attend to this key** (PyTorch's SDPA polarity);
    * float: added to the scaled scores. Not together with `isCausal`. Default: no mask.
@@ -76,13 +87,6 @@ export interface SdpaOptions {
   enableGqa?: boolean | undefined;
   /** Also return the weights (…, L, S), after dropout. Default false. */
   needWeights?: boolean | undefined;
-  /**
-   * Write the output into this array instead of a fresh one, and return it as `output.data` (no new array, no
-   * new memory pages: for calls repeated with one output shape). A Float32Array over an ArrayBuffer (not a
-   * SharedArrayBuffer) of exactly the output's length (else TypeError / RangeError, and nothing is written); it
-   * may be an input's own array. The weights, when asked for, still come as a fresh array. Not through a worker.
-   */
-  out?: Float32Array<ArrayBuffer> | undefined;
 }
 
 /** Options of {@link Xattn.scaledDotProductAttentionGrad}: the forward's, without `out`. */
@@ -243,7 +247,7 @@ export interface LoadStateDictOptions {
 export type StateDict = { [name: string]: OutputTensor };
 
 /** Options of {@link MultiheadAttention.forward}. */
-export interface MultiheadAttentionForwardOptions {
+export interface MultiheadAttentionForwardOptions extends OutOption {
   /** (N, S), or (S) for unbatched inputs. Boolean: **true = ignore this key**; float: added. Default: none. */
   keyPaddingMask?: Mask | undefined;
   /**
@@ -264,17 +268,11 @@ export interface MultiheadAttentionForwardOptions {
   training?: boolean | undefined;
   /** With `training`: an integer in [0, 2^53); the same seed drops the same weights. Default 0. */
   seed?: number | undefined;
-  /**
-   * Write the output into this array instead of a fresh one, and return it as `output.data` (no new array, no
-   * new memory pages: for calls repeated with one output shape). A Float32Array over an ArrayBuffer (not a
-   * SharedArrayBuffer) of exactly the output's length (else TypeError / RangeError, and nothing is written); it
-   * may be an input's own array. The weights, when asked for, still come as a fresh array. Not through a worker.
-   */
-  out?: Float32Array<ArrayBuffer> | undefined;
 }
 
 /** Options of {@link MultiheadAttention.backward}: the forward's, without the weights and `out`. */
-export type MultiheadAttentionBackwardOptions = Omit<MultiheadAttentionForwardOptions, 'needWeights' | 'averageAttnWeights' | 'out'>;
+export type MultiheadAttentionBackwardOptions =
+  Omit<MultiheadAttentionForwardOptions, 'needWeights' | 'averageAttnWeights' | 'out'>;
 
 /** Each parameter's gradient, named and laid out as {@link MultiheadAttention.setParameters} takes it. */
 export type MultiheadAttentionParameterGradients = { [name in keyof MultiheadAttentionParameters]?: Float32Array<ArrayBuffer> };
@@ -381,7 +379,7 @@ export interface ResolvedKvCacheConfig {
 }
 
 /** attend's options: scaledDotProductAttention's, with enableGqa implied and no dropout. */
-export interface KvAttendOptions {
+export interface KvAttendOptions extends OutOption {
   /** Default 1/√E; its float32 value must be finite and non-zero. */
   scale?: number | undefined;
   /** Bottom-right: the L queries are the last L positions, query l sees positions j ≤ l + length − L. */
@@ -390,13 +388,6 @@ export interface KvAttendOptions {
   attnMask?: Mask | undefined;
   /** Also return the weights (B, Hq, L, length). Default false. */
   needWeights?: boolean | undefined;
-  /**
-   * Write the output into this array instead of a fresh one, and return it as `output.data` (no new array, no
-   * new memory pages: for calls repeated with one output shape). A Float32Array over an ArrayBuffer (not a
-   * SharedArrayBuffer) of exactly the output's length (else TypeError / RangeError, and nothing is written); it
-   * may be an input's own array. The weights, when asked for, still come as a fresh array. Not through a worker.
-   */
-  out?: Float32Array<ArrayBuffer> | undefined;
 }
 
 /**

@@ -41,11 +41,13 @@ export interface MultiheadAttentionWorker {
   /** See MultiheadAttention.parameters. */
   parameters(call?: CallOptions): Promise<StateDict>;
   /** See MultiheadAttention.forward; the weights are returned unless `needWeights: false`. */
-  forward(query: Tensor, key: Tensor, value: Tensor, options: Omit<MultiheadAttentionForwardOptions, 'out'> & { needWeights: false },
+  forward(query: Tensor, key: Tensor, value: Tensor,
+    options: Omit<MultiheadAttentionForwardOptions, 'out'> & { needWeights: false },
     call?: CallOptions): Promise<AttentionResultWithoutWeights>;
   /** See MultiheadAttention.forward: with the weights (the default). */
   forward(query: Tensor, key: Tensor, value: Tensor,
-    options?: Omit<MultiheadAttentionForwardOptions, 'out'> & { needWeights?: true | undefined }, call?: CallOptions): Promise<AttentionResultWithWeights>;
+    options?: Omit<MultiheadAttentionForwardOptions, 'out'> & { needWeights?: true | undefined },
+    call?: CallOptions): Promise<AttentionResultWithWeights>;
   /** See MultiheadAttention.forward. */
   forward(query: Tensor, key: Tensor, value: Tensor, options?: Omit<MultiheadAttentionForwardOptions, 'out'>,
     call?: CallOptions): Promise<AttentionResult>;
@@ -65,7 +67,8 @@ export interface KvCacheWorker {
   /** See KvCache.append. */
   append(key: Tensor, value: Tensor, call?: CallOptions): Promise<void>;
   /** See KvCache.attend: with the weights. */
-  attend(query: Tensor, options: Omit<KvAttendOptions, 'out'> & { needWeights: true }, call?: CallOptions): Promise<AttentionResultWithWeights>;
+  attend(query: Tensor, options: Omit<KvAttendOptions, 'out'> & { needWeights: true },
+    call?: CallOptions): Promise<AttentionResultWithWeights>;
   /** See KvCache.attend. */
   attend(query: Tensor, options?: Omit<KvAttendOptions, 'out'>, call?: CallOptions): Promise<AttentionResult>;
   /** See KvCache.truncate. */
@@ -101,8 +104,8 @@ export interface XattnWorker {
   /** The worker instance's WebAssembly memory, in bytes. */
   memoryBytes(call?: CallOptions): Promise<number>;
   /** See Xattn.scaledDotProductAttention; rejects with the same TypeError or RangeError. */
-  scaledDotProductAttention(query: Tensor, key: Tensor, value: Tensor, options: Omit<SdpaOptions, 'out'> & { needWeights: true },
-    call?: CallOptions): Promise<AttentionResultWithWeights>;
+  scaledDotProductAttention(query: Tensor, key: Tensor, value: Tensor,
+    options: Omit<SdpaOptions, 'out'> & { needWeights: true }, call?: CallOptions): Promise<AttentionResultWithWeights>;
   /** See Xattn.scaledDotProductAttention; the weights only with `needWeights: true`. */
   scaledDotProductAttention(query: Tensor, key: Tensor, value: Tensor, options?: Omit<SdpaOptions, 'out'>,
     call?: CallOptions): Promise<AttentionResult>;
@@ -110,8 +113,8 @@ export interface XattnWorker {
   scaledDotProductAttentionGrad(query: Tensor, key: Tensor, value: Tensor, gradOutput: Tensor,
     options: SdpaGradOptions & { needWeights: true }, call?: CallOptions): Promise<GradientResultWithWeights>;
   /** See Xattn.scaledDotProductAttentionGrad. */
-  scaledDotProductAttentionGrad(query: Tensor, key: Tensor, value: Tensor, gradOutput: Tensor, options?: SdpaGradOptions,
-    call?: CallOptions): Promise<GradientResult>;
+  scaledDotProductAttentionGrad(query: Tensor, key: Tensor, value: Tensor, gradOutput: Tensor,
+    options?: SdpaGradOptions, call?: CallOptions): Promise<GradientResult>;
   /** See Xattn.createMultiheadAttention: the module lives in the worker. */
   createMultiheadAttention(config: MultiheadAttentionConfig, call?: CallOptions): Promise<MultiheadAttentionWorker>;
   /** See Xattn.createKvCache: the cache lives in the worker. */
