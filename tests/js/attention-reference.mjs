@@ -54,6 +54,15 @@ export function reference(q, k, v, { allowed = () => true, add = () => 0, scale 
   return { out, weights };
 }
 
+// Whether two typed arrays hold the same bytes (float results equal bit for bit, NaN payloads and -0 included).
+export function sameBits(a, b) {
+  if (a.byteLength !== b.byteLength) return false;
+  const x = new Uint8Array(a.buffer, a.byteOffset, a.byteLength);
+  const y = new Uint8Array(b.buffer, b.byteOffset, b.byteLength);
+  for (let i = 0; i < x.length; i++) if (x[i] !== y[i]) return false;
+  return true;
+}
+
 // '' when |got - want| <= 1e-5 + 1e-4·|want| (the golden tolerance) everywhere, NaN only where NaN; else the first
 // element that is not, named by `label`.
 export function farFrom(got, want, label) {

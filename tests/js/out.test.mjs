@@ -6,21 +6,11 @@ import { describe, test } from 'node:test';
 
 import { createXattn } from '../../js/node.js';
 import { createXattnWorker } from '../../js/worker-node.js';
+import { randomTensor as seeded, sameBits } from './attention-reference.mjs';
 import { loadCases, mhaConfig, mhaOptions, mhaParameters, mismatch, sdpaOptions, tensor } from './golden.mjs';
 
 const lesson = loadCases('sdpa.txt').find((c) => c.name === 'lesson_example_4x10x64');
 const mhaCase = loadCases('mha.txt')[0];
-const sameBits = (a, b) => a.length === b.length && Buffer.from(a.buffer, a.byteOffset, a.byteLength)
-  .equals(Buffer.from(b.buffer, b.byteOffset, b.byteLength));
-// Seeded values in [-1, 1): the same tensors on every run.
-function seeded(shape, seed) {
-  let s = seed >>> 0;
-  const data = Float32Array.from({ length: shape.reduce((n, d) => n * d, 1) }, () => {
-    s = (Math.imul(s, 1664525) + 1013904223) >>> 0;
-    return s / 2 ** 31 - 1;
-  });
-  return { data, shape };
-}
 
 for (const threads of [1, 2]) {
   describe(`options.out on the ${threads === 1 ? 'SIMD' : 'threaded SIMD'} build`, async () => {

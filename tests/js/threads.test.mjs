@@ -7,7 +7,7 @@ import { describe, test } from 'node:test';
 
 import { relaxedSimdSupported } from '../../js/detect.js';
 import { createXattn } from '../../js/node.js';
-import { randomTensor } from './attention-reference.mjs';
+import { randomTensor, sameBits } from './attention-reference.mjs';
 import { loadCases, mask, mhaConfig, mhaOptions, mhaParameters, sdpaOptions, tensor } from './golden.mjs';
 
 const COUNTS = [1, 2, 3, 4];
@@ -47,11 +47,6 @@ function arrays(result) {
   };
   visit(result);
   return out;
-}
-
-function sameBits(a, b) {
-  return a.length === b.length
-    && Buffer.compare(Buffer.from(a.buffer, a.byteOffset, a.byteLength), Buffer.from(b.buffer, b.byteOffset, b.byteLength)) === 0;
 }
 
 // Runs compute(xa) on every instance; each result's arrays must equal the 1-thread ones of the same variant bit
