@@ -27,8 +27,9 @@ namespace xattn::kernels {
 namespace {
 
 // PvRows × PvVecs: the P·V block (rows × vectors of Ev); a block of one row takes 1 × 2·PvVecs, as many
-// accumulators, and float16 tiles read in place take blocks of 4 rows where PvRows is less (see problem). OneRowKeys, OneRowHalfKeys: keys per score block when a problem has one row, for float32 and for
-// float16 keys, as many accumulators, each beside its key vector.
+// accumulators, and float16 tiles read in place take blocks of 4 rows where PvRows is less (see problem).
+// OneRowKeys, OneRowHalfKeys: keys per score block when a problem has one row, for float32 and for float16 keys,
+// as many accumulators, each beside its key vector.
 template <class O, std::size_t PvRows, std::size_t PvVecs, std::size_t OneRowKeys = 8,
           std::size_t OneRowHalfKeys = OneRowKeys>
 struct DecodeKernel {
