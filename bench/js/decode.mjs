@@ -3,11 +3,11 @@
 // measured in this process, beside the steps), against scaledDotProductAttention with the whole K and V copied
 // in each step (the only way without a cache), and against onnxruntime-web running the same step as a graph
 // with past key/value inputs (Concat, MatMul, Softmax, MatMul: the cheapest form for it, no present outputs
-// to copy back). One thread each (and xattn's relaxed-SIMD build, which Chromium runs), then xattn's cache again
-// at 2 threads (the threaded build: a step's key/value heads, or chunks of its keys, spread over both) and
-// onnxruntime-web at 2 threads in a process of its own (this file run as a script: its thread count is fixed
-// once per process, and a second pool polling beside xattn's would slow both); every result is checked against
-// the full-copy SDPA before it is timed.
+// to copy back). One thread each (and xattn's relaxed-SIMD build, which Chromium runs), then xattn's cache and
+// full copy again at 2 threads (the threaded build: a step's key/value heads, or chunks of its keys, spread over
+// both; the full copy's copying in stays on the calling thread) and onnxruntime-web at 2 threads in a process of
+// its own (this file run as a script: its thread count is fixed once per process, and a second pool polling
+// beside xattn's would slow both); every result is checked against the full-copy SDPA before it is timed.
 import { execFileSync } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
@@ -131,9 +131,12 @@ export async function measureDecode({ log = () => {}, budgetMs = 10000 } = {}) {
     for (const length of DECODE_LENGTHS) {
       const { K, V, q, k, v } = stepInputs(cfg, length);
       const full = () => xa.scaledDotProductAttention(q, K, V, { enableGqa: true }).output.data;
+      const full2 = () => xa2.scaledDotProductAttention(q, K, V, { enableGqa: true }).output.data;
       const want = full();
+      if (maxRelativeGap(full2(), want) > 1) throw new Error(`decode ${Hq}/${Hkv}/${E} at ${length}: SDPA at 2 threads disagrees`);
       const row = { ...cfg, length, flops: 4 * Hq * length * E };
-      const entries = [cold(readProbe, { key: 'fullCopy', run: full }), { key: 'readProbe', run: readProbe.run },
+      const entries = [cold(readProbe, { key: 'fullCopy', run: full }), cold(readProbe, { key: 'fullCopyThreads2', run: full2 }),
+        { key: 'readProbe', run: readProbe.run },
         { key: 'peakProbe', run: peakProbe.run }, ...(xr ? [{ key: 'relaxedPeakProbe', run: relaxedPeakProbe.run }] : [])];
       const caches = [];
       for (const [instance, dtype, key] of variants) {
@@ -159,6 +162,7 @@ export async function measureDecode({ log = () => {}, budgetMs = 10000 } = {}) {
       row.simdPeakFlops = peakProbe.flops / (t.peakProbe.ms / 1e3);
       if (xr) row.relaxedSimdPeakFlops = relaxedPeakProbe.flops / (t.relaxedPeakProbe.ms / 1e3);
       row.fullCopyMs = t.fullCopy.ms;
+      row.fullCopyThreads2Ms = t.fullCopyThreads2.ms;
       if (t.ortWeb) row.ortWebMs = t.ortWeb.ms;
       for (const [, dtype, key] of variants) {
         const bytes = 2 * Hkv * length * E * (dtype === 'float16' ? 2 : 4);
@@ -174,7 +178,8 @@ export async function measureDecode({ log = () => {}, budgetMs = 10000 } = {}) {
         (row.ortWebMs ? `, ort-web ${row.ortWebMs.toFixed(3)} ms (${(row.ortWebMs / f32.ms).toFixed(1)}× the cache)` : '') +
         (row.float32Relaxed ? `, relaxed SIMD ${row.float32Relaxed.ms.toFixed(3)} ms (${(row.float32Relaxed.ms / row.float32Relaxed.boundMs).toFixed(2)}× its bound)` : '') +
         `; 2 threads: float32 ${row.float32Threads2.ms.toFixed(3)} ms (${(f32.ms / row.float32Threads2.ms).toFixed(2)}× faster), ` +
-        `float16 ${row.float16Threads2.ms.toFixed(3)} ms`);
+        `float16 ${row.float16Threads2.ms.toFixed(3)} ms, full copy ${row.fullCopyThreads2Ms.toFixed(3)} ms ` +
+        `(${(row.fullCopyThreads2Ms / row.float32Threads2.ms).toFixed(1)}× the cache)`);
       rows.push(row);
     }
   }
