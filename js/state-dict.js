@@ -3,11 +3,9 @@
 // wanted (so a refusal converts nothing), and are matched against the parameters a module has.
 import { readSafetensors } from './safetensors.js';
 import { SAFETENSORS_FLOATS, bfloat16BitsToFloat32, float16BitsToFloat32 } from './float-formats.js';
-import { shapeString, typeName, typedArrayLength, typedArrayName } from './validate.js';
+import { isArrayBuffer, isSharedArrayBuffer, shapeString, typeName, typedArrayLength, typedArrayName } from './validate.js';
 
-const bufferTag = (x) => Object.prototype.toString.call(x);
-const isBytes = (x) => typedArrayName(x) === 'Uint8Array'
-  || bufferTag(x) === '[object ArrayBuffer]' || bufferTag(x) === '[object SharedArrayBuffer]';
+const isBytes = (x) => typedArrayName(x) === 'Uint8Array' || isArrayBuffer(x) || isSharedArrayBuffer(x);
 
 // The element types a plain-object entry may hold, with the dtype each one means and how it becomes float32.
 const TYPED = {

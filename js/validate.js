@@ -16,6 +16,24 @@ export function typedArrayName(x) {
   return ArrayBuffer.isView(x) ? typedArrayTag.call(x) : undefined;
 }
 
+// An object's tag, "[object ArrayBuffer]": what a buffer is in any realm, where instanceof fails across realms.
+export const objectTag = (x) => Object.prototype.toString.call(x);
+export const isArrayBuffer = (x) => objectTag(x) === '[object ArrayBuffer]';
+export const isSharedArrayBuffer = (x) => objectTag(x) === '[object SharedArrayBuffer]';
+
+// Whether an ArrayBuffer has been detached (transferred away).
+export function isDetachedBuffer(buffer) {
+  if (typeof buffer.detached === 'boolean') return buffer.detached;
+  if (buffer.byteLength !== 0) return false;
+  // Engines without ArrayBuffer.prototype.detached: a view over a detached buffer cannot be made.
+  try {
+    new Uint8Array(buffer);
+    return false;
+  } catch {
+    return true;
+  }
+}
+
 export function typeName(x) {
   if (x === null) return 'null';
   if (Array.isArray(x)) return 'Array';
@@ -128,22 +146,11 @@ const intrinsicBuffer = Object.getOwnPropertyDescriptor(Object.getPrototypeOf(Ui
 export function checkOut(fn, out) {
   if (out === undefined) return undefined;
   if (typedArrayName(out) !== 'Float32Array') throw new TypeError(`${fn}: out must be a Float32Array, got ${typeName(out)}`);
-  if (Object.prototype.toString.call(intrinsicBuffer.call(out)) !== '[object ArrayBuffer]') {
+  if (!isArrayBuffer(intrinsicBuffer.call(out))) {
     throw new TypeError(`${fn}: out must be over an ArrayBuffer, not a SharedArrayBuffer (results are arrays over ArrayBuffers the caller owns)`);
   }
   if (isDetached(out)) throw new TypeError(`${fn}: out is backed by a detached ArrayBuffer`);
   return out;
 }
 
-function isDetached(view) {
-  const buffer = view.buffer;
-  if (typeof buffer.detached === 'boolean') return buffer.detached;
-  if (buffer.byteLength !== 0) return false;
-  // Engines without ArrayBuffer.prototype.detached: a view over a detached buffer cannot be made.
-  try {
-    new Uint8Array(buffer);
-    return false;
-  } catch {
-    return true;
-  }
-}
+const isDetached = (view) => isDetachedBuffer(view.buffer);

@@ -3,24 +3,10 @@
 // are copied into fresh buffers (one copy, as postMessage would make), or, with { transfer: true }, their
 // buffers are moved without copying (the caller's arrays are detached at once). Results come back by
 // transfer: they are fresh buffers the worker no longer needs.
-import { typeName, typedArrayName } from './validate.js';
+import { isArrayBuffer, isDetachedBuffer, isSharedArrayBuffer, objectTag, typeName, typedArrayName } from './validate.js';
 
-const tagOf = (x) => Object.prototype.toString.call(x);
-const isArrayBuffer = (x) => tagOf(x) === '[object ArrayBuffer]';
-const isSharedArrayBuffer = (x) => tagOf(x) === '[object SharedArrayBuffer]';
 // How deep a call's arguments go at most: a state dict of tensors is three levels.
 const MAX_DEPTH = 8;
-
-function isDetached(buffer) {
-  return typeof buffer.detached === 'boolean' ? buffer.detached : buffer.byteLength === 0 && (() => {
-    try {
-      new Uint8Array(buffer);
-      return false;
-    } catch {
-      return true;
-    }
-  })();
-}
 
 // Returns { value, transfer }: the snapshot of `args` (named `names` in messages) and the buffers to
 // transfer with it.
@@ -36,7 +22,7 @@ export function snapshot(fn, args, names, transferInputs) {
     let out;
     // A detached buffer cannot be sent at all (and Node drops a message that transfers one): refuse it here,
     // as the checks in the worker would.
-    if ((ArrayBuffer.isView(v) && isArrayBuffer(v.buffer) && isDetached(v.buffer)) || (isArrayBuffer(v) && isDetached(v))) {
+    if ((ArrayBuffer.isView(v) && isArrayBuffer(v.buffer) && isDetachedBuffer(v.buffer)) || (isArrayBuffer(v) && isDetachedBuffer(v))) {
       throw new TypeError(`${fn}: ${path} is ${isArrayBuffer(v) ? 'a' : 'backed by a'} detached ArrayBuffer`);
     }
     if (tag) {
@@ -64,7 +50,7 @@ export function snapshot(fn, args, names, transferInputs) {
     } else if (Array.isArray(v)) {
       out = new Array(v.length);  // holes stay holes: the worker's checks refuse sparse shapes by index
       for (let i = 0; i < v.length; i++) if (i in v) out[i] = walk(v[i], `${path}[${i}]`, depth + 1);
-    } else if (tagOf(v) === '[object Object]' && !typeName(v).includes('look-alike')) {
+    } else if (objectTag(v) === '[object Object]' && !typeName(v).includes('look-alike')) {
       out = {};
       // Own enumerable properties, and data/shape/dtype even when a class defines them as getters.
       const keys = new Set(Object.keys(v));
