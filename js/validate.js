@@ -33,6 +33,7 @@ export function isDetachedBuffer(buffer) {
     return true;
   }
 }
+const isDetached = (view) => isDetachedBuffer(view.buffer);
 
 export function typeName(x) {
   if (x === null) return 'null';
@@ -152,5 +153,3 @@ export function checkOut(fn, out) {
   if (isDetached(out)) throw new TypeError(`${fn}: out is backed by a detached ArrayBuffer`);
   return out;
 }
-
-const isDetached = (view) => isDetachedBuffer(view.buffer);
