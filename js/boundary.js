@@ -183,15 +183,11 @@ export function makeBoundary(mod) {
 
   // Runs a planned forward call, whose outputs are the layout's output and, with needWeights, its weights:
   // { output, weights? } as { data, shape } tensors. `out` (options.out, checked by validate.js's checkOut)
-  // receives the output, if it holds exactly as many values; it may be an input's array (inputs are copied in
-  // before the run, the output out after it).
+  // receives the output (invoke checks its length); it may be an input's array (inputs are copied in before the
+  // run, the output out after it).
   function invokeForward(fn, layout, inputs, needWeights, out) {
     refuseIfError(fn, layout);
     const outputs = { output: count(layout.outputShape) };
-    if (out !== undefined && typedArrayLength(out) !== outputs.output) {
-      mod.forget(layout.token);  // planned, never run: forgotten here as invoke forgets on every path
-      throw new RangeError(`${fn}: out has ${typedArrayLength(out)} values but the output ${shapeString(layout.outputShape)} needs ${outputs.output}`);
-    }
     if (needWeights) outputs.weights = count(layout.weightsShape);
     const r = invoke(fn, layout, inputs, outputs, out === undefined ? undefined : { output: out });
     const result = { output: { data: r.output, shape: layout.outputShape } };
@@ -201,10 +197,17 @@ export function makeBoundary(mod) {
 
   // Runs a planned call. `layout` is the plan's reply; `inputs` maps its fields to the arrays to copy in
   // ({ query: Float32Array, attnMask: Uint8Array, … }); `outputs` maps the fields to copy out to their
-  // element counts, and `into` some of them to the arrays that receive them. Returns { field: Float32Array }.
+  // element counts, and `into` some of them to the caller's arrays that receive them (options.out), each
+  // refused unless it holds exactly that count. Returns { field: Float32Array }. The plan is forgotten on every
+  // path, refusals included.
   function invoke(fn, layout, inputs, outputs, into) {
     refuseIfError(fn, layout);
     try {
+      for (const [field, array] of Object.entries(into ?? {})) {
+        if (typedArrayLength(array) !== outputs[field]) {
+          throw new RangeError(`${fn}: out has ${typedArrayLength(array)} values but the ${field} ${shapeString(layout[`${field}Shape`])} needs ${outputs[field]}`);
+        }
+      }
       const block = memory.allocate(fn, layout.bytes, 'its inputs, outputs and working memory');
       try {
         const base = aligned(block);
