@@ -203,9 +203,11 @@ export function makeBoundary(mod) {
   function invoke(fn, layout, inputs, outputs, into) {
     refuseIfError(fn, layout);
     try {
-      for (const [field, array] of Object.entries(into ?? {})) {
-        if (typedArrayLength(array) !== outputs[field]) {
-          throw new RangeError(`${fn}: out has ${typedArrayLength(array)} values but the ${field} ${shapeString(layout[`${field}Shape`])} needs ${outputs[field]}`);
+      if (into) {
+        for (const [field, array] of Object.entries(into)) {
+          if (typedArrayLength(array) !== outputs[field]) {
+            throw new RangeError(`${fn}: out has ${typedArrayLength(array)} values but the ${field} ${shapeString(layout[`${field}Shape`])} needs ${outputs[field]}`);
+          }
         }
       }
       const block = memory.allocate(fn, layout.bytes, 'its inputs, outputs and working memory');
