@@ -1,5 +1,6 @@
-// The KV cache: storage, append/truncate, and attend on the tiled kernels with the cache's strides (and its
-// float16 storage widened tile by tile), never copying the cached keys and values.
+// The KV cache: storage (in the blocks of kernels/kv_layout.hpp), append/truncate, and attend on the decoding or
+// the tiled kernels, which read the blocks in place (float16 storage widened tile by tile), never copying the
+// cached keys and values.
 #include "xattn/kv_cache.hpp"
 
 #include <algorithm>
@@ -10,6 +11,7 @@
 
 #include "kernels/half.hpp"
 #include "kernels/kernels.hpp"
+#include "kernels/kv_layout.hpp"
 
 namespace xattn {
 namespace {
@@ -41,16 +43,20 @@ Status KvCache::check_config(const KvCacheConfig& c) {
 }
 
 std::uint64_t KvCache::storage_bytes(const KvCacheConfig& c) {
+    // In 64 bits: check_config has bounded each factor, not what 32-bit size_t (wasm) makes of the product.
     const std::uint64_t Ev = c.value_dim ? c.value_dim : c.head_dim;
-    return std::uint64_t{c.batch} * c.kv_heads * c.capacity * (c.head_dim + Ev) * (c.dtype == CacheDtype::float16 ? 2 : 4) +
+    const std::uint64_t evb = (Ev + kernels::kValuePad - 1) / kernels::kValuePad * kernels::kValuePad;
+    const std::uint64_t rows = (std::uint64_t{c.capacity} + kernels::kValueTile - 1) / kernels::kValueTile * kernels::kValueTile;
+    return std::uint64_t{c.batch} * c.kv_heads * rows * (c.head_dim + evb) * (c.dtype == CacheDtype::float16 ? 2 : 4) +
            c.capacity;
 }
 
 Status KvCache::create(const KvCacheConfig& config, std::unique_ptr<KvCache>* out) {
     if (Status st = check_config(config); !st.ok()) return st;
-    // malloc, not new: in wasm (built without exceptions) a failing new aborts the module.
+    // calloc, not new: in wasm (built without exceptions) a failing new aborts the module. Zeroed, so that the
+    // unused positions of a partly filled key block, which the decoding kernel reads (and ignores), are numbers.
     const std::uint64_t bytes = storage_bytes(config);
-    Storage storage(bytes <= SIZE_MAX ? static_cast<unsigned char*>(std::malloc(static_cast<std::size_t>(bytes))) : nullptr);
+    Storage storage(bytes <= SIZE_MAX ? static_cast<unsigned char*>(std::calloc(static_cast<std::size_t>(bytes), 1)) : nullptr);
     void* spare = storage ? std::malloc(std::size_t{1} << 16) : nullptr;  // room for the object itself
     if (!spare)
         return Status::fail(kFn + std::string("the cache needs ") + std::to_string(bytes) +
@@ -63,24 +69,29 @@ Status KvCache::create(const KvCacheConfig& config, std::unique_ptr<KvCache>* ou
 KvCache::KvCache(const KvCacheConfig& config)
     : KvCache(config, [&config] {
           if (Status st = check_config(config); !st.ok()) throw std::invalid_argument(st.error);
-          Storage storage(static_cast<unsigned char*>(std::malloc(static_cast<std::size_t>(storage_bytes(config)))));
+          Storage storage(static_cast<unsigned char*>(std::calloc(static_cast<std::size_t>(storage_bytes(config)), 1)));
           if (!storage) throw std::bad_alloc();
           return storage;
       }()) {}
 
 KvCache::KvCache(const KvCacheConfig& config, Storage storage) : config_(config), storage_(std::move(storage)) {}
 
-unsigned char* KvCache::key_row(std::size_t problem, std::size_t position) const {
-    return storage_.get() + (problem * config_.capacity + position) * config_.head_dim * element_bytes();
+kernels::KvLayout KvCache::layout() const { return {config_.head_dim, value_dim()}; }
+
+unsigned char* KvCache::keys_of(std::size_t problem) const {
+    return storage_.get() + problem * layout().key_elements(config_.capacity) * element_bytes();
 }
 
-unsigned char* KvCache::value_row(std::size_t problem, std::size_t position) const {
-    const std::size_t keys = config_.batch * config_.kv_heads * config_.capacity * config_.head_dim;
-    return storage_.get() + (keys + (problem * config_.capacity + position) * value_dim()) * element_bytes();
+unsigned char* KvCache::values_of(std::size_t problem) const {
+    const kernels::KvLayout lay = layout();
+    const std::size_t keys = config_.batch * config_.kv_heads * lay.key_elements(config_.capacity);
+    return storage_.get() + (keys + problem * lay.value_elements(config_.capacity)) * element_bytes();
 }
 
 std::uint8_t* KvCache::position_flags() const {
-    const std::size_t elements = config_.batch * config_.kv_heads * config_.capacity * (config_.head_dim + value_dim());
+    const kernels::KvLayout lay = layout();
+    const std::size_t elements =
+        config_.batch * config_.kv_heads * (lay.key_elements(config_.capacity) + lay.value_elements(config_.capacity));
     return storage_.get() + elements * element_bytes();
 }
 
@@ -101,32 +112,40 @@ Status KvCache::append(const Shape& ks, const float* key, const Shape& vs, const
         return refuse(num(n) + " positions do not fit: the cache holds " + num(length_) + " of its capacity " +
                       num(config_.capacity) + "; nothing was appended");
     const bool half = config_.dtype == CacheDtype::float16;
+    const kernels::KvLayout lay = layout();
+    const std::size_t evb = lay.evb();
     std::uint8_t* flags = position_flags() + length_;  // (n) the new positions'
     std::memset(flags, 0, n);
-    for (std::size_t p = 0; p < B * H; ++p)
-        for (std::size_t t = 0; t < n; ++t) {
-            const float* k = key + (p * n + t) * E;     // (E) key of head p, new position t
-            const float* v = value + (p * n + t) * Ev;  // (Ev)
-            bool key_special = false, value_special = false;  // inf or NaN as stored (65520 rounds to a half inf)
-            if (half) {
-                auto* kd = reinterpret_cast<std::uint16_t*>(key_row(p, length_ + t));
-                auto* vd = reinterpret_cast<std::uint16_t*>(value_row(p, length_ + t));
+    // Each element to its place in the blocks (kv_layout.hpp); value padding columns zero.
+    const auto store = [&](auto* keys, auto* values, auto convert, auto special) {
+        for (std::size_t p = 0; p < B * H; ++p) {
+            auto* kd = keys + p * lay.key_elements(config_.capacity);      // problem p's key blocks
+            auto* vd = values + p * lay.value_elements(config_.capacity);  // its value tiles
+            for (std::size_t t = 0; t < n; ++t) {
+                const std::size_t pos = length_ + t;
+                const float* k = key + (p * n + t) * E;     // (E) key of head p, new position t
+                const float* v = value + (p * n + t) * Ev;  // (Ev)
+                bool key_special = false, value_special = false;
                 for (std::size_t c = 0; c < E; ++c) {
-                    kd[c] = kernels::float_to_half(k[c]);
-                    key_special |= (kd[c] & 0x7c00u) == 0x7c00u;
+                    const auto x = convert(k[c]);
+                    kd[lay.key_offset(pos, c)] = x;
+                    key_special |= special(x);
                 }
-                for (std::size_t c = 0; c < Ev; ++c) {
-                    vd[c] = kernels::float_to_half(v[c]);
-                    value_special |= (vd[c] & 0x7c00u) == 0x7c00u;
+                for (std::size_t c = 0; c < evb; ++c) {
+                    const auto x = convert(c < Ev ? v[c] : 0.0f);
+                    vd[lay.value_offset(pos, c)] = x;
+                    value_special |= special(x);
                 }
-            } else {
-                std::memcpy(key_row(p, length_ + t), k, E * sizeof(float));
-                std::memcpy(value_row(p, length_ + t), v, Ev * sizeof(float));
-                for (std::size_t c = 0; c < E; ++c) key_special |= !std::isfinite(k[c]);
-                for (std::size_t c = 0; c < Ev; ++c) value_special |= !std::isfinite(v[c]);
+                flags[t] |= (key_special ? 1u : 0u) | (value_special ? 2u : 0u);
             }
-            flags[t] |= (key_special ? 1u : 0u) | (value_special ? 2u : 0u);
         }
+    };
+    if (half)  // inf or NaN as stored: 65520 rounds to a half inf
+        store(reinterpret_cast<std::uint16_t*>(keys_of(0)), reinterpret_cast<std::uint16_t*>(values_of(0)),
+              kernels::float_to_half, [](std::uint16_t h) { return (h & 0x7c00u) == 0x7c00u; });
+    else
+        store(reinterpret_cast<float*>(keys_of(0)), reinterpret_cast<float*>(values_of(0)), [](float x) { return x; },
+              [](float x) { return !std::isfinite(x); });
     length_ += n;
     return {};
 }
@@ -140,23 +159,33 @@ Status KvCache::truncate(std::size_t length) {
 }
 
 namespace {
-void widen_rows(const unsigned char* rows, bool half, std::size_t count, float* out) {
-    if (!half) return void(std::memcpy(out, rows, count * sizeof(float)));
-    const auto* h = reinterpret_cast<const std::uint16_t*>(rows);
-    for (std::size_t i = 0; i < count; ++i) out[i] = kernels::half_to_float(h[i]);
+// out (problems, length, D): element (pos, c) of problem p from its blocks at base + p · per_problem elements,
+// offset at(pos, c), widened from float16 when `half`.
+template <class At>
+void gather(const unsigned char* base, bool half, std::size_t problems, std::size_t per_problem, std::size_t length,
+            std::size_t D, At at, float* out) {
+    for (std::size_t p = 0; p < problems; ++p)
+        for (std::size_t pos = 0; pos < length; ++pos)
+            for (std::size_t c = 0; c < D; ++c) {
+                const std::size_t i = p * per_problem + at(pos, c);
+                out[(p * length + pos) * D + c] = half ? kernels::half_to_float(reinterpret_cast<const std::uint16_t*>(base)[i])
+                                                       : reinterpret_cast<const float*>(base)[i];
+            }
 }
 }  // namespace
 
 void KvCache::copy_keys(float* out) const {
-    const std::size_t E = config_.head_dim;
-    for (std::size_t p = 0; p < config_.batch * config_.kv_heads; ++p)
-        widen_rows(key_row(p, 0), config_.dtype == CacheDtype::float16, length_ * E, out + p * length_ * E);
+    const kernels::KvLayout lay = layout();
+    gather(keys_of(0), config_.dtype == CacheDtype::float16, config_.batch * config_.kv_heads,
+           lay.key_elements(config_.capacity), length_, config_.head_dim,
+           [&](std::size_t pos, std::size_t c) { return lay.key_offset(pos, c); }, out);
 }
 
 void KvCache::copy_values(float* out) const {
-    const std::size_t Ev = value_dim();
-    for (std::size_t p = 0; p < config_.batch * config_.kv_heads; ++p)
-        widen_rows(value_row(p, 0), config_.dtype == CacheDtype::float16, length_ * Ev, out + p * length_ * Ev);
+    const kernels::KvLayout lay = layout();
+    gather(values_of(0), config_.dtype == CacheDtype::float16, config_.batch * config_.kv_heads,
+           lay.value_elements(config_.capacity), length_, value_dim(),
+           [&](std::size_t pos, std::size_t c) { return lay.value_offset(pos, c); }, out);
 }
 
 Status KvCache::plan_attend(const Shape& q, MaskKind mask_kind, const Shape& mask_shape,
@@ -197,6 +226,7 @@ Status KvCache::plan_attend(const Shape& q, MaskKind mask_kind, const Shape& mas
     // The tiles may widen float16 keys and values: the workspace is planned for this cache's storage.
     kernels::AttentionProblem sized = ap;
     sized.kv_float16 = config_.dtype == CacheDtype::float16;
+    sized.kv_blocked = true;
     p.workspace_bytes = p.sdpa.batch == 0 ? 0 : few ? set.few_rows_workspace(sized) : set.attention_workspace(sized);
     *plan = std::move(p);
     return {};
@@ -212,15 +242,16 @@ void KvCache::run_attend(const KvAttendPlan& plan, const float* query, const Mas
                                                              sp.need_weights ? weights : nullptr);
     p.kv_float16 = half;
     if (half) {
-        p.key16 = reinterpret_cast<const std::uint16_t*>(key_row(0, 0));
-        p.value16 = reinterpret_cast<const std::uint16_t*>(value_row(0, 0));
+        p.key16 = reinterpret_cast<const std::uint16_t*>(keys_of(0));
+        p.value16 = reinterpret_cast<const std::uint16_t*>(values_of(0));
     } else {
-        p.key = reinterpret_cast<const float*>(key_row(0, 0));
-        p.value = reinterpret_cast<const float*>(value_row(0, 0));
+        p.key = reinterpret_cast<const float*>(keys_of(0));
+        p.value = reinterpret_cast<const float*>(values_of(0));
     }
     p.kv_position_flags = position_flags();
-    p.key_stride = config_.capacity * config_.head_dim;
-    p.value_stride = config_.capacity * value_dim();
+    p.kv_blocked = true;
+    p.key_stride = layout().key_elements(config_.capacity);
+    p.value_stride = layout().value_elements(config_.capacity);
     const bool few = plan.stacked && sp.L <= kFewRows && !sp.need_weights;
     if (few) set.few_rows(p, workspace);
     else set.attention(p, workspace);

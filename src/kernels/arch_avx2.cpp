@@ -18,7 +18,7 @@ using Ops = XsimdOps<xsimd::fma3<xsimd::avx2>>;
 // 6 × 2 ran 1.10–1.16× the 4 × 3 they replaced, interleaved on a Zen 5 core: 16 columns divide Ev = 64 and 128,
 // where 24 left a 2-vector tail in every row block.)
 using Attention = AttentionKernel<Ops, 6, 2, 6, 2, 96>;
-using Decode = DecodeKernel<Ops, 4, 3>;  // a few query rows (decoding): lanes along E
+using Decode = DecodeKernel<Ops, 4, 3>;  // a few query rows (decoding): keys in lanes, then Ev
 using Backward = AttentionBackward<Attention>;
 using Linear = LinearKernel<Ops, 4, 3>;
 const KernelSet kSet{"avx2+fma", &Attention::workspace, &Attention::run, &Linear::workspace, &Linear::run,

@@ -23,7 +23,7 @@ using Ops = XsimdOps<xsimd::avx512f>;
 // groups), 4 × 2, P·V 2 × 4 and 6 × 4, and tiles of 64 and 128: none faster by more than the noise (3%), P·V
 // 2 × 4 a third slower.
 using Attention = AttentionKernel<Ops, 8, 2, 4, 4, 96>;
-using Decode = DecodeKernel<Ops, 4, 2>;  // a few query rows (decoding): lanes along E (4 × 4, 2 × 4, 4 × 3 the same)
+using Decode = DecodeKernel<Ops, 4, 2>;  // a few query rows (decoding): keys in lanes, then Ev
 using Backward = AttentionBackward<Attention>;
 using Linear = LinearKernel<Ops, 8, 2>;  // 8 rows × 32 columns: 100 GFLOP/s at 512³, 4 × 3 and 4 × 4 73–83
 const KernelSet kSet{"avx512f", &Attention::workspace, &Attention::run, &Linear::workspace, &Linear::run,

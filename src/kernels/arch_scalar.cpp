@@ -11,7 +11,7 @@ namespace xattn::kernels {
 namespace {
 // 8 scalar accumulators: scores 2 keys × 4 queries, outputs and projections 2 rows × 4 columns.
 using Attention = AttentionKernel<ScalarOps, 2, 4, 2, 4, 96>;
-using Decode = DecodeKernel<ScalarOps, 2, 4>;  // a few query rows (decoding): lanes along E
+using Decode = DecodeKernel<ScalarOps, 2, 4>;  // a few query rows (decoding)
 using Backward = AttentionBackward<Attention>;
 using Linear = LinearKernel<ScalarOps, 2, 4>;
 const KernelSet kSet{"scalar", &Attention::workspace, &Attention::run, &Linear::workspace, &Linear::run,

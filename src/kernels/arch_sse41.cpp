@@ -25,11 +25,9 @@ using Ops = XsimdOps<xsimd::sse4_1>;
 // projections 2 rows × 4 vectors (16 columns). Key tiles of up to 96. V8 keeps 8 live accumulators
 // in registers and reaches the wasm SIMD peak; at 12 it spills and falls to about half.
 using Attention = AttentionKernel<Ops, 2, 4, 2, 4, 96>;
-// A few query rows (decoding): lanes along E. One-row score blocks of 4 float32 keys: with 8, V8 kept one accumulator
-// and one key vector on the stack (its x64 code has 15 xmm registers for 8 + 8 + 1), and 4 ran 5-20% faster. Of
-// float16 keys, 8, each widened beside its product (a barrier in score_block): 1.0-1.08x faster than 4 on an Intel
-// core, where for float32 keys 8 ran 0.97-0.99x.
-using Decode = DecodeKernel<Ops, 2, 4, 4, 8>;
+// A few query rows (decoding): keys in lanes for the scores, Ev in lanes for the products (2 rows × 4 vectors,
+// one row × 8).
+using Decode = DecodeKernel<Ops, 2, 4>;
 using Backward = AttentionBackward<Attention>;
 using Linear = LinearKernel<Ops, 2, 4>;
 #if defined(__wasm_relaxed_simd__)

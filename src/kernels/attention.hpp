@@ -20,6 +20,7 @@
 #include "kernels/kahan.hpp"
 #include "kernels/vector_loops.hpp"
 #include "kernels/kernels.hpp"
+#include "kernels/kv_layout.hpp"
 #include "kernels/micro.hpp"
 #include "kernels/parallel.hpp"
 #include "kernels/simd_scalar.hpp"
@@ -27,8 +28,8 @@
 namespace xattn::kernels {
 namespace {
 
-inline std::size_t min_size(std::size_t a, std::size_t b) { return a < b ? a : b; }
-inline std::size_t round_up(std::size_t n, std::size_t m) { return (n + m - 1) / m * m; }
+constexpr std::size_t min_size(std::size_t a, std::size_t b) { return a < b ? a : b; }
+constexpr std::size_t round_up(std::size_t n, std::size_t m) { return (n + m - 1) / m * m; }
 // Number of keys in [0, S) that query i may see under the causal rule: clamp(i + shift + 1, 0, S).
 inline std::size_t causal_count(std::int64_t i, std::int64_t shift, std::size_t S) {
     const std::int64_t n = i + shift + 1;
@@ -76,8 +77,8 @@ struct AttentionKernel {
             x.st = c.take<float>(keys * GW);
             x.mask = c.take<float>(keys * GW);
             x.drop = c.take<float>(keys * GW);
-            x.kt = c.take<float>(p.kv_float16 ? keys * p.E : 0);
-            x.vt = c.take<float>(p.Ev % W || p.kv_float16 ? keys * evp : 0);
+            x.kt = c.take<float>(p.kv_float16 || p.kv_blocked ? keys * p.E : 0);
+            x.vt = c.take<float>(p.Ev % W || p.kv_float16 || p.kv_blocked ? keys * evp : 0);
             x.acc = c.take<float>(rows * evp);
             x.accc = c.take<float>(rows * evp);
             x.m = c.take<float>(rows);
@@ -164,8 +165,25 @@ struct AttentionKernel {
         for (; i < n; ++i) out[i] = exp_nonpositive<ScalarOps>(x[i]);
     }
 
-    // The key rows [k0, k0 + kn), (kn, E): in place, or widened from float16 into kt.
+    // A KV cache's rows [k0, k0 + kn) of D elements, gathered from its blocks (kv_layout.hpp: element (pos, c)
+    // at at(pos, c)) and widened from float16, into rows `ld` apart, padded with zeros from D to ld.
+    template <class At>
+    static void gather_rows(const float* f, const std::uint16_t* half, std::size_t k0, std::size_t kn, std::size_t D,
+                            std::size_t ld, At at, float* out) {
+        for (std::size_t j = 0; j < kn; ++j)
+            for (std::size_t c = 0; c < ld; ++c)
+                out[j * ld + c] = c >= D ? 0.0f : half ? half_to_float(half[at(k0 + j, c)]) : f[at(k0 + j, c)];
+    }
+
+    // The key rows [k0, k0 + kn), (kn, E): in place, or widened from float16 (or gathered from a cache's blocks)
+    // into kt.
     static const float* key_tile(const Head& h, std::size_t k0, std::size_t kn) {
+        if (h.p.kv_blocked) {
+            const KvLayout lay{h.p.E, h.p.Ev};
+            gather_rows(h.k, h.k16, k0, kn, h.p.E, h.p.E, [&](std::size_t pos, std::size_t c) { return lay.key_offset(pos, c); },
+                        h.w.kt);
+            return h.w.kt;
+        }
         if (!h.k16) return h.k + k0 * h.p.E;
         widen(h.k16 + k0 * h.p.E, kn * h.p.E, h.w.kt);
         return h.w.kt;
@@ -198,6 +216,13 @@ struct AttentionKernel {
     // multiple of W (so the last vector never reads past V).
     static const float* value_tile(const Head& h, std::size_t k0, std::size_t kn, std::size_t* ld) {
         const std::size_t Ev = h.p.Ev;
+        if (h.p.kv_blocked) {
+            const KvLayout lay{h.p.E, Ev};
+            gather_rows(h.v, h.v16, k0, kn, Ev, h.evp, [&](std::size_t pos, std::size_t c) { return lay.value_offset(pos, c); },
+                        h.w.vt);
+            *ld = h.evp;
+            return h.w.vt;
+        }
         if (h.v16) {  // widened from float16 into vt, rows padded to whole vectors
             for (std::size_t j = 0; j < kn; ++j) {
                 widen(h.v16 + (k0 + j) * Ev, Ev, h.w.vt + j * h.evp);

@@ -2,13 +2,16 @@
 // against every cached key, streaming, each key and value read once per problem:
 //
 //   for each tile of up to kTile keys (float16 storage read in place as bits, or widened into scratch; problem):
-//     s[r][j] = scale · q_r · k_j      dot products vectorised over E, in blocks of rows × keys
+//     s[r][j] = scale · q_r · k_j      dot products with keys in vector lanes (the cache's key blocks), q_r[e]
+//                                       broadcast: no sums across lanes
 //     online softmax per row r          running max m_r and sum l_r; old rows rescaled when the max moves
 //     acc_r += Σ_j p[r][j] · v_j        the micro-kernel (micro.hpp) with the rows' p as a, V rows as B
 //   out_r = acc_r / l_r
 //
 // The wide streaming kernel (attention.hpp) puts queries in vector lanes, which a few rows leave mostly
-// empty; here the lanes run along E, so a single row wastes none. No mask, no causal rule, no dropout, no
+// empty; here the lanes hold keys for the scores and run along Ev for the products, so a single row wastes
+// none. The keys and values are a cache's, in the blocks of kv_layout.hpp, read where they are: every hot loop
+// steps through memory by a fixed stride, which the hardware prefetchers follow (WebAssembly has none). No mask, no causal rule, no dropout, no
 // weights: decoding steps have none (KvCache routes anything else to the tiled kernels). A value tile holding
 // inf or NaN takes the select-guarded product, as in the wide kernel; the cache's per-position flags say which
 // tiles do (kv_position_flags), else each tile is scanned.
@@ -21,29 +24,28 @@
 
 #include "kernels/attention.hpp"
 #include "kernels/kahan.hpp"
+#include "kernels/kv_layout.hpp"
 #include "kernels/parallel.hpp"
 
 namespace xattn::kernels {
 namespace {
 
 // PvRows × PvVecs: the P·V block (rows × vectors of Ev); a block of one row takes 1 × 2·PvVecs, as many
-// accumulators, and float16 tiles read in place take blocks of 4 rows where PvRows is less (see problem).
-// OneRowKeys, OneRowHalfKeys: keys per score block when a problem has one row, for float32 and for float16 keys,
-// as many accumulators, each beside its key vector.
-template <class O, std::size_t PvRows, std::size_t PvVecs, std::size_t OneRowKeys = 8,
-          std::size_t OneRowHalfKeys = OneRowKeys>
+// accumulators, and float16 tiles read in place take blocks of 4 rows where PvRows is less (see problem); no
+// block is wider than a column block of the cache's values (kValueCols).
+template <class O, std::size_t PvRows, std::size_t PvVecs>
 struct DecodeKernel {
     using V = typename O::V;
     static constexpr std::size_t W = O::width;
-    static constexpr std::size_t kTile = 64;    // keys per tile
+    static constexpr std::size_t kTile = kValueTile;  // keys per tile: one tile of the cache's values
     static constexpr std::size_t kMaxRows = 16; // query rows per problem this kernel takes (KvCache's limit)
     static constexpr float kNegInf = -std::numeric_limits<float>::infinity();
 
     struct Scratch {
-        float* qrows;  // (R, Ep)      the problem's query rows, padded to whole vectors
+        float* qrows;  // (R, E)       the problem's query rows
         float* qbits;  // (R, E)       the same times 2^112, for float16 tiles read in place (see problem)
-        float* kt;     // (kTile, Ep)  a key tile widened or padded (when E is not whole vectors, or halves)
-        float* vt;     // (kTile, Evp) a value tile likewise
+        float* kt;     // (kTile, E)   a float16 key tile widened, in the cache's key blocks
+        float* vt;     // (kTile, Evb) a float16 value tile widened, in the cache's column blocks
         float* s;      // (R, kTile)   scores, then probabilities
         float* acc;    // (R, Evp)     unnormalised output rows
         float* accc;   // (R, Evp)     their Kahan compensation
@@ -54,12 +56,13 @@ struct DecodeKernel {
 
         static std::size_t layout(const AttentionProblem& p, unsigned char* base, Scratch* out) {
             Carver c(base);
-            const std::size_t ep = round_up(p.E, W), evp = round_up(p.Ev, W), R = min_size(p.L, kMaxRows);
+            const std::size_t evp = round_up(p.Ev, W), R = min_size(p.L, kMaxRows);
+            const KvLayout lay{p.E, p.Ev};
             Scratch x;
-            x.qrows = c.take<float>(R * ep);
-            x.qbits = c.take<float>(p.kv_float16 ? R * ep : 0);
-            x.kt = c.take<float>(p.E % W || p.kv_float16 ? kTile * ep : 0);
-            x.vt = c.take<float>(p.Ev % W || p.kv_float16 ? kTile * evp : 0);
+            x.qrows = c.take<float>(R * p.E);
+            x.qbits = c.take<float>(p.kv_float16 ? R * p.E : 0);
+            x.kt = c.take<float>(p.kv_float16 ? kTile * p.E : 0);
+            x.vt = c.take<float>(p.kv_float16 ? kTile * lay.evb() : 0);
             x.s = c.take<float>(R * kTile);
             x.acc = c.take<float>(R * evp);
             x.accc = c.take<float>(R * evp);
@@ -96,24 +99,6 @@ struct DecodeKernel {
         return chunks(p) == 1 ? 0 : static_cast<std::size_t>(worker_stride(p.batch * chunks(p) * partial_floats(p) * sizeof(float)));
     }
     static std::size_t workspace(const AttentionProblem& p) { return partials_bytes(p) + workers(p) * stride(p) + Carver::kSlack; }
-
-    // Rows [k0, k0 + kn) of a (·, D) float or float16 array as whole vectors, rows `ld` apart.
-    static const float* tile(const float* rows, const std::uint16_t* halves, std::size_t k0, std::size_t kn,
-                             std::size_t D, float* scratch, std::size_t* ld) {
-        const std::size_t dp = round_up(D, W);
-        if (!halves && D % W == 0) {
-            *ld = D;
-            return rows + k0 * D;
-        }
-        for (std::size_t j = 0; j < kn; ++j) {
-            float* out = scratch + j * dp;
-            if (halves) widen_halves<O>(halves + (k0 + j) * D, D, out);
-            else for (std::size_t c = 0; c < D; ++c) out[c] = rows[(k0 + j) * D + c];
-            for (std::size_t c = D; c < dp; ++c) out[c] = 0.0f;
-        }
-        *ld = dp;
-        return scratch;
-    }
 
     static void run(const AttentionProblem& p, void* workspace) {
         Carver c(workspace);  // the partials are read as vectors: 64-byte aligned
@@ -161,97 +146,44 @@ struct DecodeKernel {
         }
     }
 
-    // Asks for rows [k0, k0 + kn) of a (·, D) float or float16 array (halves when not null, as tile() takes
-    // them) ahead of their use. A step streams the whole cache from memory, and the P·V product reads a value
-    // tile in column blocks (Ev / (PvVecs · W) passes over its rows, half as many for a block of one row), which the
-    // hardware prefetchers follow poorly: measured in wasm on a Zen 3 core, a decoding step at 2048 positions read 3.3 GB/s
-    // where one plain stream reads 10. WebAssembly has no prefetch instruction, so there it is a byte load per cache
-    // line whose value is dropped (volatile, so that the compiler keeps it). Such a load waits for its line, and how
-    // best to issue them differs between cores: one burst a tile keeps the most misses in flight, and on a Zen 5 core
-    // touching a few rows after each score block instead measured 1.4-1.6x slower; on an Intel core (Sapphire Rapids
-    // class, AVX-512) the same spreading measured 5-12% faster than the burst, and no touching about as fast as
-    // spreading. The burst stays: it loses a tenth where it is worst, the spreading loses a third.
-    // Key tiles: the score loop reads a tile's rows in order, which the prefetchers follow on some cores and not on
-    // others. On the Intel core, steps without key touches ran 1.00-1.12x faster (caches flushed between samples),
-    // 0.91-1.26x with the cache left in L3. On a Zen 5 core, with the caches flushed, touching each float32 key tile
-    // ahead as well, and the first key and value tiles before the first scores, made steps 1.11-1.26x faster (both
-    // configurations, 512 to 8192 positions, three comparisons), where a float16 cache, read in place, gained
-    // nothing (0.97-1.03x; 0.97-1.08x in a later session): so float32 keys are touched, float16 ones are not, and
-    // where the Intel core loses a tenth the Zen core gains a fifth.
-    static void touch_ahead(const float* rows, const std::uint16_t* halves, std::size_t k0, std::size_t kn,
-                            std::size_t D) {
-        const unsigned char* b = halves ? reinterpret_cast<const unsigned char*>(halves + k0 * D)
-                                        : reinterpret_cast<const unsigned char*>(rows + k0 * D);
-        const std::size_t bytes = kn * D * (halves ? sizeof(std::uint16_t) : sizeof(float));
-        // Four lines an iteration: a tile is hundreds of lines, and the loop's own count and branch were as many
-        // instructions as its loads.
-        const auto touch = [](const unsigned char* line) {
-#if defined(__wasm__)
-            (void)*reinterpret_cast<const volatile unsigned char*>(line);
-#else
-            __builtin_prefetch(line);
-#endif
-        };
-        std::size_t x = 0;
-        for (; x + 256 <= bytes; x += 256) touch(b + x), touch(b + x + 64), touch(b + x + 128), touch(b + x + 192);
-        for (; x < bytes; x += 64) touch(b + x);
-    }
-
-    // s[r][j] = q_r · k_j for NR query rows × NJ keys (s rows kTile apart), each a vector accumulator along E
-    // summed across its lanes at the end. Per vector of E, NR + NJ loads feed NR·NJ products: a key's vector is
-    // loaded once for all the rows (a step has G rows: the query heads of one key/value head). At most 8
-    // accumulators, which V8 keeps in registers beside the NR + 1 operands: in a function of their own (see
-    // "Registers in V8" in src/kernels/README.md), where inlined into problem() they were spilled. The lane sums
-    // go four at a time where the ops have hsum4 (a row's 4 keys, or 4 rows' key), else one by one.
-    // k is float32 rows, or float16 rows read as their bits (load_operand; q then holds 2^112 · the query).
-    template <std::size_t NR, std::size_t NJ, class TK>
-    XATTN_NOINLINE static void score_block(const float* q, std::size_t ep, const TK* k, std::size_t ldk, std::size_t nev,
-                                           float* s) {
-        V acc[NR][NJ];
+    // s[r][j0 + j] = q_r · k_(j0 + j) for NR query rows (q rows E apart) × KV vectors of keys (s rows kTile
+    // apart), from the key block at kb (kv_layout.hpp: element e of its keys is a run of kKeyBlock, kb pointing
+    // into it at key j0): per e, KV key vectors loaded and q_r[e] broadcast, each key summing its E products in
+    // order in its lane. At most 8 accumulators beside the KV + 1 operands: V8 keeps them in registers in a
+    // function of their own (see "Registers in V8" in src/kernels/README.md).
+    // kb is float32, or float16 read as its bits (load_operand; q then holds 2^112 · the query).
+    template <std::size_t NR, std::size_t KV, class TK>
+    XATTN_NOINLINE static void score_block(const float* q, std::size_t E, const TK* kb, float* s) {
+        V acc[NR][KV];
         for (std::size_t r = 0; r < NR; ++r)
-            for (std::size_t j = 0; j < NJ; ++j) acc[r][j] = O::splat(0.0f);
-        for (std::size_t e = 0; e < nev; ++e) {
-            V qv[NR];
-            for (std::size_t r = 0; r < NR; ++r) qv[r] = O::load(q + r * ep + e * W);
-            for (std::size_t j = 0; j < NJ; ++j) {
-                const V kv = load_operand<O>(k + j * ldk + e * W);
-                for (std::size_t r = 0; r < NR; ++r) acc[r][j] = O::fmadd(qv[r], kv, acc[r][j]);
-#if defined(__wasm__)
-                // One row, many keys: without this barrier LLVM loads every key vector before the products, and V8
-                // spills what does not fit its 15 registers. It orders, and changes no arithmetic.
-                if constexpr (NR == 1 && NJ > 4) __asm__ volatile("" ::: "memory");
-#endif
+            for (std::size_t i = 0; i < KV; ++i) acc[r][i] = O::splat(0.0f);
+        for (std::size_t e = 0; e < E; ++e) {
+            const TK* run = kb + e * kKeyBlock;
+            V kv[KV];
+            for (std::size_t i = 0; i < KV; ++i) kv[i] = load_operand<O>(run + i * W);
+            for (std::size_t r = 0; r < NR; ++r) {
+                const V qe = O::splat(q[r * E + e]);
+                for (std::size_t i = 0; i < KV; ++i) acc[r][i] = O::fmadd(qe, kv[i], acc[r][i]);
             }
         }
-        if constexpr (O::has_hsum4 && NJ % 4 == 0) {
-            for (std::size_t r = 0; r < NR; ++r)
-                for (std::size_t j = 0; j < NJ; j += 4)
-                    O::store(s + r * kTile + j, O::hsum4(acc[r][j], acc[r][j + 1], acc[r][j + 2], acc[r][j + 3]));
-        } else if constexpr (O::has_hsum4 && NR == 4) {
-            for (std::size_t j = 0; j < NJ; ++j) {
-                alignas(16) float sums[4];
-                O::store(sums, O::hsum4(acc[0][j], acc[1][j], acc[2][j], acc[3][j]));
-                for (std::size_t r = 0; r < NR; ++r) s[r * kTile + j] = sums[r];
-            }
-        } else {
-            for (std::size_t r = 0; r < NR; ++r)
-                for (std::size_t j = 0; j < NJ; ++j) s[r * kTile + j] = O::hsum(acc[r][j]);
-        }
+        for (std::size_t r = 0; r < NR; ++r)
+            for (std::size_t i = 0; i < KV; ++i) O::store(s + r * kTile + i * W, acc[r][i]);
     }
 
-    // acc rows r0 … r0+NR-1, vectors c0 … c0+NV-1 of Ev: alpha · acc + P rows (in s) · the value tile's columns,
-    // the tile's products summed in registers, then added to acc with compensation. v_bits: the tile's float16
-    // bits read in place (P then holds 2^112 · the probabilities), else vt (kn, ldv).
+    // acc rows r0 … r0+NR-1, vectors c0 … c0+NV-1 of Ev: alpha · acc + P rows (in s) · those columns of the value
+    // tile, the tile's products summed in registers, then added to acc with compensation. The columns are kn rows
+    // `ld` apart from b (within one column block): float16 bits read in place when v_bits (P then holds 2^112 ·
+    // the probabilities), else vb.
     template <std::size_t NR, std::size_t NV>
     XATTN_NOINLINE static void weighted_block(const Scratch& w, std::size_t r0, std::size_t c0, std::size_t kn,
-                                              std::size_t evp, const std::uint16_t* v_bits, const float* vt,
-                                              std::size_t ldv, bool dirty) {
+                                              std::size_t evp, const std::uint16_t* v_bits, const float* vb,
+                                              std::size_t ld, bool dirty) {
         Block<O, NR, NV> tile;
         tile.fill(O::splat(0.0f));
         const float* pa = w.s + r0 * kTile;
-        if (v_bits) accumulate(tile, kn, pa, kTile, 1, v_bits + c0 * W, ldv);
-        else if (dirty) accumulate_skipping_zeros(tile, kn, pa, kTile, 1, vt + c0 * W, ldv);
-        else accumulate(tile, kn, pa, kTile, 1, vt + c0 * W, ldv);
+        if (v_bits) accumulate(tile, kn, pa, kTile, 1, v_bits, ld);
+        else if (dirty) accumulate_skipping_zeros(tile, kn, pa, kTile, 1, vb, ld);
+        else accumulate(tile, kn, pa, kTile, 1, vb, ld);
         for (std::size_t rr = 0; rr < NR; ++rr) {
             const float a = w.alpha[r0 + rr];
             float* dst = w.acc + (r0 + rr) * evp + c0 * W;
@@ -268,58 +200,59 @@ struct DecodeKernel {
     }
 
     // Keys [k_begin, k_end) of one problem: into out (R, Ev) when `part` is null, else into the chunk's partial.
+    // k / k16 and v / v16: the problem's key blocks and value tiles (kv_layout.hpp); k_begin is a whole tile.
     static void problem(const AttentionProblem& p, const Scratch& w, const float* q, const float* k,
                         const std::uint16_t* k16, const float* v, const std::uint16_t* v16, std::size_t k_begin,
                         std::size_t k_end, float* out, float* part) {
         const std::size_t R = p.L, S = k_end, E = p.E, Ev = p.Ev;
-        const std::size_t ep = round_up(E, W), evp = round_up(Ev, W), nev = ep / W;
+        const std::size_t evp = round_up(Ev, W);
+        const KvLayout lay{E, Ev};
+        const std::size_t evb = lay.evb();
         for (std::size_t r = 0; r < R; ++r) {
-            for (std::size_t c = 0; c < ep; ++c) w.qrows[r * ep + c] = c < E ? q[r * E + c] : 0.0f;
+            for (std::size_t c = 0; c < E; ++c) w.qrows[r * E + c] = q[r * E + c];
             w.m[r] = kNegInf, w.l[r] = 0.0f, w.lc[r] = 0.0f;
         }
         for (std::size_t x = 0; x < R * evp; ++x) w.acc[x] = 0.0f, w.accc[x] = 0.0f;
-        // float16 tiles are read in place, as their bits (value · 2^-112, load_half_bits), when E and Ev are
-        // whole vectors, every |q| < 2^16 (so that 2^112 · q stays finite) and the cache vouches that the tile
-        // holds no inf or NaN (kv_position_flags). 2^112 then goes into the query rows and the probabilities:
-        // exact powers of two, so every product, and the result, is the one the widened tile gives, without
-        // widening it into scratch and reading it back. Other tiles are widened.
-        bool bits_ok = k16 && p.kv_position_flags && E % W == 0 && Ev % W == 0;
+        // float16 tiles are read in place, as their bits (value · 2^-112, load_half_bits), when every |q| < 2^16
+        // (so that 2^112 · q stays finite) and the cache vouches that the tile holds no inf or NaN
+        // (kv_position_flags). 2^112 then goes into the query rows and the probabilities: exact powers of two,
+        // so every product, and the result, is the one the widened tile gives, without widening it into scratch
+        // and reading it back. Other tiles are widened.
+        bool bits_ok = k16 && p.kv_position_flags;
         for (std::size_t x = 0; bits_ok && x < R * E; ++x) bits_ok = std::fabs(q[x]) < 65536.0f;  // NaN fails too
         if (bits_ok)
             for (std::size_t x = 0; x < R * E; ++x) w.qbits[x] = q[x] * 0x1p112f;
 
-        // Which tiles are asked for ahead of their use: see touch_ahead.
-        const auto ask_for = [&](std::size_t k0) {
-            const std::size_t kn = min_size(kTile, S - k0);
-            touch_ahead(v, v16, k0, kn, Ev);
-            if (k) touch_ahead(k, nullptr, k0, kn, E);
-        };
-        if (k_begin < S) ask_for(k_begin);
         for (std::size_t k0 = k_begin; k0 < S; k0 += kTile) {
-            const std::size_t kn = min_size(kTile, S - k0);
-            if (k0 + kn < S) ask_for(k0 + kn);  // the next tile on its way while this one is computed
+            const std::size_t kn = min_size(kTile, S - k0), kb = round_up(kn, kKeyBlock);
             // Bit 0: a key of the tile holds inf or NaN, bit 1: a value does; both when the cache does not say.
             unsigned flags = p.kv_position_flags ? 0u : 3u;
             for (std::size_t j = 0; p.kv_position_flags && j < kn; ++j) flags |= p.kv_position_flags[k0 + j];
             const bool in_place = bits_ok && flags == 0;
-            std::size_t ldk = E, ldv = Ev;
-            const float* kt = in_place ? nullptr : tile(k, k16, k0, kn, E, w.kt, &ldk);
-            const float* vt = in_place ? nullptr : tile(v, v16, k0, kn, Ev, w.vt, &ldv);
-            // Scores of every row against the tile, in blocks of rows × keys (score_block).
+            // The tile's key blocks and value tile as floats: in place, or float16 widened into scratch (whole
+            // blocks and the whole tile; positions past kn are never used).
+            const float* kt = k ? k + KvLayout::key_block(k0, E) : nullptr;
+            const float* vt = v ? v + k0 * evb : nullptr;
+            if (k16 && !in_place) {
+                widen_halves<O>(k16 + KvLayout::key_block(k0, E), kb * E, w.kt);
+                widen_halves<O>(v16 + k0 * evb, kTile * evb, w.vt);
+                kt = w.kt, vt = w.vt;
+            }
+            // Scores of every row against the tile's keys: blocks of up to 4 rows × KV key vectors, as many of them
+            // as fit 8 accumulators (score_block), over whole key blocks (scores past kn are never used).
             auto scores = [&](const float* qr, const auto* keys) {
-                constexpr std::size_t one_row_keys =
-                    std::is_same_v<std::decay_t<decltype(*keys)>, std::uint16_t> ? OneRowHalfKeys : OneRowKeys;
                 for (std::size_t r0 = 0; r0 < R; r0 += 4)
                     with_count<4>(R - r0, [&](auto nr_) {
-                        constexpr std::size_t NR = decltype(nr_)::value, NJ = NR >= 3 ? 2 : NR == 2 ? 4 : one_row_keys;
-                        for (std::size_t j0 = 0; j0 < kn; j0 += NJ)
-                            with_count<NJ>(kn - j0, [&](auto nj_) {
-                                score_block<NR, decltype(nj_)::value>(qr + r0 * ep, ep, keys + j0 * ldk, ldk, nev,
-                                                                      w.s + r0 * kTile + j0);
-                            });
+                        constexpr std::size_t NR = decltype(nr_)::value, per_block = kKeyBlock / W;
+                        constexpr std::size_t KV = min_size(per_block, NR >= 8 ? 1 : 8 / NR);
+                        static_assert(kKeyBlock % W == 0 && per_block % KV == 0, "key vectors of a block");
+                        for (std::size_t j0 = 0; j0 < kb; j0 += kKeyBlock)
+                            for (std::size_t i0 = 0; i0 < per_block; i0 += KV)
+                                score_block<NR, KV>(qr + r0 * E, E, keys + KvLayout::key_block(j0, E) + i0 * W,
+                                                    w.s + r0 * kTile + j0 + i0 * W);
                     });
             };
-            if (in_place) scores(w.qbits, k16 + k0 * E);
+            if (in_place) scores(w.qbits, k16 + KvLayout::key_block(k0, E));
             else scores(w.qrows, kt);
             const float pscale = in_place ? 0x1p112f : 1.0f;  // the probabilities as the value bits need them
             for (std::size_t r = 0; r < R; ++r) {
@@ -366,9 +299,9 @@ struct DecodeKernel {
                 w.lc[r] = lc;
                 w.alpha[r] = a;
             }
-            // acc rows (R, evp) = alpha · acc + P (R, kn) · V tile (kn, evp).
-            const bool dirty = p.kv_position_flags ? (flags & 2u) != 0 : !all_finite<O>(vt, kn * ldv);
-            const std::uint16_t* v_bits = in_place ? v16 + k0 * Ev : nullptr;
+            // acc rows (R, evp) = alpha · acc + P (R, kn) · V tile (kn, evp), column block by column block.
+            const bool dirty = (flags & 2u) != 0;
+            const std::uint16_t* v_bits = in_place ? v16 + k0 * evb : nullptr;
             // In blocks of BR rows × (PvRows · PvVecs / BR) vectors, the same accumulators whatever BR. A value
             // vector is loaded (and, read in place, widened) once per block of rows: so float16 tiles read in
             // place take blocks of 4 rows where there are 4, widening each vector once for the 4 query heads of
@@ -380,12 +313,21 @@ struct DecodeKernel {
                 for (std::size_t r0 = 0; r0 < R; r0 += BR)
                     with_count<BR>(R - r0, [&](auto nr_) {
                         // A block of one row (multi-head decoding, or the last of an odd count) takes twice the
-                        // vectors, in the accumulators the other rows would take.
-                        constexpr std::size_t NR = decltype(nr_)::value, NV = NR == 1 ? 2 * BV : BV;
-                        for (std::size_t c0 = 0; c0 < evp / W; c0 += NV)
-                            with_count<NV>(evp / W - c0, [&](auto nv_) {
-                                weighted_block<NR, decltype(nv_)::value>(w, r0, c0, kn, evp, v_bits, vt, ldv, dirty);
-                            });
+                        // vectors, in the accumulators the other rows would take, up to a column block.
+                        constexpr std::size_t NR = decltype(nr_)::value;
+                        constexpr std::size_t NV = min_size(NR == 1 ? 2 * BV : BV, kValueCols / W);
+                        for (std::size_t cb = 0; cb * kValueCols < evp; ++cb) {
+                            // Vectors c0 … of acc, columns cb · kValueCols … of the tile: this block's, up to evp.
+                            const std::size_t ld = lay.value_width(cb), from = cb * kValueCols;
+                            const std::size_t nvec = (min_size(from + ld, evp) - from) / W;
+                            const std::size_t at = from * kTile;  // the column block within the tile
+                            for (std::size_t c = 0; c < nvec; c += NV)
+                                with_count<NV>(nvec - c, [&](auto nv_) {
+                                    weighted_block<NR, decltype(nv_)::value>(
+                                        w, r0, from / W + c, kn, evp, v_bits ? v_bits + at + c * W : nullptr,
+                                        v_bits ? nullptr : vt + at + c * W, ld, dirty);
+                                });
+                        }
                     });
             };
             constexpr std::size_t kInPlaceRows = PvRows < 4 && PvRows * PvVecs % 4 == 0 ? 4 : PvRows;

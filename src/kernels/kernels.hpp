@@ -35,9 +35,11 @@ struct AttentionProblem {
     const float* query = nullptr;           // (batch, L, E)
     const float* key = nullptr;             // (kv problems, S, E)
     const float* value = nullptr;           // (kv problems, S, Ev)
-    // A KV cache's keys and values: float16 storage instead of key / value (then those are null), and
-    // kv problems key_stride / value_stride elements apart (0: S·E and S·Ev, packed).
+    // A KV cache's keys and values: float16 storage instead of key / value (then those are null), in the blocks
+    // of kv_layout.hpp instead of rows, and kv problems key_stride / value_stride elements apart (0: S·E and
+    // S·Ev, packed).
     bool kv_float16 = false;  // keys and values are key16 / value16 (the workspace widens their tiles)
+    bool kv_blocked = false;  // keys and values in kv_layout.hpp's blocks (the tiled kernels gather their tiles)
     const std::uint16_t* key16 = nullptr;
     const std::uint16_t* value16 = nullptr;
     std::size_t key_stride = 0, value_stride = 0;

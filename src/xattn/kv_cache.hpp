@@ -19,6 +19,9 @@
 #include "xattn/sdpa.hpp"
 
 namespace xattn {
+namespace kernels {
+struct KvLayout;
+}
 
 enum class CacheDtype { float32, float16 };
 
@@ -96,12 +99,15 @@ private:
     using Storage = std::unique_ptr<unsigned char[], FreeBytes>;
     KvCache(const KvCacheConfig& config, Storage storage);
     std::size_t element_bytes() const { return config_.dtype == CacheDtype::float16 ? 2 : 4; }
-    unsigned char* key_row(std::size_t problem, std::size_t position) const;
-    unsigned char* value_row(std::size_t problem, std::size_t position) const;
+    kernels::KvLayout layout() const;
+    // Problem (b · Hkv + h)'s key blocks and value tiles (kernels/kv_layout.hpp).
+    unsigned char* keys_of(std::size_t problem) const;
+    unsigned char* values_of(std::size_t problem) const;
     std::uint8_t* position_flags() const;
 
     KvCacheConfig config_;
-    // keys (B·Hkv, capacity, E), values (B·Hkv, capacity, Ev), then per position (capacity) a byte saying whether
+    // keys, then values, each problem's in the blocks of kernels/kv_layout.hpp (capacity padded to whole value
+    // tiles, values' rows to a multiple of 16), then per position (capacity) a byte saying whether
     // some key (bit 0) or value (bit 1) stored there is inf or NaN: the decoding kernel's shortcut.
     Storage storage_;
     std::size_t length_ = 0;
