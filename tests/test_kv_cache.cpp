@@ -2,10 +2,12 @@
 // cache holds (every kernel set, decoding and prefill, GQA, MQA, masks, causal, scale, weights), and refusals.
 #include <doctest/doctest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <limits>
 #include <cstring>
 
+#include <xtensor/xbuilder.hpp>
 #include <xtensor/xview.hpp>
 
 #include "golden.hpp"
@@ -158,6 +160,54 @@ TEST_CASE("kv cache: float16 storage holds the values rounded, and keys()/values
     CHECK(held(0, 0, 0, 2) == 1.0f);
     CHECK(held(0, 0, 0, 3) == -3.0f);
     CHECK(xt::all(xt::equal(cache.values(), held)));
+}
+
+// The cache keeps keys in blocks of 16 positions and values in tiles of 64, in column blocks of 32 with rows
+// padded to a multiple of 16 (kernels/kv_layout.hpp). Each position must come back where it was put, across every
+// edge of those blocks: heads wider and narrower than a block, capacities that end mid-block, truncation mid-block.
+TEST_CASE("kv cache: keys() and values() give back what was appended, across the edges of the cache's blocks") {
+    struct Dims { std::size_t B, H, E, Ev, capacity; };
+    const Dims dims[] = {{1, 1, 1, 1, 1}, {1, 2, 3, 17, 15}, {2, 1, 16, 32, 16}, {1, 3, 5, 33, 65}, {1, 2, 64, 48, 130}};
+    unsigned seed = 7000;
+    for (const Dims& d : dims)
+        for (auto dtype : {xattn::CacheDtype::float32, xattn::CacheDtype::float16}) {
+            INFO("B " << d.B << ", Hkv " << d.H << ", E " << d.E << ", Ev " << d.Ev << ", capacity " << d.capacity
+                      << (dtype == xattn::CacheDtype::float16 ? ", float16" : ", float32"));
+            xattn::KvCacheConfig cfg;
+            cfg.batch = d.B, cfg.kv_heads = d.H, cfg.head_dim = d.E, cfg.value_dim = d.Ev, cfg.capacity = d.capacity;
+            cfg.dtype = dtype;
+            xattn::KvCache cache(cfg);
+            // What the cache should hold: (B, Hkv, positions, E / Ev), as appended (float16: rounded).
+            const auto stored = [&](xt::xarray<float> x) {
+                if (dtype == xattn::CacheDtype::float16)
+                    for (float& f : x) f = xattn::kernels::half_to_float(xattn::kernels::float_to_half(f));
+                return x;
+            };
+            xt::xarray<float> want_k = xt::zeros<float>({d.B, d.H, std::size_t{0}, d.E});
+            xt::xarray<float> want_v = xt::zeros<float>({d.B, d.H, std::size_t{0}, d.Ev});
+            const auto append = [&](std::size_t n) {
+                const auto k = randn({d.B, d.H, n, d.E}, seed++), v = randn({d.B, d.H, n, d.Ev}, seed++);
+                cache.append(k, v);
+                want_k = xt::concatenate(xt::xtuple(want_k, stored(k)), 2);
+                want_v = xt::concatenate(xt::xtuple(want_v, stored(v)), 2);
+            };
+            // Fill in uneven steps, cut back to mid-block, then fill to capacity over what was cut.
+            std::size_t filled = 0;
+            for (std::size_t n : {std::size_t{1}, std::size_t{6}, std::size_t{11}, std::size_t{40}, std::size_t{200}}) {
+                const std::size_t take = std::min(n, d.capacity - filled);
+                if (take == 0) break;
+                append(take);
+                filled += take;
+            }
+            const std::size_t cut = filled / 2 + filled % 3;  // mid-block for most of the sizes above
+            REQUIRE(cache.truncate(cut).ok());
+            want_k = xt::eval(xt::view(want_k, xt::all(), xt::all(), xt::range(0, cut), xt::all()));
+            want_v = xt::eval(xt::view(want_v, xt::all(), xt::all(), xt::range(0, cut), xt::all()));
+            if (d.capacity > cut) append(d.capacity - cut);
+            REQUIRE(cache.length() == d.capacity);
+            CHECK(xt::all(xt::equal(cache.keys(), want_k)));
+            CHECK(xt::all(xt::equal(cache.values(), want_v)));
+        }
 }
 
 TEST_CASE("kv cache: refusals name the argument, and a refused append appends nothing") {

@@ -14,7 +14,7 @@
 // steps through memory by a fixed stride, which the hardware prefetchers follow (WebAssembly has none). No mask, no causal rule, no dropout, no
 // weights: decoding steps have none (KvCache routes anything else to the tiled kernels). A value tile holding
 // inf or NaN takes the select-guarded product, as in the wide kernel; the cache's per-position flags say which
-// tiles do (kv_position_flags), else each tile is scanned.
+// tiles do (kv_position_flags; without them every tile takes it).
 #pragma once
 
 #include <cmath>

@@ -34,7 +34,6 @@ struct ScalarOps {
         return r;
     }
     static float hsum(V v) { return v; }
-    static constexpr bool has_hsum4 = false;  // (XsimdOps::hsum4: four sums of 4-lane vectors at once)
     static V load_half(const std::uint16_t* p) { return half_to_float(*p); }
     // The half's bits moved into a float's fields: value · 2^-112 for a finite half (simd_xsimd.hpp).
     static V load_half_bits(const std::uint16_t* p) {

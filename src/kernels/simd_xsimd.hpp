@@ -74,15 +74,6 @@ struct XsimdOps {
 #endif
         return xsimd::hadd(v);
     }
-    // [Σa, Σb, Σc, Σd] for 4-lane vectors (the SSE4.1 / SIMD128 set): xsimd's haddp, three horizontal adds for
-    // four sums, where four hsum calls take eight and four extracts (in wasm each extract costs a shuffle whose mask
-    // V8 builds anew). Its lanes are added in hsum's order ((x0 + x1) + (x2 + x3)), so either gives the same bits.
-    // Callers test has_hsum4 first: on wider sets haddp wants as many vectors as lanes.
-    static constexpr bool has_hsum4 = width == 4;
-    static V hsum4(const V& a, const V& b, const V& c, const V& d) {
-        const V rows[4] = {a, b, c, d};
-        return xsimd::haddp(rows);
-    }
     // W float16 values as their bits moved into a float's fields: value · 2^-112, exactly, for every finite half
     // (normals, subnormals, zero), in 3 vector ops: sign-extend to 32-bit lanes, shift the exponent and
     // mantissa into place, keep the sign bit (clearing the extension's copies of it). Kernels that know a tile
