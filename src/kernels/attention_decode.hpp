@@ -11,7 +11,8 @@
 // The wide streaming kernel (attention.hpp) puts queries in vector lanes, which a few rows leave mostly
 // empty; here the lanes hold keys for the scores and run along Ev for the products, so a single row wastes
 // none. The keys and values are a cache's, in the blocks of kv_layout.hpp, read where they are: every hot loop
-// steps through memory by a fixed stride, which the hardware prefetchers follow (WebAssembly has none). No mask, no causal rule, no dropout, no
+// steps through memory by a fixed stride, which the hardware prefetchers follow (WebAssembly has no prefetch
+// instruction). No mask, no causal rule, no dropout, no
 // weights: decoding steps have none (KvCache routes anything else to the tiled kernels). A value tile holding
 // inf or NaN takes the select-guarded product, as in the wide kernel; the cache's per-position flags say which
 // tiles do (kv_position_flags; without them every tile takes it).
@@ -42,8 +43,7 @@ struct DecodeKernel {
     static constexpr float kNegInf = -std::numeric_limits<float>::infinity();
 
     struct Scratch {
-        float* qrows;  // (R, E)       the problem's query rows
-        float* qbits;  // (R, E)       the same times 2^112, for float16 tiles read in place (see problem)
+        float* qbits;  // (R, E)       the query rows times 2^112, for float16 tiles read in place (see problem)
         float* kt;     // (kTile, E)   a float16 key tile widened, in the cache's key blocks
         float* vt;     // (kTile, Evb) a float16 value tile widened, in the cache's column blocks
         float* s;      // (R, kTile)   scores, then probabilities
@@ -59,7 +59,6 @@ struct DecodeKernel {
             const std::size_t evp = round_up(p.Ev, W), R = min_size(p.L, kMaxRows);
             const KvLayout lay{p.E, p.Ev};
             Scratch x;
-            x.qrows = c.take<float>(R * p.E);
             x.qbits = c.take<float>(p.kv_float16 ? R * p.E : 0);
             x.kt = c.take<float>(p.kv_float16 ? kTile * p.E : 0);
             x.vt = c.take<float>(p.kv_float16 ? kTile * lay.evb() : 0);
@@ -172,8 +171,8 @@ struct DecodeKernel {
 
     // acc rows r0 … r0+NR-1, vectors c0 … c0+NV-1 of Ev: alpha · acc + P rows (in s) · those columns of the value
     // tile, the tile's products summed in registers, then added to acc with compensation. The columns are kn rows
-    // `ld` apart from b (within one column block): float16 bits read in place when v_bits (P then holds 2^112 ·
-    // the probabilities), else vb.
+    // `ld` apart (within one column block) from v_bits, float16 bits read in place (P then holds 2^112 · the
+    // probabilities), or else from vb.
     template <std::size_t NR, std::size_t NV>
     XATTN_NOINLINE static void weighted_block(const Scratch& w, std::size_t r0, std::size_t c0, std::size_t kn,
                                               std::size_t evp, const std::uint16_t* v_bits, const float* vb,
@@ -208,10 +207,7 @@ struct DecodeKernel {
         const std::size_t evp = round_up(Ev, W);
         const KvLayout lay{E, Ev};
         const std::size_t evb = lay.evb();
-        for (std::size_t r = 0; r < R; ++r) {
-            for (std::size_t c = 0; c < E; ++c) w.qrows[r * E + c] = q[r * E + c];
-            w.m[r] = kNegInf, w.l[r] = 0.0f, w.lc[r] = 0.0f;
-        }
+        for (std::size_t r = 0; r < R; ++r) w.m[r] = kNegInf, w.l[r] = 0.0f, w.lc[r] = 0.0f;
         for (std::size_t x = 0; x < R * evp; ++x) w.acc[x] = 0.0f, w.accc[x] = 0.0f;
         // float16 tiles are read in place, as their bits (value · 2^-112, load_half_bits), when every |q| < 2^16
         // (so that 2^112 · q stays finite) and the cache vouches that the tile holds no inf or NaN
@@ -253,7 +249,7 @@ struct DecodeKernel {
                     });
             };
             if (in_place) scores(w.qbits, k16 + KvLayout::key_block(k0, E));
-            else scores(w.qrows, kt);
+            else scores(q, kt);
             const float pscale = in_place ? 0x1p112f : 1.0f;  // the probabilities as the value bits need them
             for (std::size_t r = 0; r < R; ++r) {
                 float* sr = w.s + r * kTile;
