@@ -11,7 +11,8 @@
 // time, then jump to the next block of keys, while the P·V passes read a part of each row: the hardware
 // prefetchers followed neither, and the byte loads that asked for each tile ahead ("touches") stalled the core
 // until their lines came. With these blocks every load of the hot loops steps through memory by a fixed stride
-// that the prefetchers follow, with no touches. Measured on a Zen 5 core (wasm, multi-head steps, 12 heads,
+// that the prefetchers follow, with no touches (grouped-query float32 steps still ask for the next tile:
+// attention_decode.hpp, touch_tile). Measured on a Zen 5 core (wasm, multi-head steps, 12 heads,
 // E = Ev = 64): steps right after a 256 MiB read 1.22x, 1.47x and 1.67x faster at 512, 2048 and 8192 positions,
 // back to back 1.38-1.60x; a dot-product loop alone over rows read 25-30 GB/s, over blocks 40-44 GB/s, a plain
 // sum 45-48.
