@@ -165,23 +165,42 @@ struct AttentionKernel {
         for (; i < n; ++i) out[i] = exp_nonpositive<ScalarOps>(x[i]);
     }
 
-    // A KV cache's rows [k0, k0 + kn) of D elements, gathered from its blocks (kv_layout.hpp: element (pos, c)
-    // at at(pos, c)) and widened from float16, into rows `ld` apart, padded with zeros from D to ld.
-    template <class At>
-    static void gather_rows(const float* f, const std::uint16_t* half, std::size_t k0, std::size_t kn, std::size_t D,
-                            std::size_t ld, At at, float* out) {
-        for (std::size_t j = 0; j < kn; ++j)
-            for (std::size_t c = 0; c < ld; ++c)
-                out[j * ld + c] = c >= D ? 0.0f : half ? half_to_float(half[at(k0 + j, c)]) : f[at(k0 + j, c)];
+    // A KV cache's key rows [k0, k0 + kn) into kt (kn, E), from its key blocks (kv_layout.hpp: element c of
+    // position pos at (pos / 16 · E + c) · 16 + pos % 16), widened from float16.
+    static void gather_key_rows(const Head& h, std::size_t k0, std::size_t kn) {
+        const std::size_t E = h.p.E;
+        for (std::size_t j = 0; j < kn; ++j) {
+            const std::size_t at = KvLayout::key_block(k0 + j - (k0 + j) % kKeyBlock, E) + (k0 + j) % kKeyBlock;
+            float* row = h.w.kt + j * E;
+            if (h.k16)
+                for (std::size_t c = 0; c < E; ++c) row[c] = half_to_float(h.k16[at + c * kKeyBlock]);
+            else
+                for (std::size_t c = 0; c < E; ++c) row[c] = h.k[at + c * kKeyBlock];
+        }
+    }
+    // A KV cache's value rows [k0, k0 + kn) into vt (kn, evp), from its value tiles (kv_layout.hpp): each row a
+    // run of each column block, widened from float16, zeros from Ev to evp.
+    static void gather_value_rows(const Head& h, std::size_t k0, std::size_t kn) {
+        const KvLayout lay{h.p.E, h.p.Ev};
+        const std::size_t Ev = h.p.Ev, evb = lay.evb();
+        for (std::size_t j = 0; j < kn; ++j) {
+            const std::size_t pos = k0 + j, tile = pos - pos % kValueTile, r = pos % kValueTile;
+            float* row = h.w.vt + j * h.evp;
+            for (std::size_t cb = 0; cb * kValueCols < Ev; ++cb) {
+                const std::size_t width = lay.value_width(cb), from = cb * kValueCols, n = min_size(width, Ev - from);
+                const std::size_t at = tile * evb + from * kValueTile + r * width;
+                if (h.v16) widen(h.v16 + at, n, row + from);
+                else for (std::size_t c = 0; c < n; ++c) row[from + c] = h.v[at + c];
+            }
+            for (std::size_t c = Ev; c < h.evp; ++c) row[c] = 0.0f;
+        }
     }
 
     // The key rows [k0, k0 + kn), (kn, E): in place, or widened from float16 (or gathered from a cache's blocks)
     // into kt.
     static const float* key_tile(const Head& h, std::size_t k0, std::size_t kn) {
         if (h.p.kv_blocked) {
-            const KvLayout lay{h.p.E, h.p.Ev};
-            gather_rows(h.k, h.k16, k0, kn, h.p.E, h.p.E, [&](std::size_t pos, std::size_t c) { return lay.key_offset(pos, c); },
-                        h.w.kt);
+            gather_key_rows(h, k0, kn);
             return h.w.kt;
         }
         if (!h.k16) return h.k + k0 * h.p.E;
@@ -217,9 +236,7 @@ struct AttentionKernel {
     static const float* value_tile(const Head& h, std::size_t k0, std::size_t kn, std::size_t* ld) {
         const std::size_t Ev = h.p.Ev;
         if (h.p.kv_blocked) {
-            const KvLayout lay{h.p.E, Ev};
-            gather_rows(h.v, h.v16, k0, kn, Ev, h.evp, [&](std::size_t pos, std::size_t c) { return lay.value_offset(pos, c); },
-                        h.w.vt);
+            gather_value_rows(h, k0, kn);
             *ld = h.evp;
             return h.w.vt;
         }
