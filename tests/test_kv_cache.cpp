@@ -128,6 +128,7 @@ const AttendCase kCases[] = {
     {"prefill, causal bottom-right, GQA", 2, 6, 3, 16, 16, 40, true, false, false, 0},
     {"prefill, mask, weights", 1, 4, 2, 8, 8, 9, false, true, true, 0},
     {"many stacked rows, wide tiles", 1, 16, 2, 32, 32, 4, false, false, false, 0},
+    {"decode, mask, odd head dims (the tiled kernels gather whole and partial groups of 4)", 1, 2, 1, 7, 5, 1, false, true, false, 0},
 };
 
 }  // namespace

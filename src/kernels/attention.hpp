@@ -167,16 +167,40 @@ struct AttentionKernel {
 
     // A KV cache's key rows [k0, k0 + kn) into kt (kn, E), from its key blocks (kv_layout.hpp: element c of
     // position pos at (pos / 16 · E + c) · 16 + pos % 16), widened from float16.
+    // float32 keys go 4 × 4 at a time where the ops can transpose (4 positions from a multiple of 4, which one
+    // block holds, × 4 elements), the rest one at a time.
     static void gather_key_rows(const Head& h, std::size_t k0, std::size_t kn) {
         const std::size_t E = h.p.E;
-        for (std::size_t j = 0; j < kn; ++j) {
-            const std::size_t at = KvLayout::key_block(k0 + j - (k0 + j) % kKeyBlock, E) + (k0 + j) % kKeyBlock;
-            float* row = h.w.kt + j * E;
+        const auto at = [&](std::size_t pos) {  // element 0 of position pos
+            return KvLayout::key_block(pos - pos % kKeyBlock, E) + pos % kKeyBlock;
+        };
+        std::size_t j = 0;
+        const auto one_row = [&](std::size_t jj) {
+            const std::size_t a = at(k0 + jj);
+            float* row = h.w.kt + jj * E;
             if (h.k16)
-                for (std::size_t c = 0; c < E; ++c) row[c] = half_to_float(h.k16[at + c * kKeyBlock]);
+                for (std::size_t c = 0; c < E; ++c) row[c] = half_to_float(h.k16[a + c * kKeyBlock]);
             else
-                for (std::size_t c = 0; c < E; ++c) row[c] = h.k[at + c * kKeyBlock];
+                for (std::size_t c = 0; c < E; ++c) row[c] = h.k[a + c * kKeyBlock];
+        };
+        if constexpr (O::has_transpose4) {
+            if (!h.k16) {
+                for (; j < kn && (k0 + j) % 4 != 0; ++j) one_row(j);
+                for (; j + 4 <= kn; j += 4) {
+                    const float* run = h.k + at(k0 + j);  // element c of positions k0 + j … + 3 at run + c · 16
+                    float* rows = h.w.kt + j * E;
+                    std::size_t c = 0;
+                    for (; c + 4 <= E; c += 4) {
+                        const float* const from[4] = {run + c * kKeyBlock, run + (c + 1) * kKeyBlock,
+                                                      run + (c + 2) * kKeyBlock, run + (c + 3) * kKeyBlock};
+                        O::transpose4(from, rows + c, E);
+                    }
+                    for (; c < E; ++c)
+                        for (std::size_t l = 0; l < 4; ++l) rows[l * E + c] = run[c * kKeyBlock + l];
+                }
+            }
         }
+        for (; j < kn; ++j) one_row(j);
     }
     // A KV cache's value rows [k0, k0 + kn) into vt (kn, evp), from its value tiles (kv_layout.hpp): each row a
     // run of each column block, widened from float16, zeros from Ev to evp.
