@@ -202,19 +202,25 @@ Status KvCache::plan_attend(const Shape& q, MaskKind mask_kind, const Shape& mas
     p.output_shape = {B, Hq, L, Ev};
     p.weights_shape = {B, Hq, L, S};
     // Decoding: the G query heads of a key/value head as G·L rows of one problem, each key read once. With
-    // L = 1 the bottom-right causal rule hides nothing, so it stacks too.
-    p.stacked = mask_kind == MaskKind::none && (L == 1 || !s.is_causal);
+    // L = 1 the bottom-right causal rule hides nothing, so it stacks too. A mask stacks only into the decoding
+    // kernel (few rows, no weights), which places each row's mask by the per-head plan.
+    const bool few = G * L <= kFewRows && !s.need_weights;
+    p.stacked = (L == 1 || !s.is_causal) && (mask_kind == MaskKind::none || few);
     SdpaSettings settings;
     settings.scale = s.scale;
     settings.need_weights = s.need_weights;
+    SdpaSettings per_head = settings;
+    per_head.is_causal = s.is_causal;
+    per_head.causal_alignment = CausalAlignment::bottom_right;
+    per_head.enable_gqa = true;
     Status st;
     if (p.stacked) {
-        st = plan_sdpa({B, Hkv, G * L, E}, {B, Hkv, S, E}, {B, Hkv, S, Ev}, MaskKind::none, {}, settings, &p.sdpa);
+        if (mask_kind != MaskKind::none)
+            st = plan_sdpa(q, {B, Hkv, S, E}, {B, Hkv, S, Ev}, mask_kind, mask_shape, per_head, &p.mask_plan);
+        if (st.ok())
+            st = plan_sdpa({B, Hkv, G * L, E}, {B, Hkv, S, E}, {B, Hkv, S, Ev}, MaskKind::none, {}, settings, &p.sdpa);
     } else {
-        settings.is_causal = s.is_causal;
-        settings.causal_alignment = CausalAlignment::bottom_right;
-        settings.enable_gqa = true;
-        st = plan_sdpa(q, {B, Hkv, S, E}, {B, Hkv, S, Ev}, mask_kind, mask_shape, settings, &p.sdpa);
+        st = plan_sdpa(q, {B, Hkv, S, E}, {B, Hkv, S, Ev}, mask_kind, mask_shape, per_head, &p.sdpa);
     }
     if (!st.ok()) {  // SDPA's message, under the cache's name
         const std::string prefix = "scaled_dot_product_attention: ";
@@ -222,12 +228,13 @@ Status KvCache::plan_attend(const Shape& q, MaskKind mask_kind, const Shape& mas
     }
     const kernels::KernelSet& set = *p.sdpa.kernel_set;
     const kernels::AttentionProblem ap = kernels::attention_problem(p.sdpa, nullptr, nullptr, nullptr, {}, nullptr, nullptr);
-    const bool few = p.stacked && G * L <= kFewRows && !s.need_weights;
     // The tiles may widen float16 keys and values: the workspace is planned for this cache's storage.
     kernels::AttentionProblem sized = ap;
     sized.kv_float16 = config_.dtype == CacheDtype::float16;
     sized.kv_blocked = true;
-    p.workspace_bytes = p.sdpa.batch == 0 ? 0 : few ? set.few_rows_workspace(sized) : set.attention_workspace(sized);
+    p.workspace_bytes = p.sdpa.batch == 0          ? 0
+                        : p.stacked && few ? set.few_rows_workspace(sized)
+                                           : set.attention_workspace(sized);
     *plan = std::move(p);
     return {};
 }
@@ -250,6 +257,13 @@ void KvCache::run_attend(const KvAttendPlan& plan, const float* query, const Mas
     }
     p.kv_position_flags = position_flags();
     p.kv_blocked = true;
+    if (plan.stacked && plan.mask_plan.mask_kind != MaskKind::none) {  // the decoding kernel's rows, per head
+        p.mask_kind = plan.mask_plan.mask_kind;
+        p.mask_bools = mask.bools;
+        p.mask_values = mask.values;
+        p.plan = &plan.mask_plan;
+        p.mask_key_stride = plan.mask_plan.mask_col_stride();
+    }
     p.key_stride = layout().key_elements(config_.capacity);
     p.value_stride = layout().value_elements(config_.capacity);
     const bool few = plan.stacked && sp.L <= kFewRows && !sp.need_weights;

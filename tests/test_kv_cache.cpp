@@ -128,7 +128,10 @@ const AttendCase kCases[] = {
     {"prefill, causal bottom-right, GQA", 2, 6, 3, 16, 16, 40, true, false, false, 0},
     {"prefill, mask, weights", 1, 4, 2, 8, 8, 9, false, true, true, 0},
     {"many stacked rows, wide tiles", 1, 16, 2, 32, 32, 4, false, false, false, 0},
-    {"decode, mask, odd head dims (the tiled kernels gather whole and partial groups of 4)", 1, 2, 1, 7, 5, 1, false, true, false, 0},
+    {"decode, mask, odd head dims", 1, 2, 1, 7, 5, 1, false, true, false, 0},
+    {"decode, GQA 4 over 2, mask (each query head its own mask row)", 2, 8, 2, 16, 16, 1, false, true, false, 0},
+    {"a few rows stacked, mask, scale", 1, 4, 2, 12, 12, 3, false, true, false, 0.5},
+    {"prefill, mask, odd head dims (the tiled kernels gather whole and partial groups of 4)", 1, 2, 1, 7, 5, 20, false, true, false, 0},
 };
 
 }  // namespace
@@ -161,6 +164,35 @@ TEST_CASE("kv cache: float16 storage holds the values rounded, and keys()/values
     CHECK(held(0, 0, 0, 2) == 1.0f);
     CHECK(held(0, 0, 0, 3) == -3.0f);
     CHECK(xt::all(xt::equal(cache.values(), held)));
+}
+
+TEST_CASE("kv cache: masked decoding steps, an additive mask per batch element (key padding), equal SDPA") {
+    // The decoding kernel takes masked steps of few rows itself: each stacked row finds its mask row through the
+    // per-head plan. Key padding as a float bias (B, 1, 1, S): -inf past each sequence's end, a bias before it.
+    unsigned seed = 9000;
+    for (const auto* set : xattn::kernels::available_kernels()) {
+        xattn::kernels::use_kernels(set);
+        for (auto dtype : {xattn::CacheDtype::float32, xattn::CacheDtype::float16}) {
+            INFO(set->name << (dtype == xattn::CacheDtype::float16 ? " (float16)" : " (float32)"));
+            xattn::KvCacheConfig cfg;
+            cfg.batch = 3, cfg.kv_heads = 2, cfg.head_dim = 16, cfg.capacity = 200, cfg.dtype = dtype;
+            xattn::KvCache cache(cfg);
+            cache.append(randn({3, 2, 150, 16}, seed++), randn({3, 2, 150, 16}, seed++));
+            xt::xarray<float> bias = 0.5f * randn({3, 1, 1, 150}, seed++);
+            for (std::size_t b = 0; b < 3; ++b)
+                for (std::size_t j = 70 + 30 * b; j < 150; ++j) bias(b, 0, 0, j) = -std::numeric_limits<float>::infinity();
+            const auto q = randn({3, 6, 2, 16}, seed++);  // 3 query heads a key/value head, 2 rows each
+            xattn::KvAttendOptions o;
+            o.attn_mask = xattn::Mask::additive(bias);
+            xattn::SdpaOptions so;
+            so.enable_gqa = true;
+            so.attn_mask = o.attn_mask;
+            const auto got = cache.attend(q, o);
+            const auto want = xattn::scaled_dot_product_attention(q, cache.keys(), cache.values(), so);
+            CHECK_CLOSE(got.output, want.output, "key padding");
+        }
+    }
+    xattn::kernels::use_kernels(nullptr);
 }
 
 // The cache keeps keys in blocks of 16 positions and values in tiles of 64, in column blocks of 32 with rows

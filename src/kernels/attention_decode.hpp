@@ -12,10 +12,10 @@
 // empty; here the lanes hold keys for the scores and run along Ev for the products, so a single row wastes
 // none. The keys and values are a cache's, in the blocks of kv_layout.hpp, read where they are: every hot loop
 // steps through memory by a fixed stride, which the hardware prefetchers follow (WebAssembly has no prefetch
-// instruction). No mask, no causal rule, no dropout, no
-// weights: decoding steps have none (KvCache routes anything else to the tiled kernels). A value tile holding
-// inf or NaN takes the select-guarded product, as in the wide kernel; the cache's per-position flags say which
-// tiles do (kv_position_flags; without them every tile takes it).
+// instruction). A mask is applied row by row (p.plan is then the per-head plan that places it); no causal rule,
+// no dropout, no weights: decoding steps have none (KvCache routes anything else to the tiled kernels). A value
+// tile holding inf or NaN takes the select-guarded product, as in the wide kernel; the cache's per-position flags
+// say which tiles do (kv_position_flags; without them every tile takes it).
 #pragma once
 
 #include <cmath>
@@ -111,7 +111,7 @@ struct DecodeKernel {
             const std::size_t b = task / nc, chunk = task % nc;
             const std::size_t kv = b / p.q_heads * p.kv_heads + b % p.q_heads / (p.q_heads / p.kv_heads);
             const std::size_t k_begin = chunk * ck, k_end = min_size(p.S, k_begin + ck);
-            problem(p, w, p.query + b * p.L * p.E, p.key ? p.key + kv * ks : nullptr,
+            problem(p, w, b, p.query + b * p.L * p.E, p.key ? p.key + kv * ks : nullptr,
                     p.key16 ? p.key16 + kv * ks : nullptr, p.value ? p.value + kv * vs : nullptr,
                     p.value16 ? p.value16 + kv * vs : nullptr, k_begin, k_end, p.output + b * p.L * p.Ev,
                     nc == 1 ? nullptr : partials + task * pf);
@@ -219,9 +219,17 @@ struct DecodeKernel {
         }
     }
 
-    // Keys [k_begin, k_end) of one problem: into out (R, Ev) when `part` is null, else into the chunk's partial.
+    // Offset of the mask element of problem b's row r and key 0. The rows are the G query heads of the key/value
+    // head, L rows each; p.plan is the per-head plan (B, Hq, L, S), whose problem batch · Hq + head the row is.
+    static std::size_t mask_row(const AttentionProblem& p, std::size_t b, std::size_t r) {
+        const SdpaPlan& per_head = *p.plan;
+        const std::size_t Hq = per_head.q_heads, Hkv = per_head.kv_heads, G = Hq / Hkv, L = per_head.L;
+        return per_head.mask_row_offset(b / Hkv * Hq + b % Hkv * G + r / L, r % L);
+    }
+
+    // Keys [k_begin, k_end) of problem b: into out (R, Ev) when `part` is null, else into the chunk's partial.
     // k / k16 and v / v16: the problem's key blocks and value tiles (kv_layout.hpp); k_begin is a whole tile.
-    static void problem(const AttentionProblem& p, const Scratch& w, const float* q, const float* k,
+    static void problem(const AttentionProblem& p, const Scratch& w, std::size_t b, const float* q, const float* k,
                         const std::uint16_t* k16, const float* v, const std::uint16_t* v16, std::size_t k_begin,
                         std::size_t k_end, float* out, float* part) {
         const std::size_t R = p.L, S = k_end, E = p.E, Ev = p.Ev;
@@ -280,8 +288,19 @@ struct DecodeKernel {
                 // Online softmax of the row over this tile (scaled scores; a NaN makes the row NaN, as in SDPA).
                 // The max is taken per lane, then across the lanes, by one rule: a NaN wins, else the larger.
                 const auto larger = [](auto x, auto m) { return (x > m) | (x != x); };
-                V vmax = O::splat(kNegInf);
+                float tmax = kNegInf;
                 std::size_t x = 0;
+                if (p.mask_kind != MaskKind::none) {
+                    // The row's mask, as the tiled kernels apply it: a false boolean forbids (-inf), a float adds.
+                    const std::size_t ks = p.mask_key_stride, at = mask_row(p, b, r) + k0 * ks;
+                    for (; x < kn; ++x) {
+                        const float scaled = sr[x] * p.scale;
+                        sr[x] = p.mask_kind == MaskKind::boolean ? (p.mask_bools[at + x * ks] ? scaled : kNegInf)
+                                                                 : scaled + p.mask_values[at + x * ks];
+                        tmax = larger(sr[x], tmax) ? sr[x] : tmax;
+                    }
+                }
+                V vmax = O::splat(kNegInf);
                 for (; x + W <= kn; x += W) {
                     const V scaled = O::load(sr + x) * O::splat(p.scale);
                     O::store(sr + x, scaled);
@@ -289,7 +308,6 @@ struct DecodeKernel {
                 }
                 alignas(64) float lanes[W];
                 O::store(lanes, vmax);
-                float tmax = kNegInf;
                 for (std::size_t l = 0; l < W; ++l) tmax = larger(lanes[l], tmax) ? lanes[l] : tmax;
                 for (; x < kn; ++x) {
                     sr[x] *= p.scale;
