@@ -45,8 +45,7 @@ Status KvCache::check_config(const KvCacheConfig& c) {
 std::uint64_t KvCache::storage_bytes(const KvCacheConfig& c) {
     // In 64 bits: check_config has bounded each factor, not what 32-bit size_t (wasm) makes of the product.
     const std::uint64_t Ev = c.value_dim ? c.value_dim : c.head_dim;
-    const std::uint64_t evb = (Ev + kernels::kValuePad - 1) / kernels::kValuePad * kernels::kValuePad;
-    const std::uint64_t rows = (std::uint64_t{c.capacity} + kernels::kValueTile - 1) / kernels::kValueTile * kernels::kValueTile;
+    const std::uint64_t evb = kernels::padded_value_dim(Ev), rows = kernels::padded_rows(std::uint64_t{c.capacity});
     return std::uint64_t{c.batch} * c.kv_heads * rows * (c.head_dim + evb) * (c.dtype == CacheDtype::float16 ? 2 : 4) +
            c.capacity;
 }

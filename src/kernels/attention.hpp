@@ -171,9 +171,8 @@ struct AttentionKernel {
     // block holds, × 4 elements), the rest one at a time.
     static void gather_key_rows(const Head& h, std::size_t k0, std::size_t kn) {
         const std::size_t E = h.p.E;
-        const auto at = [&](std::size_t pos) {  // element 0 of position pos
-            return KvLayout::key_block(pos - pos % kKeyBlock, E) + pos % kKeyBlock;
-        };
+        const KvLayout lay{E, h.p.Ev};
+        const auto at = [&](std::size_t pos) { return lay.key_offset(pos, 0); };  // element 0 of position pos
         std::size_t j = 0;
         const auto one_row = [&](std::size_t jj) {
             const std::size_t a = at(k0 + jj);
@@ -206,13 +205,12 @@ struct AttentionKernel {
     // run of each column block, widened from float16, zeros from Ev to evp.
     static void gather_value_rows(const Head& h, std::size_t k0, std::size_t kn) {
         const KvLayout lay{h.p.E, h.p.Ev};
-        const std::size_t Ev = h.p.Ev, evb = lay.evb();
+        const std::size_t Ev = h.p.Ev;
         for (std::size_t j = 0; j < kn; ++j) {
-            const std::size_t pos = k0 + j, tile = pos - pos % kValueTile, r = pos % kValueTile;
             float* row = h.w.vt + j * h.evp;
             for (std::size_t cb = 0; cb * kValueCols < Ev; ++cb) {
-                const std::size_t width = lay.value_width(cb), from = cb * kValueCols, n = min_size(width, Ev - from);
-                const std::size_t at = tile * evb + from * kValueTile + r * width;
+                const std::size_t from = cb * kValueCols, n = min_size(lay.value_width(cb), Ev - from);
+                const std::size_t at = lay.value_offset(k0 + j, from);  // the row's run in column block cb
                 if (h.v16) widen(h.v16 + at, n, row + from);
                 else for (std::size_t c = 0; c < n; ++c) row[from + c] = h.v[at + c];
             }

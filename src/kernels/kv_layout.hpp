@@ -30,12 +30,18 @@ constexpr std::size_t kValueTile = 64;  // positions per value tile: the decodin
 constexpr std::size_t kValueCols = 32;  // columns per value column block
 constexpr std::size_t kValuePad = 16;   // value rows are padded to a multiple of this
 
+// Positions stored for `capacity` (whole value tiles), and a value row's length as stored (Ev padded), in any
+// unsigned width: the cache sizes its storage in 64 bits, where wasm's size_t is 32.
+template <class N>
+constexpr N padded_rows(N capacity) { return (capacity + kValueTile - 1) / kValueTile * kValueTile; }
+template <class N>
+constexpr N padded_value_dim(N Ev) { return (Ev + kValuePad - 1) / kValuePad * kValuePad; }
+
 struct KvLayout {
     std::size_t E = 0, Ev = 0;
 
-    static std::size_t rows(std::size_t capacity) { return (capacity + kValueTile - 1) / kValueTile * kValueTile; }
-    // Value row length as stored: Ev padded.
-    std::size_t evb() const { return (Ev + kValuePad - 1) / kValuePad * kValuePad; }
+    static std::size_t rows(std::size_t capacity) { return padded_rows(capacity); }
+    std::size_t evb() const { return padded_value_dim(Ev); }
     // Elements of one problem's keys and values for `capacity` positions.
     std::size_t key_elements(std::size_t capacity) const { return rows(capacity) * E; }
     std::size_t value_elements(std::size_t capacity) const { return rows(capacity) * evb(); }
