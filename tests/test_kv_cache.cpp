@@ -177,7 +177,8 @@ TEST_CASE("kv cache: masked decoding steps, an additive mask per batch element (
             xattn::KvCacheConfig cfg;
             cfg.batch = 3, cfg.kv_heads = 2, cfg.head_dim = 16, cfg.capacity = 200, cfg.dtype = dtype;
             xattn::KvCache cache(cfg);
-            cache.append(randn({3, 2, 150, 16}, seed++), randn({3, 2, 150, 16}, seed++));
+            const auto k = randn({3, 2, 150, 16}, seed++), v = randn({3, 2, 150, 16}, seed++);
+            cache.append(k, v);
             xt::xarray<float> bias = 0.5f * randn({3, 1, 1, 150}, seed++);
             for (std::size_t b = 0; b < 3; ++b)
                 for (std::size_t j = 70 + 30 * b; j < 150; ++j) bias(b, 0, 0, j) = -std::numeric_limits<float>::infinity();
