@@ -77,14 +77,10 @@ KvCache::KvCache(const KvCacheConfig& config, Storage storage) : config_(config)
 
 kernels::KvLayout KvCache::layout() const { return {config_.head_dim, value_dim()}; }
 
-unsigned char* KvCache::keys_of(std::size_t problem) const {
-    return storage_.get() + problem * layout().key_elements(config_.capacity) * element_bytes();
-}
+unsigned char* KvCache::key_storage() const { return storage_.get(); }
 
-unsigned char* KvCache::values_of(std::size_t problem) const {
-    const kernels::KvLayout lay = layout();
-    const std::size_t keys = config_.batch * config_.kv_heads * lay.key_elements(config_.capacity);
-    return storage_.get() + (keys + problem * lay.value_elements(config_.capacity)) * element_bytes();
+unsigned char* KvCache::value_storage() const {
+    return storage_.get() + config_.batch * config_.kv_heads * layout().key_elements(config_.capacity) * element_bytes();
 }
 
 std::uint8_t* KvCache::position_flags() const {
@@ -140,10 +136,10 @@ Status KvCache::append(const Shape& ks, const float* key, const Shape& vs, const
         }
     };
     if (half)  // inf or NaN as stored: 65520 rounds to a half inf
-        store(reinterpret_cast<std::uint16_t*>(keys_of(0)), reinterpret_cast<std::uint16_t*>(values_of(0)),
+        store(reinterpret_cast<std::uint16_t*>(key_storage()), reinterpret_cast<std::uint16_t*>(value_storage()),
               kernels::float_to_half, [](std::uint16_t h) { return (h & 0x7c00u) == 0x7c00u; });
     else
-        store(reinterpret_cast<float*>(keys_of(0)), reinterpret_cast<float*>(values_of(0)), [](float x) { return x; },
+        store(reinterpret_cast<float*>(key_storage()), reinterpret_cast<float*>(value_storage()), [](float x) { return x; },
               [](float x) { return !std::isfinite(x); });
     length_ += n;
     return {};
@@ -175,14 +171,14 @@ void gather(const unsigned char* base, bool half, std::size_t problems, std::siz
 
 void KvCache::copy_keys(float* out) const {
     const kernels::KvLayout lay = layout();
-    gather(keys_of(0), config_.dtype == CacheDtype::float16, config_.batch * config_.kv_heads,
+    gather(key_storage(), config_.dtype == CacheDtype::float16, config_.batch * config_.kv_heads,
            lay.key_elements(config_.capacity), length_, config_.head_dim,
            [&](std::size_t pos, std::size_t c) { return lay.key_offset(pos, c); }, out);
 }
 
 void KvCache::copy_values(float* out) const {
     const kernels::KvLayout lay = layout();
-    gather(values_of(0), config_.dtype == CacheDtype::float16, config_.batch * config_.kv_heads,
+    gather(value_storage(), config_.dtype == CacheDtype::float16, config_.batch * config_.kv_heads,
            lay.value_elements(config_.capacity), length_, value_dim(),
            [&](std::size_t pos, std::size_t c) { return lay.value_offset(pos, c); }, out);
 }
@@ -248,11 +244,11 @@ void KvCache::run_attend(const KvAttendPlan& plan, const float* query, const Mas
                                                              sp.need_weights ? weights : nullptr);
     p.kv_float16 = half;
     if (half) {
-        p.key16 = reinterpret_cast<const std::uint16_t*>(keys_of(0));
-        p.value16 = reinterpret_cast<const std::uint16_t*>(values_of(0));
+        p.key16 = reinterpret_cast<const std::uint16_t*>(key_storage());
+        p.value16 = reinterpret_cast<const std::uint16_t*>(value_storage());
     } else {
-        p.key = reinterpret_cast<const float*>(keys_of(0));
-        p.value = reinterpret_cast<const float*>(values_of(0));
+        p.key = reinterpret_cast<const float*>(key_storage());
+        p.value = reinterpret_cast<const float*>(value_storage());
     }
     p.kv_position_flags = position_flags();
     p.kv_blocked = true;

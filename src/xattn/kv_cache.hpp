@@ -101,9 +101,10 @@ private:
     KvCache(const KvCacheConfig& config, Storage storage);
     std::size_t element_bytes() const { return config_.dtype == CacheDtype::float16 ? 2 : 4; }
     kernels::KvLayout layout() const;
-    // Problem (b · Hkv + h)'s key blocks and value tiles (kernels/kv_layout.hpp).
-    unsigned char* keys_of(std::size_t problem) const;
-    unsigned char* values_of(std::size_t problem) const;
+    // The key blocks and value tiles of problem 0 (b · Hkv + h = 0; kernels/kv_layout.hpp), the other problems'
+    // following theirs, layout().key_elements(capacity) and value_elements(capacity) elements apart.
+    unsigned char* key_storage() const;
+    unsigned char* value_storage() const;
     std::uint8_t* position_flags() const;
 
     KvCacheConfig config_;
