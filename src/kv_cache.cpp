@@ -201,6 +201,7 @@ Status KvCache::plan_attend(const Shape& q, MaskKind mask_kind, const Shape& mas
     // kernel (few rows, no weights), which places each row's mask by the per-head plan.
     const bool few = G * L <= kFewRows && !s.need_weights;
     p.stacked = (L == 1 || !s.is_causal) && (mask_kind == MaskKind::none || few);
+    p.few_rows = p.stacked && few;
     SdpaSettings settings;
     settings.scale = s.scale;
     settings.need_weights = s.need_weights;
@@ -227,9 +228,7 @@ Status KvCache::plan_attend(const Shape& q, MaskKind mask_kind, const Shape& mas
     kernels::AttentionProblem sized = ap;
     sized.kv_float16 = config_.dtype == CacheDtype::float16;
     sized.kv_blocked = true;
-    p.workspace_bytes = p.sdpa.batch == 0          ? 0
-                        : p.stacked && few ? set.few_rows_workspace(sized)
-                                           : set.attention_workspace(sized);
+    p.workspace_bytes = p.sdpa.batch == 0 ? 0 : p.few_rows ? set.few_rows_workspace(sized) : set.attention_workspace(sized);
     *plan = std::move(p);
     return {};
 }
@@ -261,8 +260,7 @@ void KvCache::run_attend(const KvAttendPlan& plan, const float* query, const Mas
     }
     p.key_stride = layout().key_elements(config_.capacity);
     p.value_stride = layout().value_elements(config_.capacity);
-    const bool few = plan.stacked && sp.L <= kFewRows && !sp.need_weights;
-    if (few) set.few_rows(p, workspace);
+    if (plan.few_rows) set.few_rows(p, workspace);
     else set.attention(p, workspace);
 }
 

@@ -151,7 +151,7 @@ struct DecodeKernel {
     // steps slower; a grouped-query step spends four query heads of products on each key, and for float32 ones
     // asking for the next tile made steps after a 256 MiB read 1.04-1.10x faster at 512 and 8192 positions, about
     // even at 2048 (Zen 5, two comparisons; float16 ones 0.93-0.96x, so they are not asked for).
-    static void touch_tile(const float* k, const float* v, std::size_t k0, std::size_t n, std::size_t E, std::size_t evb) {
+    static void touch_tile(const float* k, const float* v, std::size_t k0, std::size_t n, const KvLayout& lay) {
         const auto touch = [](const float* from, std::size_t floats) {
             const unsigned char* b = reinterpret_cast<const unsigned char*>(from);
             for (std::size_t x = 0; x < floats * sizeof(float); x += 64) {
@@ -162,8 +162,8 @@ struct DecodeKernel {
 #endif
             }
         };
-        touch(k + KvLayout::key_block(k0, E), n * E);
-        touch(v + k0 * evb, n * evb);
+        touch(k + KvLayout::key_block(k0, lay.E), n * lay.E);
+        touch(v + lay.value_tile(k0), n * lay.evb());
     }
 
     // s[r][j0 + j] = q_r · k_(j0 + j) for NR query rows (q rows E apart) × KV vectors of keys (s rows kTile
@@ -249,21 +249,22 @@ struct DecodeKernel {
             for (std::size_t x = 0; x < R * E; ++x) w.qbits[x] = q[x] * 0x1p112f;
 
         const bool ask_ahead = R > 1 && k;  // see touch_tile
-        if (ask_ahead && k_begin < S) touch_tile(k, v, k_begin, min_size(kTile, S - k_begin), E, evb);
+        if (ask_ahead && k_begin < S) touch_tile(k, v, k_begin, min_size(kTile, S - k_begin), lay);
         for (std::size_t k0 = k_begin; k0 < S; k0 += kTile) {
             const std::size_t kn = min_size(kTile, S - k0), kb = round_up(kn, kKeyBlock);
-            if (ask_ahead && k0 + kTile < S) touch_tile(k, v, k0 + kTile, min_size(kTile, S - k0 - kTile), E, evb);
+            if (ask_ahead && k0 + kTile < S) touch_tile(k, v, k0 + kTile, min_size(kTile, S - k0 - kTile), lay);
             // Bit 0: a key of the tile holds inf or NaN, bit 1: a value does; both when the cache does not say.
             unsigned flags = p.kv_position_flags ? 0u : 3u;
             for (std::size_t j = 0; p.kv_position_flags && j < kn; ++j) flags |= p.kv_position_flags[k0 + j];
             const bool in_place = bits_ok && flags == 0;
             // The tile's key blocks and value tile as floats: in place, or float16 widened into scratch (whole
             // blocks and the whole tile; positions past kn are never used).
-            const float* kt = k ? k + KvLayout::key_block(k0, E) : nullptr;
-            const float* vt = v ? v + k0 * evb : nullptr;
+            const std::size_t key_at = KvLayout::key_block(k0, E), value_at = lay.value_tile(k0);
+            const float* kt = k ? k + key_at : nullptr;
+            const float* vt = v ? v + value_at : nullptr;
             if (k16 && !in_place) {
-                widen_halves<O>(k16 + KvLayout::key_block(k0, E), kb * E, w.kt);
-                widen_halves<O>(v16 + k0 * evb, kTile * evb, w.vt);
+                widen_halves<O>(k16 + key_at, kb * E, w.kt);
+                widen_halves<O>(v16 + value_at, kTile * evb, w.vt);
                 kt = w.kt, vt = w.vt;
             }
             // Scores of every row against the tile's keys: blocks of up to 4 rows × KV key vectors, as many of them
@@ -280,7 +281,7 @@ struct DecodeKernel {
                                                     w.s + r0 * kTile + j0 + i0 * W);
                     });
             };
-            if (in_place) scores(w.qbits, k16 + KvLayout::key_block(k0, E));
+            if (in_place) scores(w.qbits, k16 + key_at);
             else scores(q, kt);
             const float pscale = in_place ? 0x1p112f : 1.0f;  // the probabilities as the value bits need them
             for (std::size_t r = 0; r < R; ++r) {
@@ -339,7 +340,7 @@ struct DecodeKernel {
             }
             // acc rows (R, evp) = alpha · acc + P (R, kn) · V tile (kn, evp), column block by column block.
             const bool dirty = (flags & 2u) != 0;
-            const std::uint16_t* v_bits = in_place ? v16 + k0 * evb : nullptr;
+            const std::uint16_t* v_bits = in_place ? v16 + value_at : nullptr;
             // In blocks of BR rows × (PvRows · PvVecs / BR) vectors, the same accumulators whatever BR. A value
             // vector is loaded (and, read in place, widened) once per block of rows: so float16 tiles read in
             // place take blocks of 4 rows where there are 4, widening each vector once for the 4 query heads of

@@ -57,11 +57,12 @@ struct KvLayout {
         const std::size_t left = evb() - cb * kValueCols;
         return left < kValueCols ? left : kValueCols;
     }
-    // The tile holding position k0 (a multiple of kValueTile) starts at k0 · evb(); its column block cb at
-    // cb · kValueTile · kValueCols from there, rows value_width(cb) apart.
+    // The value tile holding position k0 (a multiple of kValueTile) starts at k0 · evb().
+    std::size_t value_tile(std::size_t k0) const { return k0 * evb(); }
+    // Within its tile, column block cb starts at cb · kValueTile · kValueCols, rows value_width(cb) apart.
     std::size_t value_offset(std::size_t pos, std::size_t c) const {
         const std::size_t cb = c / kValueCols;
-        return pos / kValueTile * kValueTile * evb() + cb * kValueTile * kValueCols + pos % kValueTile * value_width(cb) +
+        return value_tile(pos / kValueTile * kValueTile) + cb * kValueTile * kValueCols + pos % kValueTile * value_width(cb) +
                c % kValueCols;
     }
 };

@@ -48,6 +48,7 @@ struct KvAttendOptions : KvAttendSettings {
 struct KvAttendPlan {
     SdpaPlan sdpa;        // the attention as planned: stacked (B, Hkv, G·L, E) or per head (B, Hq, L, E)
     bool stacked = false; // the G query heads of a key/value head are one problem's rows
+    bool few_rows = false; // stacked, few rows and no weights: the decoding kernel runs it (else the tiled ones)
     SdpaPlan mask_plan;   // a masked stacked call: the per-head plan, which checks the mask and places its rows
     std::size_t length = 0;
     Shape output_shape;   // (B, Hq, L, Ev)
