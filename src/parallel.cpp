@@ -3,7 +3,10 @@
 // Helpers are started on first use and then sleep on a condition variable between calls. A call publishes
 // its job, wakes the helpers it needs, works on the tasks itself as worker 0, and then waits for the helpers
 // by spinning on a counter: a browser's main thread may not block (Atomics.wait throws there), and the
-// wait is short, since every worker takes tasks from one shared counter until none is left.
+// wait is short, since every worker takes tasks from one shared counter until none is left. A short call that
+// finds every helper it needs asleep stays on the caller when the wake-ups measured so far say that waking them
+// would cost more than they take off (better_on_caller).
+#include <algorithm>
 #include <atomic>
 #include <chrono>
 #include <cstddef>
@@ -57,6 +60,7 @@ namespace {
 std::atomic<double> g_min_work{1.0e6};
 std::atomic<std::uint64_t> g_helper_tasks{0};
 std::atomic<bool> g_every_worker{false};
+std::atomic<std::uint64_t> g_kept_on_caller{0};
 }  // namespace
 
 void set_every_worker_takes_part(bool on) { g_every_worker.store(on, std::memory_order_relaxed); }
@@ -64,6 +68,13 @@ void set_every_worker_takes_part(bool on) { g_every_worker.store(on, std::memory
 void set_min_work_per_worker(double flops) { g_min_work.store(flops < 0.0 ? 0.0 : flops, std::memory_order_relaxed); }
 double min_work_per_worker() { return g_min_work.load(std::memory_order_relaxed); }
 std::uint64_t helper_tasks_run() { return g_helper_tasks.load(std::memory_order_relaxed); }
+std::uint64_t calls_kept_on_caller() { return g_kept_on_caller.load(std::memory_order_relaxed); }
+
+bool better_on_caller(double work, unsigned threads, double rate, double woken_rate, double wake_us, double notify_us) {
+    if (threads < 2 || !(rate > 0.0) || !(woken_rate > 0.0) || !(wake_us > 0.0) || !(notify_us > 0.0)) return false;
+    const double alone = work / rate, split = wake_us + (work / woken_rate - (wake_us - notify_us)) / threads;
+    return split >= alone;
+}
 
 unsigned useful_workers(unsigned threads, std::size_t tasks, double work_per_task) {
     unsigned n = threads < 1 ? 1 : threads;
@@ -78,17 +89,45 @@ unsigned useful_workers(unsigned threads, std::size_t tasks, double work_per_tas
 
 #if !XATTN_HAS_THREADS
 
-void parallel_run(std::size_t tasks, unsigned, TaskFn fn, void* context) {
+void parallel_run(std::size_t tasks, unsigned, double, TaskFn fn, void* context) {
     for (std::size_t t = 0; t < tasks; ++t) fn(context, t, 0);
 }
 
 void start_helpers(unsigned) {}
+unsigned helpers_asleep() { return 0; }
+void set_wake_measures_for_tests(double, double, double, double) {}
 
 #else
 
 namespace {
 
 thread_local bool t_in_task = false;  // a task that calls parallel_run runs the inner tasks itself
+
+double now_us() {
+    return std::chrono::duration<double, std::micro>(std::chrono::steady_clock::now().time_since_epoch()).count();
+}
+
+// A measure that varies from call to call, as the median of its last seven samples (0 before the first): a
+// helper descheduled by the host for milliseconds, or a pool's slow first wake-ups, do not move it.
+class RecentMedian {
+public:
+    void add(double sample) {
+        if (!(sample > 0.0)) return;
+        last_[next_++ % kKept] = sample;
+        const unsigned n = next_ < kKept ? next_ : kKept;
+        double sorted[kKept];
+        std::copy(last_, last_ + n, sorted);
+        std::nth_element(sorted, sorted + n / 2, sorted + n);
+        median_ = sorted[n / 2];
+    }
+    double median() const { return median_; }
+
+private:
+    static constexpr unsigned kKept = 7;
+    double last_[kKept] = {};
+    unsigned next_ = 0;
+    double median_ = 0.0;
+};
 
 // A call's job is open to helpers until the caller has seen every task taken; then it is closed, and the caller
 // waits only for the helpers that joined in time. A helper woken late finds it closed and goes back to sleep,
@@ -105,11 +144,31 @@ public:
         for (std::thread& t : helpers_) t.join();
     }
 
-    void run(std::size_t tasks, unsigned threads, TaskFn fn, void* context) {
+    void run(std::size_t tasks, unsigned threads, double work, TaskFn fn, void* context) {
         std::lock_guard<std::mutex> one_call(call_mu_);  // calls from different threads take turns
         const unsigned helpers = threads - 1;
         const bool every = g_every_worker.load(std::memory_order_relaxed);
+        // (Tests that force tiny calls to split set the least work to 0, or every_: the rule stays out of them.)
+        const bool may_keep = !every && min_work_per_worker() > 0.0;
+        const std::uint64_t needed = helpers >= 64 ? ~std::uint64_t{0} : (std::uint64_t{1} << helpers) - 1;
+        const bool asleep = (asleep_.load(std::memory_order_acquire) & needed) == needed;
+        // Until both rates are measured, either stands for the other.
+        const double rate = rate_.median() > 0.0 ? rate_.median() : woken_rate_.median();
+        const double woken_rate = woken_rate_.median() > 0.0 ? woken_rate_.median() : rate;
+        if (may_keep && asleep && kept_in_a_row_ < kMostKeptInARow &&
+            better_on_caller(work, threads, rate, woken_rate, wake_us_.load(std::memory_order_relaxed), notify_us_.median())) {
+            ++kept_in_a_row_;
+            const double t0 = now_us();
+            t_in_task = true;
+            for (std::size_t t = 0; t < tasks; ++t) fn(context, t, 0);
+            t_in_task = false;
+            rate_.add(work / (now_us() - t0));
+            g_kept_on_caller.fetch_add(1, std::memory_order_relaxed);
+            return;
+        }
+        kept_in_a_row_ = 0;
         std::uint64_t generation;
+        double t_published;
         {
             std::lock_guard<std::mutex> lock(mu_);
             start(helpers);
@@ -119,13 +178,20 @@ public:
             joined_.store(0, std::memory_order_relaxed);
             generation = generation_.load(std::memory_order_relaxed) + 1;
             state_.store(generation << 32, std::memory_order_relaxed);
+            t_published = published_at_ = now_us();
             generation_.store(generation, std::memory_order_release);
         }
         wake_.notify_all();
+        const double t_notified = now_us();
+        if (asleep) notify_us_.add(t_notified - t_published);
         // (joined_, not the helpers inside: a helper may join, finish and leave before this thread looks.)
         if (every)
             while (joined_.load(std::memory_order_acquire) < helpers) std::this_thread::yield();
-        work(0, fn, context, tasks, every);
+        const std::size_t mine = work_on(0, fn, context, tasks, every);
+        // The caller's speed, from its own share of the tasks (after any wait for every_ helpers); in calls that woke
+        // sleeping helpers apart.
+        const double my_work = work * static_cast<double>(mine) / static_cast<double>(tasks);
+        (asleep ? woken_rate_ : rate_).add(my_work / (now_us() - t_notified));
         state_.fetch_or(kClosed, std::memory_order_acq_rel);
         while ((state_.load(std::memory_order_acquire) & kInside) != 0) std::this_thread::yield();
     }
@@ -154,13 +220,15 @@ private:
         while (running_.load(std::memory_order_acquire) < helpers_.size()) std::this_thread::yield();
     }
 
-    void work(unsigned worker, TaskFn fn, void* context, std::size_t tasks, bool every) {
+    // Returns how many tasks this worker ran.
+    std::size_t work_on(unsigned worker, TaskFn fn, void* context, std::size_t tasks, bool every) {
         t_in_task = true;
-        std::uint64_t ran = 0;
+        std::size_t ran = 0;
         if (every && worker < tasks) fn(context, worker, worker), ++ran;
         for (std::size_t t; (t = next_.fetch_add(1, std::memory_order_relaxed)) < tasks; ++ran) fn(context, t, worker);
         t_in_task = false;
         if (worker != 0) g_helper_tasks.fetch_add(ran, std::memory_order_relaxed);
+        return ran;
     }
 
     // Joins job `generation` unless it is closed (or already another one).
@@ -174,6 +242,7 @@ private:
 
     void helper_loop(unsigned index) {
         running_.fetch_add(1, std::memory_order_release);
+        const std::uint64_t bit = std::uint64_t{1} << (index - 1);  // in asleep_
         std::uint64_t seen = 0;
         for (;;) {
             const auto until = std::chrono::steady_clock::now() + kSpin;
@@ -186,16 +255,26 @@ private:
             std::uint64_t generation;
             {
                 std::unique_lock<std::mutex> lock(mu_);
-                wake_.wait(lock, [&] {
+                const auto called = [&] {
                     return stop_ || (generation_.load(std::memory_order_relaxed) != seen && index <= job_helpers_);
-                });
+                };
+                if (!called()) {
+                    asleep_.fetch_or(bit, std::memory_order_release);
+                    wake_.wait(lock, called);
+                    asleep_.fetch_and(~bit, std::memory_order_release);
+                    // How long after the job was published this helper got going (whether or not it is still open).
+                    if (!stop_) {
+                        wake_samples_.add(now_us() - published_at_);
+                        wake_us_.store(wake_samples_.median(), std::memory_order_relaxed);
+                    }
+                }
                 if (stop_) return;
                 generation = seen = generation_.load(std::memory_order_relaxed);
                 fn = fn_, context = context_, tasks = tasks_, every = every_;
             }
             if (!enter(generation)) continue;
             joined_.fetch_add(1, std::memory_order_release);
-            work(index, fn, context, tasks, every);
+            work_on(index, fn, context, tasks, every);
             state_.fetch_sub(1, std::memory_order_acq_rel);
         }
     }
@@ -215,6 +294,21 @@ private:
     std::atomic<std::uint64_t> state_{0};
     std::atomic<std::size_t> running_{0};  // helpers that have started
     std::atomic<unsigned> joined_{0};      // helpers that have joined the current job
+    // What better_on_caller weighs (0 until measured): how long after a job is published a sleeping helper gets
+    // going (helpers add samples under mu_; wake_us_ is their median, for the caller), what the notification costs
+    // the caller when the helpers sleep, and the caller's work per µs in calls that woke no one and in calls that
+    // woke sleepers (these three under call_mu_). Bit index - 1 of asleep_ is set while helper `index` waits on
+    // wake_.
+    RecentMedian wake_samples_;
+    std::atomic<double> wake_us_{0.0};
+    RecentMedian notify_us_;
+    RecentMedian rate_, woken_rate_;
+    unsigned kept_in_a_row_ = 0;  // under call_mu_
+    double published_at_ = 0.0;  // under mu_
+    std::atomic<std::uint64_t> asleep_{0};
+
+    friend unsigned xattn::kernels::helpers_asleep();
+    friend void xattn::kernels::set_wake_measures_for_tests(double, double, double, double);
 };
 
 Pool& pool() {
@@ -228,14 +322,30 @@ void start_helpers(unsigned helpers) {
     if (helpers > 0) pool().ensure(helpers);
 }
 
-void parallel_run(std::size_t tasks, unsigned threads, TaskFn fn, void* context) {
+void parallel_run(std::size_t tasks, unsigned threads, double work, TaskFn fn, void* context) {
     if (threads > max_threads()) threads = max_threads();
     if (threads > tasks) threads = static_cast<unsigned>(tasks);
     if (threads <= 1 || t_in_task) {
         for (std::size_t t = 0; t < tasks; ++t) fn(context, t, 0);
         return;
     }
-    pool().run(tasks, threads, fn, context);
+    pool().run(tasks, threads, work, fn, context);
+}
+
+unsigned helpers_asleep() {
+    unsigned n = 0;
+    for (std::uint64_t bits = pool().asleep_.load(std::memory_order_acquire); bits != 0; bits &= bits - 1) ++n;
+    return n;
+}
+
+void set_wake_measures_for_tests(double rate, double woken_rate, double wake_us, double notify_us) {
+    Pool& p = pool();
+    std::lock_guard<std::mutex> one_call(p.call_mu_);
+    std::lock_guard<std::mutex> lock(p.mu_);
+    p.rate_ = p.woken_rate_ = p.notify_us_ = p.wake_samples_ = RecentMedian();
+    p.kept_in_a_row_ = 0;
+    p.rate_.add(rate), p.woken_rate_.add(woken_rate), p.notify_us_.add(notify_us), p.wake_samples_.add(wake_us);
+    p.wake_us_.store(p.wake_samples_.median(), std::memory_order_relaxed);
 }
 
 #endif

@@ -110,11 +110,14 @@ struct AttentionKernel {
     // materialising. Each block's rows come out of the same code whichever worker runs it, so the thread
     // count never changes a result; each worker has its own Scratch, `stride` bytes apart.
     static std::size_t rows_per_task(const AttentionProblem& p) { return p.weights ? GW : Bq; }
+    // The call's FLOPs (Q·Kᵀ and P·V of every problem).
+    static double work(const AttentionProblem& p) {
+        return 2.0 * static_cast<double>(p.batch) * static_cast<double>(p.L) * static_cast<double>(p.S) *
+               static_cast<double>(p.E + p.Ev);
+    }
     static unsigned workers(const AttentionProblem& p, std::size_t rows) {
-        const std::size_t blocks = (p.L + rows - 1) / rows;
-        const double per_block = 2.0 * static_cast<double>(p.L) * static_cast<double>(p.S) *
-                                 static_cast<double>(p.E + p.Ev) / static_cast<double>(blocks ? blocks : 1);
-        return useful_workers(p.threads, p.batch * blocks, per_block);
+        const std::size_t tasks = p.batch * ((p.L + rows - 1) / rows);
+        return useful_workers(p.threads, tasks, work(p) / static_cast<double>(tasks ? tasks : 1));
     }
     static std::size_t stride(const AttentionProblem& p) {
         return static_cast<std::size_t>(worker_stride(Scratch::layout(p, nullptr, nullptr)));
@@ -137,7 +140,7 @@ struct AttentionKernel {
     static void run(const AttentionProblem& p, void* workspace) {
         const std::size_t rows = rows_per_task(p), blocks = (p.L + rows - 1) / rows, step = stride(p);
         unsigned char* base = static_cast<unsigned char*>(workspace);
-        parallel_for(p.batch * blocks, workers(p, rows), [&](std::size_t task, unsigned worker) {
+        parallel_for(p.batch * blocks, workers(p, rows), work(p), [&](std::size_t task, unsigned worker) {
             Scratch w;
             Scratch::layout(p, base + worker * step, &w);
             const Head h = head(p, w, task / blocks);

@@ -101,10 +101,13 @@ struct AttentionBackward {
         const std::size_t ck = chunk_keys(p);
         return p.S == 0 || ck == 0 ? 1 : (p.S + ck - 1) / ck;
     }
+    // A task's work: about FLOPs (five L × keys × (E + Ev) products per query head of the group).
+    static double per_task(const AttentionProblem& p) {
+        return 5.0 * static_cast<double>(p.q_heads / p.kv_heads) * static_cast<double>(p.L) *
+               static_cast<double>(min_size(chunk_keys(p), p.S)) * static_cast<double>(p.E + p.Ev);
+    }
     static unsigned workers(const AttentionProblem& p) {
-        const double per_task = 5.0 * static_cast<double>(p.q_heads / p.kv_heads) * static_cast<double>(p.L) *
-                                static_cast<double>(min_size(chunk_keys(p), p.S)) * static_cast<double>(p.E + p.Ev);
-        return useful_workers(p.threads, kv_problems(p) * chunks(p), per_task);
+        return useful_workers(p.threads, kv_problems(p) * chunks(p), per_task(p));
     }
     static std::uint64_t stride(const AttentionProblem& p) { return worker_stride(Scratch::layout(p, nullptr, nullptr)); }
     // The chunks' partial dQ: (batch, chunks, L, E) floats when the keys are cut, else nothing.
@@ -160,7 +163,8 @@ struct AttentionBackward {
         Carver c(workspace);
         float* partials = c.take<float>(partials_floats(p));  // (batch, nc, L, E)
         unsigned char* base = c.take<unsigned char>(0);
-        parallel_for(kv_problems(p) * nc, workers(p), [&](std::size_t task, unsigned worker) {
+        const std::size_t tasks = kv_problems(p) * nc;
+        parallel_for(tasks, workers(p), per_task(p) * static_cast<double>(tasks), [&](std::size_t task, unsigned worker) {
             Scratch w;
             Scratch::layout(p, base + worker * step, &w);
             const std::size_t kv = task / nc, chunk = task % nc;
@@ -180,7 +184,7 @@ struct AttentionBackward {
         });
         if (nc == 1) return;
         // dQ = the chunks' partials, added in chunk order.
-        parallel_for(p.batch, workers(p), [&](std::size_t b, unsigned) {
+        parallel_for(p.batch, workers(p), static_cast<double>(p.batch * nc * p.L * p.E), [&](std::size_t b, unsigned) {
             if (p.skip && p.skip[b]) return;
             float* dQ = p.grad_query + b * p.L * p.E;
             const float* part = partials + b * nc * p.L * p.E;

@@ -39,18 +39,19 @@ struct LinearKernel {
         const std::uint64_t kc = depth(p);
         return worker_stride((kc * Vecs * W + std::uint64_t{kRows} * padded(p.out)) * sizeof(float));
     }
+    static double work(const LinearProblem& p) {  // FLOPs
+        return 2.0 * static_cast<double>(p.rows) * static_cast<double>(p.in) * static_cast<double>(p.out);
+    }
     static unsigned workers(const LinearProblem& p) {
         const std::size_t blocks = (p.rows + kRows - 1) / kRows;
-        const double per_block = 2.0 * static_cast<double>(p.rows) * static_cast<double>(p.in) *
-                                 static_cast<double>(p.out) / static_cast<double>(blocks ? blocks : 1);
-        return useful_workers(p.threads, blocks, per_block);
+        return useful_workers(p.threads, blocks, work(p) / static_cast<double>(blocks ? blocks : 1));
     }
     static std::uint64_t workspace(const LinearProblem& p) { return workers(p) * per_worker(p); }
 
     static void run(const LinearProblem& p, void* workspace) {
         const std::size_t outp = padded(p.out), nvec = outp / W, kc = depth(p);
         const std::size_t step = static_cast<std::size_t>(per_worker(p));
-        parallel_for((p.rows + kRows - 1) / kRows, workers(p), [&](std::size_t block, unsigned worker) {
+        parallel_for((p.rows + kRows - 1) / kRows, workers(p), work(p), [&](std::size_t block, unsigned worker) {
             float* wp = reinterpret_cast<float*>(static_cast<unsigned char*>(workspace) + worker * step);  // (kc, Vecs·W)
             float* c = wp + kc * Vecs * W;                                                                 // (kRows, outp)
             const std::size_t b0 = block * kRows;
