@@ -40,7 +40,8 @@ bool better_on_caller(double work, unsigned threads, double rate, double woken_r
 inline constexpr unsigned kMostKeptInARow = 16;
 
 // Workers worth waking for `tasks` tasks of about `work_per_task` FLOPs each: every worker should get at least
-// min_work_per_worker(), so small calls stay on the calling thread (waking a sleeping thread costs ~10-50 µs).
+// min_work_per_worker(), so small calls stay on the calling thread (waking a sleeping thread costs the caller tens
+// of µs, and the thread may get going only some hundred µs later: better_on_caller).
 unsigned useful_workers(unsigned threads, std::size_t tasks, double work_per_task);
 
 // For tests: the least work worth a worker (1e6 FLOPs by default; 0 wakes every thread for any call, so the
