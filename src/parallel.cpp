@@ -9,6 +9,7 @@
 #include <algorithm>
 #include <atomic>
 #include <chrono>
+#include <cmath>
 #include <cstddef>
 #include <cstdint>
 #include <mutex>
@@ -108,11 +109,13 @@ double now_us() {
 }
 
 // A measure that varies from call to call, as the median of its last seven samples (0 before the first): a
-// helper descheduled by the host for milliseconds, or a pool's slow first wake-ups, do not move it.
+// helper descheduled by the host for milliseconds, or a pool's slow first wake-ups, do not move it. Samples that
+// are not positive and finite are dropped: a browser's clock may be coarser than a short call (0 µs elapsed
+// would make an infinite rate, and every call then looks short enough to keep).
 class RecentMedian {
 public:
     void add(double sample) {
-        if (!(sample > 0.0)) return;
+        if (!(sample > 0.0) || !std::isfinite(sample)) return;
         last_[next_++ % kKept] = sample;
         const unsigned n = next_ < kKept ? next_ : kKept;
         double sorted[kKept];
