@@ -77,11 +77,11 @@ bool better_on_caller(double work, unsigned threads, double rate, double woken_r
     return split >= alone;
 }
 
-unsigned useful_workers(unsigned threads, std::size_t tasks, double work_per_task) {
+unsigned useful_workers(unsigned threads, std::size_t tasks, double work) {
     unsigned n = threads < 1 ? 1 : threads;
     const double least = min_work_per_worker();
     if (least > 0.0) {
-        const double by_work = static_cast<double>(tasks) * work_per_task / least;
+        const double by_work = work / least;
         if (static_cast<double>(n) > by_work) n = by_work < 1.0 ? 1u : static_cast<unsigned>(by_work);
     }
     if (n > tasks) n = tasks == 0 ? 1u : static_cast<unsigned>(tasks);

@@ -116,8 +116,7 @@ struct AttentionKernel {
                static_cast<double>(p.E + p.Ev);
     }
     static unsigned workers(const AttentionProblem& p, std::size_t rows) {
-        const std::size_t tasks = p.batch * ((p.L + rows - 1) / rows);
-        return useful_workers(p.threads, tasks, work(p) / static_cast<double>(tasks ? tasks : 1));
+        return useful_workers(p.threads, p.batch * ((p.L + rows - 1) / rows), work(p));
     }
     static std::size_t stride(const AttentionProblem& p) {
         return static_cast<std::size_t>(worker_stride(Scratch::layout(p, nullptr, nullptr)));

@@ -101,13 +101,15 @@ struct AttentionBackward {
         const std::size_t ck = chunk_keys(p);
         return p.S == 0 || ck == 0 ? 1 : (p.S + ck - 1) / ck;
     }
-    // A task's work: about FLOPs (five L × keys × (E + Ev) products per query head of the group).
-    static double per_task(const AttentionProblem& p) {
-        return 5.0 * static_cast<double>(p.q_heads / p.kv_heads) * static_cast<double>(p.L) *
-               static_cast<double>(min_size(chunk_keys(p), p.S)) * static_cast<double>(p.E + p.Ev);
+    // The call's work, about FLOPs: per task (key/value problem × chunk), five L × keys × (E + Ev) products per
+    // query head of the group.
+    static double work(const AttentionProblem& p) {
+        const double keys = static_cast<double>(min_size(chunk_keys(p), p.S));
+        return 5.0 * static_cast<double>(kv_problems(p) * chunks(p)) * static_cast<double>(p.q_heads / p.kv_heads) *
+               static_cast<double>(p.L) * keys * static_cast<double>(p.E + p.Ev);
     }
     static unsigned workers(const AttentionProblem& p) {
-        return useful_workers(p.threads, kv_problems(p) * chunks(p), per_task(p));
+        return useful_workers(p.threads, kv_problems(p) * chunks(p), work(p));
     }
     static std::uint64_t stride(const AttentionProblem& p) { return worker_stride(Scratch::layout(p, nullptr, nullptr)); }
     // The chunks' partial dQ: (batch, chunks, L, E) floats when the keys are cut, else nothing.
@@ -163,8 +165,7 @@ struct AttentionBackward {
         Carver c(workspace);
         float* partials = c.take<float>(partials_floats(p));  // (batch, nc, L, E)
         unsigned char* base = c.take<unsigned char>(0);
-        const std::size_t tasks = kv_problems(p) * nc;
-        parallel_for(tasks, workers(p), per_task(p) * static_cast<double>(tasks), [&](std::size_t task, unsigned worker) {
+        parallel_for(kv_problems(p) * nc, workers(p), work(p), [&](std::size_t task, unsigned worker) {
             Scratch w;
             Scratch::layout(p, base + worker * step, &w);
             const std::size_t kv = task / nc, chunk = task % nc;

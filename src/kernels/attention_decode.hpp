@@ -86,12 +86,14 @@ struct DecodeKernel {
     static std::size_t rows(const AttentionProblem& p) { return min_size(p.L, kMaxRows); }
     // A chunk's partial result: running max m (R), sum l (R) and unnormalised output rows acc (R, Evp).
     static std::size_t partial_floats(const AttentionProblem& p) { return rows(p) * (2 + round_up(p.Ev, W)); }
-    // A task's work, about FLOPs: the products, and the reading of each key and value counted as a few more.
-    static double per_task(const AttentionProblem& p) {
+    // The call's work, about FLOPs: per task (problem × chunk of keys) the products, and the reading of each key
+    // and value counted as a few more.
+    static double work(const AttentionProblem& p) {
         const double keys = static_cast<double>(min_size(chunk_keys(p.S), p.S));
-        return (2.0 * static_cast<double>(rows(p)) + 4.0) * keys * static_cast<double>(p.E + p.Ev);
+        return static_cast<double>(p.batch * chunks(p)) * (2.0 * static_cast<double>(rows(p)) + 4.0) * keys *
+               static_cast<double>(p.E + p.Ev);
     }
-    static unsigned workers(const AttentionProblem& p) { return useful_workers(p.threads, p.batch * chunks(p), per_task(p)); }
+    static unsigned workers(const AttentionProblem& p) { return useful_workers(p.threads, p.batch * chunks(p), work(p)); }
     static std::size_t stride(const AttentionProblem& p) {
         return static_cast<std::size_t>(worker_stride(Scratch::layout(p, nullptr, nullptr)));
     }
@@ -106,8 +108,7 @@ struct DecodeKernel {
         float* partials = c.take<float>(partials_bytes(p) / sizeof(float));
         unsigned char* scratch = c.take<unsigned char>(0);
         const std::size_t ks = p.key_stride ? p.key_stride : p.S * p.E, vs = p.value_stride ? p.value_stride : p.S * p.Ev;
-        const std::size_t tasks = p.batch * nc;
-        parallel_for(tasks, workers(p), per_task(p) * static_cast<double>(tasks), [&](std::size_t task, unsigned worker) {
+        parallel_for(p.batch * nc, workers(p), work(p), [&](std::size_t task, unsigned worker) {
             Scratch w;
             Scratch::layout(p, scratch + worker * step, &w);
             const std::size_t b = task / nc, chunk = task % nc;

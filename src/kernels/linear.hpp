@@ -43,8 +43,7 @@ struct LinearKernel {
         return 2.0 * static_cast<double>(p.rows) * static_cast<double>(p.in) * static_cast<double>(p.out);
     }
     static unsigned workers(const LinearProblem& p) {
-        const std::size_t blocks = (p.rows + kRows - 1) / kRows;
-        return useful_workers(p.threads, blocks, work(p) / static_cast<double>(blocks ? blocks : 1));
+        return useful_workers(p.threads, (p.rows + kRows - 1) / kRows, work(p));
     }
     static std::uint64_t workspace(const LinearProblem& p) { return workers(p) * per_worker(p); }
 

@@ -12,7 +12,7 @@ using TaskFn = void (*)(void* context, std::size_t task, unsigned worker);
 
 // Runs fn(context, t, worker) for every t in [0, tasks) and returns when all have finished. Never throws;
 // tasks must not throw either. Called from inside a task it runs the tasks on the calling thread. `work` is the
-// whole call's work in the units useful_workers takes (about FLOPs): with it the pool keeps a call on the caller
+// whole call's work, as given to useful_workers (about FLOPs): with it the pool keeps a call on the caller
 // when its helpers sleep and waking them would cost more than they could take off (better_on_caller).
 void parallel_run(std::size_t tasks, unsigned threads, double work, TaskFn fn, void* context);
 
@@ -39,10 +39,11 @@ bool better_on_caller(double work, unsigned threads, double rate, double woken_r
 // being measured: an estimate left too high (a pool's first wake-ups are slow) would otherwise stay.
 inline constexpr unsigned kMostKeptInARow = 16;
 
-// Workers worth waking for `tasks` tasks of about `work_per_task` FLOPs each: every worker should get at least
-// min_work_per_worker(), so small calls stay on the calling thread (waking a sleeping thread costs the caller tens
-// of µs, and the thread may get going only some hundred µs later: better_on_caller).
-unsigned useful_workers(unsigned threads, std::size_t tasks, double work_per_task);
+// Workers worth waking for a call of `tasks` tasks and `work` FLOPs in all (about; the same figure the call then
+// gives parallel_for): every worker should get at least min_work_per_worker(), so small calls stay on the calling
+// thread (waking a sleeping thread costs the caller tens of µs, and the thread may get going only some hundred µs
+// later: better_on_caller).
+unsigned useful_workers(unsigned threads, std::size_t tasks, double work);
 
 // For tests: the least work worth a worker (1e6 FLOPs by default; 0 wakes every thread for any call, so the
 // golden fixtures, all tiny, run split), and how many tasks helper threads (not callers) have run so far.
