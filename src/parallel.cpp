@@ -155,11 +155,7 @@ public:
         const bool may_keep = !every && min_work_per_worker() > 0.0;
         const std::uint64_t needed = helpers >= 64 ? ~std::uint64_t{0} : (std::uint64_t{1} << helpers) - 1;
         const bool asleep = (asleep_.load(std::memory_order_acquire) & needed) == needed;
-        // Until both rates are measured, either stands for the other.
-        const double rate = rate_.median() > 0.0 ? rate_.median() : woken_rate_.median();
-        const double woken_rate = woken_rate_.median() > 0.0 ? woken_rate_.median() : rate;
-        if (may_keep && asleep && kept_in_a_row_ < kMostKeptInARow &&
-            better_on_caller(work, threads, rate, woken_rate, wake_us_.load(std::memory_order_relaxed), notify_us_.median())) {
+        if (may_keep && asleep && kept_in_a_row_ < kMostKeptInARow && keep_on_caller(work, threads)) {
             ++kept_in_a_row_;
             const double t0 = now_us();
             t_in_task = true;
@@ -197,6 +193,14 @@ public:
         (asleep ? woken_rate_ : rate_).add(my_work / (now_us() - t_notified));
         state_.fetch_or(kClosed, std::memory_order_acq_rel);
         while ((state_.load(std::memory_order_acquire) & kInside) != 0) std::this_thread::yield();
+    }
+
+    // better_on_caller with the measures so far (under call_mu_). Until both rates are measured, either stands for
+    // the other.
+    bool keep_on_caller(double work, unsigned threads) const {
+        const double rate = rate_.median() > 0.0 ? rate_.median() : woken_rate_.median();
+        const double woken_rate = woken_rate_.median() > 0.0 ? woken_rate_.median() : rate;
+        return better_on_caller(work, threads, rate, woken_rate, wake_us_.load(std::memory_order_relaxed), notify_us_.median());
     }
 
     // Starts helpers up to `helpers` now, rather than on the first call that needs them: their stacks come out
