@@ -1,6 +1,6 @@
-// The tiled kernels (src/kernels/) of every instruction set this machine runs (avx512f, avx2+fma, sse4.1 — the
-// code the wasm SIMD build runs —, scalar) against the float64 reference and the row kernel: awkward
-// sizes around SIMD widths and tile edges, masks, causal rules, GQA, dropout, non-finite values, both
+// The tiled kernels (src/kernels/) of every instruction set this machine runs (avx512f, avx2+fma, sse4.1 and
+// sse4.1/16 — the code the wasm SIMD builds run, in blocks of 8 and of 16 accumulators —, scalar) against the
+// float64 reference and the row kernel: awkward sizes around SIMD widths and tile edges, masks, causal rules, GQA, dropout, non-finite values, both
 // the streaming path (no weights) and the materialising one, and the projections of MultiheadAttention.
 #include <doctest/doctest.h>
 
@@ -99,6 +99,7 @@ TEST_CASE("kernels: this machine runs the best instruction set it has, and alway
     };
     if (__builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma")) CHECK(offered("avx2+fma"));
     if (__builtin_cpu_supports("sse4.1")) CHECK(offered("sse4.1"));
+    if (__builtin_cpu_supports("sse4.1")) CHECK(offered("sse4.1/16"));
 #endif
 }
 
@@ -420,4 +421,90 @@ TEST_CASE("kernels: linear products agree with float64 over odd sizes, strides a
                         CHECK(xt::all(xt::equal(xt::view(y, xt::all(), xt::range(out, y_stride)), 777.0f)));
                     }
             }
+}
+
+TEST_CASE("kernels: the blocks of 16 accumulators give the bits of the blocks of 8, forward and backward") {
+    // The wasm builds pick one of the two SSE4.1 / SIMD128 blockings by timing them at load
+    // (calibrate_kernels), so results must not depend on the pick: each score sums its E products in order and
+    // each output element its keys in order, whatever the block.
+    const KernelSet* eight = xattn::kernels::sse41_kernels();
+    const KernelSet* sixteen = xattn::kernels::sse41_kernels_16();
+    const auto sets = xattn::kernels::available_kernels();
+    if (!eight || std::find(sets.begin(), sets.end(), eight) == sets.end()) return;  // no SSE4.1 here
+    REQUIRE(sixteen);
+    auto same_bits = [](const xt::xarray<float>& a, const xt::xarray<float>& b) {
+        return a.shape() == b.shape() && std::memcmp(a.data(), b.data(), a.size() * sizeof(float)) == 0;
+    };
+    struct Case {
+        Shape q, k, v;
+        int variant;
+    };
+    const Case cases[] = {
+        {{2, 17, 8}, {2, 97, 8}, {2, 97, 8}, 0},          {{1, 2, 33, 5}, {1, 2, 193, 5}, {1, 2, 193, 3}, 1},
+        {{2, 40, 16}, {2, 31, 16}, {2, 31, 7}, 2},        {{3, 16, 12}, {3, 100, 12}, {3, 100, 12}, 3},
+        {{1, 6, 21, 8}, {1, 2, 65, 8}, {1, 2, 65, 9}, 4}, {{2, 64, 64}, {2, 64, 64}, {2, 64, 64}, 5},
+        {{1, 70, 3}, {1, 1, 3}, {1, 1, 5}, 0},            {{1, 130, 64}, {1, 290, 64}, {1, 290, 64}, 0},
+    };
+    unsigned seed = 4000;
+    for (const Case& c : cases) {
+        const auto q = randn(c.q, seed++), k = randn(c.k, seed++), v = randn(c.v, seed++);
+        Shape out = c.q;
+        out.back() = c.v.back();
+        const auto dO = randn(out, seed++);
+        const std::size_t L = c.q[c.q.size() - 2], S = c.k[c.k.size() - 2];
+        xattn::SdpaOptions o;
+        switch (c.variant) {
+            case 1: o.is_causal = true; break;
+            case 2: o.is_causal = true, o.causal_alignment = xattn::CausalAlignment::bottom_right; break;
+            case 3: o.attn_mask = xattn::Mask::boolean(randn({L, S}, seed++) > -0.8f); break;
+            case 4: o.enable_gqa = true, o.dropout_p = 0.3, o.seed = 5; break;
+            case 5: o.attn_mask = xattn::Mask::additive(randn({2, 1, S}, seed++)); break;
+            default: break;
+        }
+        const std::string label = "case " + std::to_string(c.variant) + " L=" + std::to_string(L) + " S=" + std::to_string(S);
+        CAPTURE(label);
+        for (bool weights : {false, true}) {
+            o.need_weights = weights;
+            const auto a = run(eight, q, k, v, o), b = run(sixteen, q, k, v, o);
+            CHECK(same_bits(a.output, b.output));
+            CHECK(same_bits(a.weights, b.weights));
+        }
+        o.need_weights = false;
+        xattn::GradientResult ga, gb;
+        {
+            UseKernels use(eight);
+            ga = xattn::scaled_dot_product_attention_backward(q, k, v, dO, o);
+        }
+        {
+            UseKernels use(sixteen);
+            gb = xattn::scaled_dot_product_attention_backward(q, k, v, dO, o);
+        }
+        CHECK(same_bits(ga.output, gb.output));
+        CHECK(same_bits(ga.grad_query, gb.grad_query));
+        CHECK(same_bits(ga.grad_key, gb.grad_key));
+        CHECK(same_bits(ga.grad_value, gb.grad_value));
+    }
+}
+
+TEST_CASE("kernels: the blocks of 16 accumulators run where there are 32 vector registers, and only there") {
+    const KernelSet* eight = xattn::kernels::sse41_kernels();
+    const KernelSet* sixteen = xattn::kernels::sse41_kernels_16();
+    const KernelSet& scalar = xattn::kernels::scalar_kernels();
+    using xattn::kernels::blocking_for;
+    CHECK(blocking_for(&scalar, true) == &scalar);
+    CHECK(blocking_for(&scalar, false) == &scalar);
+    if (eight) {
+        CHECK(blocking_for(eight, false) == eight);
+        CHECK(blocking_for(eight, true) == sixteen);
+        CHECK(blocking_for(sixteen, false) == sixteen);
+    }
+    for (const KernelSet* set : xattn::kernels::available_kernels())
+        if (set != eight) CHECK(blocking_for(set, true) == set);
+#if defined(__x86_64__) || defined(__i386__)
+    CHECK_FALSE(xattn::kernels::many_vector_registers());  // x86's invalid operations make a negative NaN
+#elif defined(__aarch64__) || defined(__riscv)
+    CHECK(xattn::kernels::many_vector_registers());
+#endif
+    const auto sets = xattn::kernels::available_kernels();
+    CHECK(&xattn::kernels::best_kernels() == blocking_for(sets.front(), xattn::kernels::many_vector_registers()));
 }

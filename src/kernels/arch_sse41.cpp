@@ -24,11 +24,17 @@ using Ops = XsimdOps<xsimd::sse4_1>;
 // 8 accumulators: scores 2 keys × 4 vectors (16 queries), outputs 2 rows × 4 vectors (16 columns),
 // projections 2 rows × 4 vectors (16 columns). Key tiles of up to 96. V8 keeps 8 live accumulators
 // in registers and reaches the wasm SIMD peak; at 12 it spills and falls to about half.
-using Attention = AttentionKernel<Ops, 2, 4, 2, 4, 96>;
+using Attention = AttentionKernel<Ops, 2, 4, 2, 4, 96, 4>;
+// The same tiles in blocks of 16 accumulators (scores 4 keys × 4 vectors, outputs 4 rows × 4 vectors), for
+// CPUs with 32 vector registers (Arm, RISC-V), where 8 accumulators leave fused multiply-adds' latency
+// uncovered; x86 has 16, and there V8 spills them. best_kernels() picks by the CPU (blocking.cpp). Both evened
+// out their key tiles to multiples of 4 keys (TileGrain), so they give the same bits.
+using Attention16 = AttentionKernel<Ops, 4, 4, 4, 4, 96, 4>;
 // A few query rows (decoding): keys in lanes for the scores, Ev in lanes for the products (2 rows × 4 vectors,
 // one row × 8).
 using Decode = DecodeKernel<Ops, 2, 4>;
 using Backward = AttentionBackward<Attention>;
+using Backward16 = AttentionBackward<Attention16>;
 using Linear = LinearKernel<Ops, 2, 4>;
 #if defined(__wasm_relaxed_simd__)
 constexpr const char* kName = "wasm-relaxed-simd";
@@ -40,11 +46,23 @@ constexpr const char* kName = "sse4.1";
 const KernelSet kSet{kName, &Attention::workspace, &Attention::run, &Linear::workspace, &Linear::run,
                     &Decode::workspace, &Decode::run, &Attention::widen, &Backward::workspace,
                     &Backward::run, &Attention::exp_values};
+#if defined(__wasm_relaxed_simd__)
+constexpr const char* kName16 = "wasm-relaxed-simd/16";
+#elif defined(__wasm_simd128__)
+constexpr const char* kName16 = "wasm-simd128/16";
+#else
+constexpr const char* kName16 = "sse4.1/16";
+#endif
+const KernelSet kSet16{kName16, &Attention16::workspace, &Attention16::run, &Linear::workspace, &Linear::run,
+                      &Decode::workspace, &Decode::run, &Attention16::widen, &Backward16::workspace,
+                      &Backward16::run, &Attention16::exp_values};
 }  // namespace
 const KernelSet* sse41_kernels() { return &kSet; }
+const KernelSet* sse41_kernels_16() { return &kSet16; }
 }  // namespace xattn::kernels
 #else
 namespace xattn::kernels {
 const KernelSet* sse41_kernels() { return nullptr; }
+const KernelSet* sse41_kernels_16() { return nullptr; }
 }  // namespace xattn::kernels
 #endif

@@ -39,13 +39,17 @@ inline std::size_t causal_count(std::int64_t i, std::int64_t shift, std::size_t 
 //   KeyRows × QueryVecs   score micro-kernel: KeyRows keys × QueryVecs vectors of queries
 //   PvRows × PvVecs       output micro-kernel: PvRows queries × PvVecs vectors of Ev
 //   KeyTile               most keys per tile (Bc), a multiple of KeyRows
+//   TileGrain             tiles are evened out to multiples of it (tile_size), a multiple of KeyRows: kernels
+//                         of one instruction set with different blocks share it, so that their tiles, and so
+//                         their results' bits, are the same
 template <class O, std::size_t KeyRows, std::size_t QueryVecs, std::size_t PvRows, std::size_t PvVecs,
-          std::size_t KeyTile>
+          std::size_t KeyTile, std::size_t TileGrain = KeyRows>
 struct AttentionKernel {
-    static_assert(KeyTile % KeyRows == 0, "tiles hold whole score micro-kernels");
+    static_assert(KeyTile % TileGrain == 0 && TileGrain % KeyRows == 0, "tiles hold whole score micro-kernels");
     using Ops = O;
     using V = typename O::V;
     static constexpr std::size_t KeyRowsN = KeyRows, QueryVecsN = QueryVecs, PvRowsN = PvRows, PvVecsN = PvVecs;
+    static constexpr std::size_t TileGrainN = TileGrain;
     static constexpr std::size_t W = O::width;
     static constexpr std::size_t GW = QueryVecs * W;                 // queries per group
     static constexpr std::size_t Bc = KeyTile;                       // keys per tile
@@ -71,7 +75,7 @@ struct AttentionKernel {
             Carver c(base);
             const std::size_t evp = round_up(p.Ev, W);
             const std::size_t rows = min_size(Bq, round_up(p.L, GW));  // a block never holds more queries
-            const std::size_t keys = min_size(Bc, round_up(p.S, KeyRows));
+            const std::size_t keys = min_size(Bc, round_up(p.S, TileGrain));
             Scratch x;
             x.qp = c.take<float>(p.E * rows);
             x.st = c.take<float>(keys * GW);
@@ -236,7 +240,7 @@ struct AttentionKernel {
     // that pays a whole tile's overhead (S = 197 in tiles of up to 96 gives 66, 66, 65 rather than 96, 96, 5).
     static std::size_t tile_size(std::size_t kend) {
         const std::size_t tiles = (kend + Bc - 1) / Bc;
-        return tiles == 0 ? Bc : round_up((kend + tiles - 1) / tiles, KeyRows);
+        return tiles == 0 ? Bc : round_up((kend + tiles - 1) / tiles, TileGrain);
     }
 
     // Qᵀ panel (E, GW) of queries i0 … i0+gn-1; lanes past gn are 0.

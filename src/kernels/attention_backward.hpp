@@ -60,7 +60,7 @@ struct AttentionBackward {
         static std::uint64_t layout(const AttentionProblem& p, unsigned char* base, Scratch* s) {
             Carver c(base);
             const std::uint64_t ep = round_up(p.E, W), evp = round_up(p.Ev, W);
-            const std::uint64_t keys = min_size(Bc, round_up(p.S, KeyRows));
+            const std::uint64_t keys = min_size(Bc, round_up(p.S, Kernel::TileGrainN));
             Scratch x{};
             x.fwd.st = c.take<float>(keys * GW);
             x.fwd.mask = c.take<float>(keys * GW);

@@ -60,12 +60,13 @@ std::vector<const KernelSet*> available_kernels() {
     if (avx512_kernels() && cpu_has_avx512f()) sets.push_back(avx512_kernels());
     if (avx2_kernels() && cpu_has_avx2_fma()) sets.push_back(avx2_kernels());
     if (sse41_kernels() && cpu_has_sse41()) sets.push_back(sse41_kernels());
+    if (sse41_kernels_16() && cpu_has_sse41()) sets.push_back(sse41_kernels_16());
     sets.push_back(&scalar_kernels());
     return sets;
 }
 
 const KernelSet& best_kernels() {
-    static const KernelSet* const best = available_kernels().front();
+    static const KernelSet* const best = blocking_for(available_kernels().front(), many_vector_registers());
     return *best;
 }
 

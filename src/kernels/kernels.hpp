@@ -1,7 +1,8 @@
 // The fast kernels behind run_sdpa and MultiheadAttention, one set per instruction set:
 //   avx512f    native x86-64 with AVX-512F (kernels/arch_avx512.cpp, built with -mavx512f -mavx2 -mfma)
 //   avx2+fma   native x86-64 with AVX2 and FMA (kernels/arch_avx2.cpp, built with -mavx2 -mfma)
-//   sse4.1     native x86 with SSE4.1, and WebAssembly SIMD128 (Emscripten lowers SSE4.1 to it)
+//   sse4.1     native x86 with SSE4.1, and WebAssembly SIMD128 (Emscripten lowers SSE4.1 to it), in blocks of
+//              8 accumulators, and as sse4.1/16 in blocks of 16 (the same bits) for CPUs with 32 vector registers
 //   scalar     everything else, e.g. the wasm build without -msimd128
 // All three run the same tiled algorithm (kernels/attention.hpp, kernels/linear.hpp); the tests
 // check every set this machine can run against the float64 reference.
@@ -98,10 +99,19 @@ struct KernelSet {
 const KernelSet* avx512_kernels();
 const KernelSet* avx2_kernels();
 const KernelSet* sse41_kernels();
+const KernelSet* sse41_kernels_16();  // the SSE4.1 / wasm set in blocks of 16 accumulators
 const KernelSet& scalar_kernels();
 
-// The fastest set this build and CPU can run (decided once).
+// The fastest set this build and CPU can run (decided once): the first of available_kernels(), in the
+// register blocking that suits the vector registers this code runs with (blocking_for; blocking.cpp).
 const KernelSet& best_kernels();
+// Whether the code runs where 32 vector registers are at hand (Arm and RISC-V: an engine's arm64 code, or
+// native code there) rather than x86's 16, told by the sign of the quiet NaN an invalid operation makes
+// (blocking.cpp).
+bool many_vector_registers();
+// The blocking of `set` to run with that many registers: the SSE4.1 / wasm SIMD128 set in blocks of 16
+// accumulators where there are 32 registers, else `set` itself (the blockings give the same bits).
+const KernelSet* blocking_for(const KernelSet* set, bool many_registers);
 // Every set this build and CPU can run, fastest first.
 std::vector<const KernelSet*> available_kernels();
 // The set run_sdpa and MultiheadAttention use: best_kernels() unless use_kernels chose another.
