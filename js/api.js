@@ -5,14 +5,15 @@ import { kvFunctions } from './kv-cache.js';
 import { mhaFunctions } from './mha.js';
 import { sdpaFunctions } from './sdpa.js';
 
-// `build`: { simd, relaxedSimd, threads }, what runs (instantiate.js).
-export function makeXattn(mod, { simd, relaxedSimd = false, threads = 1 }) {
+// `build`: { simd, relaxedSimd, threads, kernels }, what runs (instantiate.js).
+export function makeXattn(mod, { simd, relaxedSimd = false, threads = 1, kernels }) {
   const boundary = makeBoundary(mod);
   const version = mod.version();  // package.json's, compiled into the module
   const api = {
     get simd() { return simd; },
     get relaxedSimd() { return relaxedSimd; },
     get threads() { return threads; },
+    get kernels() { return kernels; },
     get version() { return version; },
     /** Current size of the module's linear memory, in bytes. */
     memoryBytes() {

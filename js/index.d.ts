@@ -444,6 +444,12 @@ export interface Xattn {
    * (1: the plain SIMD or scalar build). Results are bit-identical whatever the count.
    */
   readonly threads: number;
+  /**
+   * The kernels every call runs: `'scalar'`, or the SIMD builds' `'wasm-simd128'` / `'wasm-relaxed-simd'` in
+   * blocks of 8 accumulators, or the same with `'/16'` in blocks of 16, which the instance picks where the CPU
+   * has 32 vector registers (Arm, RISC-V; x86 has 16). Both blockings give the same bits.
+   */
+  readonly kernels: string;
   /** The package version, compiled into the module. */
   readonly version: string;
   /** Current size of the instance's WebAssembly linear memory, in bytes. */

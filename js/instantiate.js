@@ -94,8 +94,9 @@ export async function instantiate(factory, wasmModule, build, moduleOptions = {}
     const mod = await Promise.race([started, failed]);
     const running = mod.setThreads(threads);
     if (running !== threads) throw new Error(`the build runs at most ${mod.maxThreads()} threads, not ${threads}`);
+    const kernels = mod.kernelsName();
     moduleOptions.started?.(mod);
-    return Object.freeze(makeXattn(mod, { simd, relaxedSimd, threads }));
+    return Object.freeze(makeXattn(mod, { simd, relaxedSimd, threads, kernels }));
   } catch (e) {
     throw new Error(`createXattn: could not start the ${name} WebAssembly build: ${e?.message ?? e}`, { cause: e });
   }

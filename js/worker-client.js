@@ -194,6 +194,7 @@ function workerApi(queue, info) {
     simd: info.simd,
     relaxedSimd: info.relaxedSimd,
     threads: info.threads,
+    kernels: info.kernels,
     version: info.version,
     memoryBytes: (options) => call('memoryBytes', { op: 'xattn', method: 'memoryBytes' }, [], [], options),
     scaledDotProductAttention: method('scaledDotProductAttention', ['query', 'key', 'value', 'options']),

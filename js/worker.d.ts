@@ -97,6 +97,8 @@ export interface XattnWorker {
   readonly relaxedSimd: boolean;
   /** How many threads the worker's instance runs (see {@link XattnOptions.threads}). */
   readonly threads: number;
+  /** The kernels the worker's instance runs (see Xattn.kernels). */
+  readonly kernels: string;
   /** The package version. */
   readonly version: string;
   /** Calls made and not yet settled, the running one included. */

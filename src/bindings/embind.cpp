@@ -24,6 +24,7 @@
 #include <utility>
 
 #include "kernels/carver.hpp"
+#include "kernels/kernels.hpp"
 #include "kernels/parallel.hpp"
 #include "xattn/xattn.hpp"
 
@@ -596,6 +597,9 @@ void set_min_work_per_worker(double flops) { xattn::kernels::set_min_work_per_wo
 double helper_tasks_run() { return static_cast<double>(xattn::kernels::helper_tasks_run()); }
 void set_every_worker_takes_part(bool on) { xattn::kernels::set_every_worker_takes_part(on); }
 
+// The kernel set every call runs (its instruction set and register blocking; kernels/blocking.cpp).
+std::string kernels_name() { return xattn::kernels::best_kernels().name; }
+
 }  // namespace
 
 EMSCRIPTEN_BINDINGS(xattn) {
@@ -612,6 +616,7 @@ EMSCRIPTEN_BINDINGS(xattn) {
         .field("addBiasKv", &MhaConfigCall::add_bias_kv)
         .field("addZeroAttn", &MhaConfigCall::add_zero_attn);
     value_object<Created>("Created").field("error", &Created::error).field("handle", &Created::handle);
+    emscripten::function("kernelsName", &kernels_name);
     emscripten::function("callRecord", &call_record_address);
     emscripten::function("sdpaPlan", &sdpa_plan);
     emscripten::function("sdpaBackwardPlan", &sdpa_backward_plan);

@@ -19,6 +19,14 @@ for (const { options: buildOptions, label } of BUILDS) {
   describe(`kernels against a float64 reference on the ${label} build`, async () => {
     const xa = await createXattn(buildOptions);
 
+    test('runs the register blocking that suits this CPU\'s vector registers', () => {
+      // Blocks of 16 accumulators where the engine's code has 32 vector registers (arm64), of 8 on x86's 16
+      // (src/kernels/blocking.cpp); the name says which, and that the kernels are the build's.
+      const base = !xa.simd ? 'scalar' : xa.relaxedSimd ? 'wasm-relaxed-simd' : 'wasm-simd128';
+      const blocks = xa.simd && ['arm64', 'riscv64'].includes(process.arch) ? '/16' : '';
+      assert.equal(xa.kernels, base + blocks);
+    });
+
     test('sizes around vector widths and tile edges, with and without weights', () => {
       for (const [L, S, E, Ev] of SIZES) {
         const q = tensor([2, L, E], L), k = tensor([2, S, E], S), v = tensor([2, S, Ev], Ev);

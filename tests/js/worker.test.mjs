@@ -33,6 +33,7 @@ describe('createXattnWorker', () => {
   test('reports the build it runs', () => {
     assert.equal(worker.simd, xa.simd);
     assert.equal(worker.relaxedSimd, xa.relaxedSimd);
+    assert.equal(worker.kernels, xa.kernels);
     assert.equal(worker.version, xa.version);
   });
 
