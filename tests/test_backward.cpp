@@ -11,6 +11,7 @@
 #include "golden.hpp"
 #include "kernels/kernels.hpp"
 #include "random_inputs.hpp"
+#include "sdpa_cases.hpp"
 
 namespace {
 
@@ -187,42 +188,18 @@ TEST_CASE("refused: a grad_output not shaped like the output, and every forward 
 }
 
 TEST_CASE("the fused backward of every kernel set agrees with the reference across tile edges") {
-    // Sizes around the query groups (16 lanes), the key tiles (up to 96 keys) and vector widths; masks of
-    // every broadcast, GQA, both causal alignments (rows that see no key), dropout.
-    struct Case {
-        Shape q, k, v;
-        int variant;
-    };
-    const Case cases[] = {
-        {{2, 17, 8}, {2, 97, 8}, {2, 97, 8}, 0},        {{1, 2, 33, 5}, {1, 2, 193, 5}, {1, 2, 193, 3}, 1},
-        {{2, 40, 16}, {2, 31, 16}, {2, 31, 7}, 2},      {{3, 16, 12}, {3, 100, 12}, {3, 100, 12}, 3},
-        {{1, 6, 21, 8}, {1, 2, 65, 8}, {1, 2, 65, 9}, 4}, {{2, 64, 64}, {2, 64, 64}, {2, 64, 64}, 5},
-        {{2, 9, 4}, {2, 130, 4}, {2, 130, 4}, 6},
-    };
+    // Sizes around the query groups, key tiles and vector widths, with masks, GQA, causal rules and dropout
+    // (sdpa_cases.hpp).
     unsigned seed = 900;
     for (const auto* set : xattn::kernels::available_kernels()) {
         xattn::kernels::use_kernels(set);
-        for (const Case& c : cases) {
+        for (const test_inputs::SdpaCase& c : test_inputs::kEdgeCases) {
             const auto q = randn(c.q, seed++), k = randn(c.k, seed++), v = randn(c.v, seed++);
             Shape out = c.q;
             out.back() = c.v.back();
             const auto dO = randn(out, seed++);
             const std::size_t L = c.q[c.q.size() - 2], S = c.k[c.k.size() - 2];
-            xattn::SdpaOptions o;
-            switch (c.variant) {
-                case 1: o.is_causal = true; break;  // top-left, L < S
-                case 2: o.is_causal = true, o.causal_alignment = xattn::CausalAlignment::bottom_right; break;  // L > S
-                case 3: o.attn_mask = xattn::Mask::boolean(randn({L, S}, seed++) > -0.8f); break;
-                case 4: o.enable_gqa = true, o.dropout_p = 0.3, o.seed = 5; break;
-                case 5: o.attn_mask = xattn::Mask::additive(randn({2, 1, S}, seed++)); break;  // key padding
-                case 6: {  // key padding that hides every key of batch element 1: fully masked rows
-                    xt::xarray<bool> keep = xt::ones<bool>(Shape{2, 1, S});
-                    xt::view(keep, 1) = false;
-                    o.attn_mask = xattn::Mask::boolean(keep);
-                    break;
-                }
-                default: break;
-            }
+            const xattn::SdpaOptions o = test_inputs::sdpa_case_options(c.variant, L, S, seed);
             const std::string label = std::string(set->name) + " case " + std::to_string(c.variant);
             const auto got = xattn::scaled_dot_product_attention_backward(q, k, v, dO, o);
             const auto want = xattn::reference_sdpa_backward(q, k, v, dO, o);

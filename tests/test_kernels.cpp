@@ -9,7 +9,9 @@
 #include <cmath>
 #include <cstring>
 #include <limits>
+#include <iterator>
 #include <string>
+#include <vector>
 
 #include <xtensor/xbuilder.hpp>
 #include <xtensor/xview.hpp>
@@ -17,6 +19,7 @@
 #include "golden.hpp"
 #include "kernels/kernels.hpp"
 #include "random_inputs.hpp"
+#include "sdpa_cases.hpp"
 
 namespace {
 
@@ -424,9 +427,8 @@ TEST_CASE("kernels: linear products agree with float64 over odd sizes, strides a
 }
 
 TEST_CASE("kernels: the blocks of 16 accumulators give the bits of the blocks of 8, forward and backward") {
-    // The wasm builds pick one of the two SSE4.1 / SIMD128 blockings by timing them at load
-    // (calibrate_kernels), so results must not depend on the pick: each score sums its E products in order and
-    // each output element its keys in order, whatever the block.
+    // Which blocking runs depends on the CPU (blocking.cpp), so results must not: each score sums its E products
+    // in order and each output element its keys in order, whatever the block, over the same tiles (TileGrain).
     const KernelSet* eight = xattn::kernels::sse41_kernels();
     const KernelSet* sixteen = xattn::kernels::sse41_kernels_16();
     const auto sets = xattn::kernels::available_kernels();
@@ -435,32 +437,19 @@ TEST_CASE("kernels: the blocks of 16 accumulators give the bits of the blocks of
     auto same_bits = [](const xt::xarray<float>& a, const xt::xarray<float>& b) {
         return a.shape() == b.shape() && (a.size() == 0 || std::memcmp(a.data(), b.data(), a.size() * sizeof(float)) == 0);
     };
-    struct Case {
-        Shape q, k, v;
-        int variant;
-    };
-    const Case cases[] = {
-        {{2, 17, 8}, {2, 97, 8}, {2, 97, 8}, 0},          {{1, 2, 33, 5}, {1, 2, 193, 5}, {1, 2, 193, 3}, 1},
-        {{2, 40, 16}, {2, 31, 16}, {2, 31, 7}, 2},        {{3, 16, 12}, {3, 100, 12}, {3, 100, 12}, 3},
-        {{1, 6, 21, 8}, {1, 2, 65, 8}, {1, 2, 65, 9}, 4}, {{2, 64, 64}, {2, 64, 64}, {2, 64, 64}, 5},
-        {{1, 70, 3}, {1, 1, 3}, {1, 1, 5}, 0},            {{1, 130, 64}, {1, 290, 64}, {1, 290, 64}, 0},
-    };
+    // The backward's edge cases (S = 97 and 100 are where blocks of 2 and of 4 keys would even out their tiles
+    // differently), and two more: one key, and three tiles.
+    std::vector<test_inputs::SdpaCase> cases(std::begin(test_inputs::kEdgeCases), std::end(test_inputs::kEdgeCases));
+    cases.push_back({{1, 70, 3}, {1, 1, 3}, {1, 1, 5}, 0});
+    cases.push_back({{1, 130, 64}, {1, 290, 64}, {1, 290, 64}, 0});
     unsigned seed = 4000;
-    for (const Case& c : cases) {
+    for (const test_inputs::SdpaCase& c : cases) {
         const auto q = randn(c.q, seed++), k = randn(c.k, seed++), v = randn(c.v, seed++);
         Shape out = c.q;
         out.back() = c.v.back();
         const auto dO = randn(out, seed++);
         const std::size_t L = c.q[c.q.size() - 2], S = c.k[c.k.size() - 2];
-        xattn::SdpaOptions o;
-        switch (c.variant) {
-            case 1: o.is_causal = true; break;
-            case 2: o.is_causal = true, o.causal_alignment = xattn::CausalAlignment::bottom_right; break;
-            case 3: o.attn_mask = xattn::Mask::boolean(randn({L, S}, seed++) > -0.8f); break;
-            case 4: o.enable_gqa = true, o.dropout_p = 0.3, o.seed = 5; break;
-            case 5: o.attn_mask = xattn::Mask::additive(randn({2, 1, S}, seed++)); break;
-            default: break;
-        }
+        xattn::SdpaOptions o = test_inputs::sdpa_case_options(c.variant, L, S, seed);
         const std::string label = "case " + std::to_string(c.variant) + " L=" + std::to_string(L) + " S=" + std::to_string(S);
         CAPTURE(label);
         for (bool weights : {false, true}) {
