@@ -33,29 +33,24 @@ using Attention16 = AttentionKernel<Ops, 4, 4, 4, 4, 96, 4>;
 // A few query rows (decoding): keys in lanes for the scores, Ev in lanes for the products (2 rows × 4 vectors,
 // one row × 8).
 using Decode = DecodeKernel<Ops, 2, 4>;
-using Backward = AttentionBackward<Attention>;
-using Backward16 = AttentionBackward<Attention16>;
 using Linear = LinearKernel<Ops, 2, 4>;
 #if defined(__wasm_relaxed_simd__)
-constexpr const char* kName = "wasm-relaxed-simd";
+#define XATTN_SSE41_SET "wasm-relaxed-simd"
 #elif defined(__wasm_simd128__)
-constexpr const char* kName = "wasm-simd128";
+#define XATTN_SSE41_SET "wasm-simd128"
 #else
-constexpr const char* kName = "sse4.1";
+#define XATTN_SSE41_SET "sse4.1"
 #endif
-const KernelSet kSet{kName, &Attention::workspace, &Attention::run, &Linear::workspace, &Linear::run,
-                    &Decode::workspace, &Decode::run, &Attention::widen, &Backward::workspace,
-                    &Backward::run, &Attention::exp_values};
-#if defined(__wasm_relaxed_simd__)
-constexpr const char* kName16 = "wasm-relaxed-simd/16";
-#elif defined(__wasm_simd128__)
-constexpr const char* kName16 = "wasm-simd128/16";
-#else
-constexpr const char* kName16 = "sse4.1/16";
-#endif
-const KernelSet kSet16{kName16, &Attention16::workspace, &Attention16::run, &Linear::workspace, &Linear::run,
-                      &Decode::workspace, &Decode::run, &Attention16::widen, &Backward16::workspace,
-                      &Backward16::run, &Attention16::exp_values};
+// A set of these kernels with attention (forward and backward) in the blocks of A.
+template <class A>
+constexpr KernelSet kernel_set(const char* name) {
+    using Backward = AttentionBackward<A>;
+    return KernelSet{name, &A::workspace, &A::run, &Linear::workspace, &Linear::run, &Decode::workspace,
+                     &Decode::run, &A::widen, &Backward::workspace, &Backward::run, &A::exp_values};
+}
+const KernelSet kSet = kernel_set<Attention>(XATTN_SSE41_SET);
+const KernelSet kSet16 = kernel_set<Attention16>(XATTN_SSE41_SET "/16");
+#undef XATTN_SSE41_SET
 }  // namespace
 const KernelSet* sse41_kernels() { return &kSet; }
 const KernelSet* sse41_kernels_16() { return &kSet16; }
