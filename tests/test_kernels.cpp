@@ -11,6 +11,7 @@
 #include <limits>
 #include <iterator>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include <xtensor/xbuilder.hpp>
@@ -426,7 +427,7 @@ TEST_CASE("kernels: linear products agree with float64 over odd sizes, strides a
             }
 }
 
-TEST_CASE("kernels: the blocks of 16 accumulators give the bits of the blocks of 8, forward and backward") {
+TEST_CASE("kernels: the blocks of 16 accumulators give the bits of the blocks of 8: attention, projections, decoding") {
     // Which blocking runs depends on the CPU (blocking.cpp), so results must not: each score sums its E products
     // in order and each output element its keys in order, whatever the block, over the same tiles (TileGrain).
     const KernelSet* eight = xattn::kernels::sse41_kernels();
@@ -473,6 +474,43 @@ TEST_CASE("kernels: the blocks of 16 accumulators give the bits of the blocks of
         CHECK(same_bits(ga.grad_key, gb.grad_key));
         CHECK(same_bits(ga.grad_value, gb.grad_value));
     }
+    // The projections, in blocks of 2 and of 4 rows: each output sums its inputs in order, slice by slice.
+    for (std::size_t rows : {1, 3, 5, 70})
+        for (std::size_t in : {3, 64, 300})
+            for (std::size_t out : {4, 9, 33}) {
+                const xt::xarray<float> x = randn({rows, in}, seed++), w = randn({out, in}, seed++), bias = randn({out}, seed++);
+                xt::xarray<float> ya = xt::zeros<float>({rows, out}), yb = xt::zeros<float>({rows, out});
+                for (auto [set, y] : {std::pair{eight, &ya}, std::pair{sixteen, &yb}}) {
+                    xattn::kernels::LinearProblem p;
+                    p.rows = rows, p.in = in, p.out = out;
+                    p.x = x.data(), p.x_stride = in, p.w = w.data(), p.bias = bias.data(), p.y = y->data(), p.y_stride = out;
+                    xattn::kernels::run_linear(*set, p);
+                }
+                INFO("linear rows=" << rows << " in=" << in << " out=" << out);
+                CHECK(same_bits(ya, yb));
+            }
+    // Decoding steps and a few stacked rows from a KV cache (float32 and float16; the decoding kernel's score
+    // blocks of 8 and of 16 accumulators), GQA with 1 to 5 query heads a key/value head.
+    for (auto dtype : {xattn::CacheDtype::float32, xattn::CacheDtype::float16})
+        for (std::size_t G : {1, 3, 4, 5})
+            for (std::size_t L : {1, 3}) {
+                xattn::KvCacheConfig cfg;
+                cfg.kv_heads = 2, cfg.head_dim = 64, cfg.value_dim = 40, cfg.capacity = 300, cfg.dtype = dtype;
+                xattn::KvCache cache(cfg);
+                cache.append(randn({1, 2, 197, 64}, seed++), randn({1, 2, 197, 40}, seed++));
+                const auto q = randn({1, 2 * G, L, 64}, seed++);
+                xattn::AttentionResult a, b;
+                {
+                    UseKernels use(eight);
+                    a = cache.attend(q);
+                }
+                {
+                    UseKernels use(sixteen);
+                    b = cache.attend(q);
+                }
+                INFO("kv cache G=" << G << " L=" << L << (dtype == xattn::CacheDtype::float16 ? " float16" : " float32"));
+                CHECK(same_bits(a.output, b.output));
+            }
 }
 
 TEST_CASE("kernels: the blocks of 16 accumulators run where there are 32 vector registers, and only there") {

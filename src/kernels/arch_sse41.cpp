@@ -31,9 +31,12 @@ using Attention = AttentionKernel<Ops, 2, 4, 2, 4, 96, 4>;
 // out their key tiles to multiples of 4 keys (TileGrain), so they give the same bits.
 using Attention16 = AttentionKernel<Ops, 4, 4, 4, 4, 96, 4>;
 // A few query rows (decoding): keys in lanes for the scores, Ev in lanes for the products (2 rows × 4 vectors,
-// one row × 8).
+// one row × 8); in blocks of 16: scores of 4 rows × 4 key vectors, products 4 rows × 4 vectors.
 using Decode = DecodeKernel<Ops, 2, 4>;
+using Decode16 = DecodeKernel<Ops, 4, 4, 16>;
+// The projections: 2 rows × 4 vectors; in blocks of 16, 4 × 4.
 using Linear = LinearKernel<Ops, 2, 4>;
+using Linear16 = LinearKernel<Ops, 4, 4>;
 #if defined(__wasm_relaxed_simd__)
 #define XATTN_SSE41_SET "wasm-relaxed-simd"
 #elif defined(__wasm_simd128__)
@@ -41,15 +44,15 @@ using Linear = LinearKernel<Ops, 2, 4>;
 #else
 #define XATTN_SSE41_SET "sse4.1"
 #endif
-// A set of these kernels with attention (forward and backward) in the blocks of A.
-template <class A>
+// A set of these kernels in the blocks of A (attention, forward and backward), P (projections) and D (decoding).
+template <class A, class P, class D>
 constexpr KernelSet kernel_set(const char* name) {
     using Backward = AttentionBackward<A>;
-    return KernelSet{name, &A::workspace, &A::run, &Linear::workspace, &Linear::run, &Decode::workspace,
-                     &Decode::run, &A::widen, &Backward::workspace, &Backward::run, &A::exp_values};
+    return KernelSet{name, &A::workspace, &A::run, &P::workspace, &P::run, &D::workspace,
+                     &D::run, &A::widen, &Backward::workspace, &Backward::run, &A::exp_values};
 }
-const KernelSet kSet = kernel_set<Attention>(XATTN_SSE41_SET);
-const KernelSet kSet16 = kernel_set<Attention16>(XATTN_SSE41_SET "/16");
+const KernelSet kSet = kernel_set<Attention, Linear, Decode>(XATTN_SSE41_SET);
+const KernelSet kSet16 = kernel_set<Attention16, Linear16, Decode16>(XATTN_SSE41_SET "/16");
 #undef XATTN_SSE41_SET
 }  // namespace
 const KernelSet* sse41_kernels() { return &kSet; }

@@ -33,8 +33,9 @@ namespace {
 
 // PvRows × PvVecs: the P·V block (rows × vectors of Ev); a block of one row takes 1 × 2·PvVecs, as many
 // accumulators, and float16 tiles read in place take blocks of 4 rows where PvRows is less (see problem); no
-// block is wider than a column block of the cache's values (kValueCols).
-template <class O, std::size_t PvRows, std::size_t PvVecs>
+// block is wider than a column block of the cache's values (kValueCols). ScoreAccs: the score blocks'
+// accumulators (rows × key vectors), 8 where V8 has 16 vector registers, 16 where it has 32 (blocking.cpp).
+template <class O, std::size_t PvRows, std::size_t PvVecs, std::size_t ScoreAccs = 8>
 struct DecodeKernel {
     using V = typename O::V;
     static constexpr std::size_t W = O::width;
@@ -172,8 +173,8 @@ struct DecodeKernel {
     // s[r][j0 + j] = q_r · k_(j0 + j) for NR query rows (q rows E apart) × KV vectors of keys (s rows kTile
     // apart), from the key block at kb (kv_layout.hpp: element e of its keys is a run of kKeyBlock, kb pointing
     // into it at key j0): per e, KV key vectors loaded and q_r[e] broadcast, each key summing its E products in
-    // order in its lane. At most 8 accumulators beside the KV + 1 operands: V8 keeps them in registers in a
-    // function of their own (see "Registers in V8" in src/kernels/README.md).
+    // order in its lane. At most ScoreAccs accumulators beside the KV + 1 operands: V8 keeps them in registers
+    // in a function of their own (see "Registers in V8" in src/kernels/README.md).
     // kb is float32, or float16 read as its bits (load_operand; q then holds 2^112 · the query).
     template <std::size_t NR, std::size_t KV, class TK>
     XATTN_NOINLINE static void score_block(const float* q, std::size_t E, const TK* kb, float* s) {
@@ -271,12 +272,12 @@ struct DecodeKernel {
                 kt = w.kt, vt = w.vt;
             }
             // Scores of every row against the tile's keys: blocks of up to 4 rows × KV key vectors, as many of them
-            // as fit 8 accumulators (score_block), over whole key blocks (scores past kn are never used).
+            // as fit ScoreAccs accumulators (score_block), over whole key blocks (scores past kn are never used).
             auto scores = [&](const float* qr, const auto* keys) {
                 for (std::size_t r0 = 0; r0 < R; r0 += 4)
                     with_count<4>(R - r0, [&](auto nr_) {
                         constexpr std::size_t NR = decltype(nr_)::value, per_block = kKeyBlock / W;
-                        constexpr std::size_t KV = min_size(per_block, NR >= 8 ? 1 : 8 / NR);
+                        constexpr std::size_t KV = min_size(per_block, NR >= ScoreAccs ? 1 : ScoreAccs / NR);
                         static_assert(kKeyBlock % W == 0 && per_block % KV == 0, "key vectors of a block");
                         for (std::size_t j0 = 0; j0 < kb; j0 += kKeyBlock)
                             for (std::size_t i0 = 0; i0 < per_block; i0 += KV)
