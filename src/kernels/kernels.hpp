@@ -112,7 +112,8 @@ bool many_vector_registers();
 // The blocking of `set` to run with that many registers: the SSE4.1 / wasm SIMD128 set in blocks of 16
 // accumulators where there are 32 registers, else `set` itself (the blockings give the same bits).
 const KernelSet* blocking_for(const KernelSet* set, bool many_registers);
-// Every set this build and CPU can run, fastest first.
+// Every set this build and CPU can run, the fastest instruction set first (the SSE4.1 set in its two blockings
+// in a row, blocks of 8 accumulators first; best_kernels picks between them).
 std::vector<const KernelSet*> available_kernels();
 // The set run_sdpa and MultiheadAttention use: best_kernels() unless use_kernels chose another.
 const KernelSet& active_kernels();
