@@ -1,15 +1,9 @@
-// Which register blocking of the kernels suits the vector registers the code runs with. The SSE4.1 / wasm
-// SIMD128 set comes in blocks of 8 accumulators and of 16 (arch_sse41.cpp). x86 has 16 vector registers for
-// 128-bit code (V8 does not use AVX-512's 32 for WebAssembly), and there V8 spills blocks of 16: on a Zen 5
-// core the wasm SIMD build ran at 0.78-0.81x its speed with them (the six bench shapes, interleaved in one
-// process). Arm and RISC-V have 32, where V8's arm64 code keeps all 16 in registers (read from its code), and
-// on cores with four fused multiply-add pipes of four cycles' latency (Apple's, Arm's Neoverse V) 8 independent
-// accumulators keep at most half of them busy. A WebAssembly module cannot ask which CPU it runs on, nor time
-// the two blockings as it starts: V8 runs new code from its baseline compiler first and optimises a function
-// only after it has run a while (about 250 ms of calls here), and the baseline code's speeds rank the blockings
-// the other way round. But it can read one bit the CPU leaves in its numbers: the quiet NaN an invalid operation
-// (∞ − ∞) makes is negative on x86 and positive on Arm and RISC-V. WebAssembly leaves that sign to the hardware,
-// and V8 passes it through.
+// Which register blocking of the SSE4.1 / wasm SIMD128 kernels suits the CPU (arch_sse41.cpp holds both): blocks
+// of 8 accumulators for x86's 16 vector registers, of 16 for the 32 of Arm and RISC-V. A WebAssembly module can
+// neither ask which CPU it runs on nor time the two as it starts (V8 optimises only after a while of calls), but
+// it can read one bit the CPU leaves in its numbers: the quiet NaN an invalid operation (∞ − ∞) makes is
+// negative on x86 and positive on Arm and RISC-V, a sign WebAssembly leaves to the hardware. Why and what was
+// measured: "Two blockings, one result" in src/kernels/README.md.
 #include <cstdint>
 #include <cstring>
 #include <limits>
