@@ -60,6 +60,15 @@ function cpuModel() {
   return os.cpus()[0]?.model ?? 'unknown';
 }
 
+// How this process's allocator treats freed memory (scripts/bench.sh sets it for every process of the bench): with
+// glibc's defaults, fresh multi-MiB results cost page faults in some processes and not in others.
+function allocatorSetting() {
+  const tunables = process.env.GLIBC_TUNABLES ?? '';
+  return tunables.includes('glibc.malloc.trim_threshold')
+    ? `freed memory kept in the heap, for every implementation (GLIBC_TUNABLES=${tunables}; ignored outside glibc)`
+    : 'the C library\'s defaults (on glibc, a freed heap top may go back to the system)';
+}
+
 const log = (line) => console.log(line);
 const round1 = (x) => Number(x.toFixed(1));
 const fmtTol = ({ atol, rtol }) => `|Δ| ≤ ${atol.toExponential()} + ${rtol.toExponential()}·|ref|`;
@@ -129,6 +138,7 @@ async function main() {
   if (xattn.unavailable) throw new Error(`xattn SIMD build: ${xattn.unavailable} (build it with npm run build:wasm)`);
   log(`xattn benchmark · ${started.toISOString()} · ${machine} · Node ${process.version} · 1 thread`);
   log(`implementations: ${impls.map((i) => `${i.label} ${i.unavailable ? '(unavailable)' : i.version}`).join(', ')}`);
+  log(`allocator: ${allocatorSetting()}`);
   if (loadAtStart > 0.5) log(`note: 1-minute load average ${loadAtStart} before starting: other processes are busy, expect noise`);
   // The ceiling every figure is read against: machines differ, so it is measured here, not quoted. The relaxed
   // build's is the relaxed_madd one (the same on CPUs whose add and multiply pipes are separate, up to twice
@@ -200,6 +210,7 @@ async function main() {
     onnxruntimeWebVersion: impls.find((i) => i.key === 'ortWeb').version ?? 'unavailable',
     tfjsBackendWasmVersion: impls.find((i) => i.key === 'tfjsWasm').version ?? 'unavailable',
     onnxruntimeNodeVersion: impls.find((i) => i.key === 'ortNode').version ?? 'unavailable',
+    allocator: allocatorSetting(),
     loadAverageAtStart: loadAtStart,
     loadAverageAtEnd: Number(os.loadavg()[0].toFixed(2)),
     durationSeconds: Math.round((finished - started) / 1000),
