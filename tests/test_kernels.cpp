@@ -1,7 +1,8 @@
 // The tiled kernels (src/kernels/) of every instruction set this machine runs (avx512f, avx2+fma, sse4.1 and
 // sse4.1/16 — the code the wasm SIMD builds run, in blocks of 8 and of 16 accumulators —, scalar) against the
-// float64 reference and the row kernel: awkward sizes around SIMD widths and tile edges, masks, causal rules, GQA, dropout, non-finite values, both
-// the streaming path (no weights) and the materialising one, and the projections of MultiheadAttention.
+// float64 reference and the row kernel: awkward sizes around SIMD widths and tile edges, masks, causal rules, GQA,
+// dropout, non-finite values, both the streaming path (no weights) and the materialising one, and the projections
+// of MultiheadAttention.
 #include <doctest/doctest.h>
 
 #include <algorithm>
@@ -83,6 +84,13 @@ struct UseKernels {
     explicit UseKernels(const KernelSet* set) { xattn::kernels::use_kernels(set); }
     ~UseKernels() { xattn::kernels::use_kernels(nullptr); }
 };
+
+// f() with `set` active for the API.
+template <class F>
+auto with_kernels(const KernelSet* set, const F& f) {
+    const UseKernels use(set);
+    return f();
+}
 
 }  // namespace
 
@@ -460,15 +468,8 @@ TEST_CASE("kernels: the blocks of 16 accumulators give the bits of the blocks of
             CHECK(same_bits(a.weights, b.weights));
         }
         o.need_weights = false;
-        xattn::GradientResult ga, gb;
-        {
-            UseKernels use(eight);
-            ga = xattn::scaled_dot_product_attention_backward(q, k, v, dO, o);
-        }
-        {
-            UseKernels use(sixteen);
-            gb = xattn::scaled_dot_product_attention_backward(q, k, v, dO, o);
-        }
+        const auto backward = [&] { return xattn::scaled_dot_product_attention_backward(q, k, v, dO, o); };
+        const xattn::GradientResult ga = with_kernels(eight, backward), gb = with_kernels(sixteen, backward);
         CHECK(same_bits(ga.output, gb.output));
         CHECK(same_bits(ga.grad_query, gb.grad_query));
         CHECK(same_bits(ga.grad_key, gb.grad_key));
@@ -499,15 +500,8 @@ TEST_CASE("kernels: the blocks of 16 accumulators give the bits of the blocks of
                 xattn::KvCache cache(cfg);
                 cache.append(randn({1, 2, 197, 64}, seed++), randn({1, 2, 197, 40}, seed++));
                 const auto q = randn({1, 2 * G, L, 64}, seed++);
-                xattn::AttentionResult a, b;
-                {
-                    UseKernels use(eight);
-                    a = cache.attend(q);
-                }
-                {
-                    UseKernels use(sixteen);
-                    b = cache.attend(q);
-                }
+                const auto attend = [&] { return cache.attend(q); };
+                const xattn::AttentionResult a = with_kernels(eight, attend), b = with_kernels(sixteen, attend);
                 INFO("kv cache G=" << G << " L=" << L << (dtype == xattn::CacheDtype::float16 ? " float16" : " float32"));
                 CHECK(same_bits(a.output, b.output));
             }
