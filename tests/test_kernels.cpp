@@ -498,7 +498,8 @@ TEST_CASE("kernels: the blocks of 16 accumulators give the bits of the blocks of
                 xattn::KvCacheConfig cfg;
                 cfg.kv_heads = 2, cfg.head_dim = 64, cfg.value_dim = 40, cfg.capacity = 300, cfg.dtype = dtype;
                 xattn::KvCache cache(cfg);
-                cache.append(randn({1, 2, 197, 64}, seed++), randn({1, 2, 197, 40}, seed++));
+                const auto keys = randn({1, 2, 197, 64}, seed++), values = randn({1, 2, 197, 40}, seed++);
+                cache.append(keys, values);
                 const auto q = randn({1, 2 * G, L, 64}, seed++);
                 const auto attend = [&] { return cache.attend(q); };
                 const xattn::AttentionResult a = with_kernels(eight, attend), b = with_kernels(sixteen, attend);
