@@ -132,13 +132,14 @@ async function main() {
   const machine = cpuModel();
   // Other processes on this machine skew every column; say so up front rather than let it pass unnoticed.
   const loadAtStart = Number(os.loadavg()[0].toFixed(2));
+  const allocator = allocatorSetting();
 
   const impls = await loadImplementations();
   const xattn = impls.find((i) => i.key === 'xattnSimd');
   if (xattn.unavailable) throw new Error(`xattn SIMD build: ${xattn.unavailable} (build it with npm run build:wasm)`);
   log(`xattn benchmark · ${started.toISOString()} · ${machine} · Node ${process.version} · 1 thread`);
   log(`implementations: ${impls.map((i) => `${i.label} ${i.unavailable ? '(unavailable)' : i.version}`).join(', ')}`);
-  log(`allocator: ${allocatorSetting()}`);
+  log(`allocator: ${allocator}`);
   if (loadAtStart > 0.5) log(`note: 1-minute load average ${loadAtStart} before starting: other processes are busy, expect noise`);
   // The ceiling every figure is read against: machines differ, so it is measured here, not quoted. The relaxed
   // build's is the relaxed_madd one (the same on CPUs whose add and multiply pipes are separate, up to twice
@@ -210,7 +211,7 @@ async function main() {
     onnxruntimeWebVersion: impls.find((i) => i.key === 'ortWeb').version ?? 'unavailable',
     tfjsBackendWasmVersion: impls.find((i) => i.key === 'tfjsWasm').version ?? 'unavailable',
     onnxruntimeNodeVersion: impls.find((i) => i.key === 'ortNode').version ?? 'unavailable',
-    allocator: allocatorSetting(),
+    allocator,
     loadAverageAtStart: loadAtStart,
     loadAverageAtEnd: Number(os.loadavg()[0].toFixed(2)),
     durationSeconds: Math.round((finished - started) / 1000),
