@@ -95,7 +95,7 @@ void parallel_run(std::size_t tasks, unsigned, double, TaskFn fn, void* context)
 }
 
 void start_helpers(unsigned) {}
-unsigned helpers_asleep() { return 0; }
+bool helpers_asleep(unsigned) { return false; }
 void set_wake_measures_for_tests(double, double, double, double) {}
 
 #else
@@ -153,7 +153,7 @@ public:
         const bool every = g_every_worker.load(std::memory_order_relaxed);
         // (Tests that force tiny calls to split set the least work to 0, or every_: the rule stays out of them.)
         const bool may_keep = !every && min_work_per_worker() > 0.0;
-        const std::uint64_t needed = helpers >= 64 ? ~std::uint64_t{0} : (std::uint64_t{1} << helpers) - 1;
+        const std::uint64_t needed = mask(helpers);
         const bool asleep = (asleep_.load(std::memory_order_acquire) & needed) == needed;
         if (may_keep && asleep && kept_in_a_row_ < kMostKeptInARow && keep_on_caller(work, threads)) {
             ++kept_in_a_row_;
@@ -212,6 +212,10 @@ public:
 
 private:
     static constexpr std::uint64_t kInside = 0xffff, kClosed = 0x10000;
+    // Bits 0..helpers-1: helpers 1..helpers in asleep_.
+    static std::uint64_t mask(unsigned helpers) {
+        return helpers >= 64 ? ~std::uint64_t{0} : (std::uint64_t{1} << helpers) - 1;
+    }
     // How long a helper polls for the next job before it sleeps: back-to-back calls (a projection, then
     // attention, then a projection; or a JS caller's copy-in, run, copy-out, next call) then find it awake,
     // where waking a sleeping worker costs tens of microseconds (a good part of a small call).
@@ -314,7 +318,7 @@ private:
     double published_at_ = 0.0;  // under mu_
     std::atomic<std::uint64_t> asleep_{0};
 
-    friend unsigned xattn::kernels::helpers_asleep();
+    friend bool xattn::kernels::helpers_asleep(unsigned);
     friend void xattn::kernels::set_wake_measures_for_tests(double, double, double, double);
 };
 
@@ -339,10 +343,9 @@ void parallel_run(std::size_t tasks, unsigned threads, double work, TaskFn fn, v
     pool().run(tasks, threads, work, fn, context);
 }
 
-unsigned helpers_asleep() {
-    unsigned n = 0;
-    for (std::uint64_t bits = pool().asleep_.load(std::memory_order_acquire); bits != 0; bits &= bits - 1) ++n;
-    return n;
+bool helpers_asleep(unsigned threads) {
+    if (threads > max_threads()) threads = max_threads();
+    return threads > 1 && (pool().asleep_.load(std::memory_order_acquire) & Pool::mask(threads - 1)) == Pool::mask(threads - 1);
 }
 
 void set_wake_measures_for_tests(double rate, double woken_rate, double wake_us, double notify_us) {

@@ -36,6 +36,16 @@ struct Threads {
 
 constexpr unsigned kCounts[] = {2, 3, 4};
 
+// Waits until the helper of a two-thread call sleeps (not just any helper: earlier tests may have started up to
+// 63). A helper polls for 200 µs after a call, then sleeps (however loaded the machine, within a few seconds;
+// first, a helper that a split call woke late gets going).
+void wait_for_the_helper_to_sleep() {
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+    for (int ms = 0; ms < 5000 && !xattn::kernels::helpers_asleep(2); ++ms)
+        std::this_thread::sleep_for(std::chrono::milliseconds(1));
+    REQUIRE(xattn::kernels::helpers_asleep(2));
+}
+
 bool same_bits(const xt::xarray<float>& a, const xt::xarray<float>& b) {
     // memcmp must not see the null data of an empty array (no weights asked for).
     return a.shape() == b.shape() && (a.size() == 0 || std::memcmp(a.data(), b.data(), a.size() * sizeof(float)) == 0);
@@ -246,15 +256,7 @@ TEST_CASE("threads: a call that finds its helpers asleep stays on the caller whi
         want = xattn::scaled_dot_product_attention(q, k, v, {}).output;
     }
     REQUIRE(xattn::set_num_threads(2) == 2);
-    // The helper polls for 200 µs after a call, then sleeps (however loaded the machine, within a few seconds;
-    // first, a helper that a split call woke late gets going).
-    const auto wait_for_sleep = [] {
-        std::this_thread::sleep_for(std::chrono::milliseconds(20));
-        for (int ms = 0; ms < 5000 && xattn::kernels::helpers_asleep() == 0; ++ms)
-            std::this_thread::sleep_for(std::chrono::milliseconds(1));
-        REQUIRE(xattn::kernels::helpers_asleep() > 0);
-    };
-    wait_for_sleep();
+    wait_for_the_helper_to_sleep();
     xattn::kernels::set_wake_measures_for_tests(1.0e4, 1.0e4, 1.0e9, 1.0e9);
     const std::uint64_t kept = xattn::kernels::calls_kept_on_caller(), helped = xattn::kernels::helper_tasks_run();
     const unsigned most = xattn::kernels::kMostKeptInARow;
@@ -265,7 +267,7 @@ TEST_CASE("threads: a call that finds its helpers asleep stays on the caller whi
     CHECK(xattn::kernels::calls_kept_on_caller() == kept + most);  // the next one split
     // A clock coarser than a call (0 µs elapsed) makes infinite rates: they are dropped, not taken as "every call
     // is short", and with no rate measured the rule stays out.
-    wait_for_sleep();
+    wait_for_the_helper_to_sleep();
     xattn::kernels::set_wake_measures_for_tests(INFINITY, INFINITY, 1.0e9, 1.0e9);
     const std::uint64_t before = xattn::kernels::calls_kept_on_caller();
     CHECK(same_bits(xattn::scaled_dot_product_attention(q, k, v, {}).output, want));

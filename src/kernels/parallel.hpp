@@ -50,10 +50,11 @@ unsigned useful_workers(unsigned threads, std::size_t tasks, double work);
 void set_min_work_per_worker(double flops);
 double min_work_per_worker();
 std::uint64_t helper_tasks_run();
-// For tests: how many calls the pool kept on the caller by better_on_caller, how many helpers sleep now, and a
-// measured wake-up to start from (as if earlier calls had measured it) so that the rule can be seen to act.
+// For tests: how many calls the pool kept on the caller by better_on_caller, whether every helper a call of
+// `threads` threads would use sleeps now, and a measured wake-up to start from (as if earlier calls had measured
+// it) so that the rule can be seen to act.
 std::uint64_t calls_kept_on_caller();
-unsigned helpers_asleep();
+bool helpers_asleep(unsigned threads);
 void set_wake_measures_for_tests(double rate, double woken_rate, double wake_us, double notify_us);
 // For tests: every worker a run wakes takes part — the caller waits until each helper has joined and worker w
 // runs task w first — so that a test of a split run never passes because the caller happened to do it all
