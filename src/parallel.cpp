@@ -345,7 +345,9 @@ void parallel_run(std::size_t tasks, unsigned threads, double work, TaskFn fn, v
 
 bool helpers_asleep(unsigned threads) {
     if (threads > max_threads()) threads = max_threads();
-    return threads > 1 && (pool().asleep_.load(std::memory_order_acquire) & Pool::mask(threads - 1)) == Pool::mask(threads - 1);
+    if (threads < 2) return false;
+    const std::uint64_t needed = Pool::mask(threads - 1);
+    return (pool().asleep_.load(std::memory_order_acquire) & needed) == needed;
 }
 
 void set_wake_measures_for_tests(double rate, double woken_rate, double wake_us, double notify_us) {
