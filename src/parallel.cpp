@@ -153,8 +153,7 @@ public:
         const bool every = g_every_worker.load(std::memory_order_relaxed);
         // (Tests that force tiny calls to split set the least work to 0, or every_: the rule stays out of them.)
         const bool may_keep = !every && min_work_per_worker() > 0.0;
-        const std::uint64_t needed = mask(helpers);
-        const bool asleep = (asleep_.load(std::memory_order_acquire) & needed) == needed;
+        const bool asleep = all_asleep(helpers);
         if (may_keep && asleep && kept_in_a_row_ < kMostKeptInARow && keep_on_caller(work, threads)) {
             ++kept_in_a_row_;
             const double t0 = now_us();
@@ -212,9 +211,10 @@ public:
 
 private:
     static constexpr std::uint64_t kInside = 0xffff, kClosed = 0x10000;
-    // Bits 0..helpers-1: helpers 1..helpers in asleep_.
-    static std::uint64_t mask(unsigned helpers) {
-        return helpers >= 64 ? ~std::uint64_t{0} : (std::uint64_t{1} << helpers) - 1;
+    // Whether helpers 1..helpers (bits 0..helpers-1 of asleep_) all sleep now.
+    bool all_asleep(unsigned helpers) const {
+        const std::uint64_t needed = helpers >= 64 ? ~std::uint64_t{0} : (std::uint64_t{1} << helpers) - 1;
+        return (asleep_.load(std::memory_order_acquire) & needed) == needed;
     }
     // How long a helper polls for the next job before it sleeps: back-to-back calls (a projection, then
     // attention, then a projection; or a JS caller's copy-in, run, copy-out, next call) then find it awake,
@@ -345,9 +345,7 @@ void parallel_run(std::size_t tasks, unsigned threads, double work, TaskFn fn, v
 
 bool helpers_asleep(unsigned threads) {
     if (threads > max_threads()) threads = max_threads();
-    if (threads < 2) return false;
-    const std::uint64_t needed = Pool::mask(threads - 1);
-    return (pool().asleep_.load(std::memory_order_acquire) & needed) == needed;
+    return threads > 1 && pool().all_asleep(threads - 1);
 }
 
 void set_wake_measures_for_tests(double rate, double woken_rate, double wake_us, double notify_us) {
