@@ -129,8 +129,8 @@ test('key padding per batch element and cells clicked by hand hide exactly those
   await page.locator('#padding-inputs input[data-b="2"]').fill('0');
   await settled(page, n + 1);
   n = await computes(page);
-  assert.match(await page.locator('#trace tbody').textContent(), /mask: key padding/);
-  assert.equal(await page.locator('#trace tr[data-tensor="mask: key padding"] td.shape').textContent(), '(4, 1, 10)');
+  assert.match(await page.locator('#trace tr[data-tensor="mask"] td.note-col').textContent(), /^key padding, broadcast to \(4, 10, 10\)/);
+  assert.equal(await page.locator('#trace tr[data-tensor="mask"] td.shape').textContent(), '(4, 1, 10)');
   const w = await page.evaluate(() => window.__xattnDemo.tensor('weights').then((t) => [...t.data]));
   for (let i = 0; i < 10; i++) {
     for (let j = 0; j < 10; j++) {
@@ -145,7 +145,8 @@ test('key padding per batch element and cells clicked by hand hide exactly those
   await page.mouse.click(box.x + box.width * 0.65, box.y + box.height * 0.45);
   await settled(page, n + 1);
   assert.match(await page.locator('#custom-mask-note').textContent(), /1 cell hidden by hand/);
-  assert.equal(await page.locator('#trace tr[data-tensor="mask: key padding + custom cells"] td.shape').textContent(), '(4, 10, 10)');
+  assert.equal(await page.locator('#trace tr[data-tensor="mask"] td.shape').textContent(), '(4, 10, 10)');
+  assert.match(await page.locator('#trace tr[data-tensor="mask"] td.note-col').textContent(), /^key padding \+ custom cells, broadcast/);
   const v = await page.evaluate(() => ({ b: window.__xattnDemo.view.b, w: [...window.__xattnDemo.view.weights], allowed: [...window.__xattnDemo.view.allowed] }));
   assert.equal(v.b, 0);
   assert.equal(v.allowed[4 * 10 + 6], 0);
@@ -326,6 +327,40 @@ test('readable at phone width, with the controls first', async () => {
   assert.ok(overflow <= 0, `the page is ${overflow}px wider than the screen`);
   assert.equal(await traceShape(page, 'output'), '(4, 10, 64)');
   await page.screenshot({ path: artifact('demo-phone'), fullPage: true });
+  assert.deepEqual(page.errors, []);
+  await page.close();
+});
+
+// Every layout of the shape table (stacked on phones, two lines a step where its card is narrow, six columns
+// where it is wide) keeps each cell's text inside the cell: a name, expression or shape that does not fit
+// wraps rather than running over its neighbour. Checked with heads, GQA, a mask of two kinds and the
+// largest B and H the controls take, which make the longest names, expressions and shapes.
+test('the shape table keeps every cell\'s text inside its cell, at every width', async () => {
+  const page = await openDemo(browser.context);
+  const spilling = () =>
+    page.locator('#trace').evaluate((table) =>
+      [...table.querySelectorAll('th, td')]
+        .filter((c) => c.getClientRects().length > 0 && c.scrollWidth > c.clientWidth)
+        .map((c) => `"${c.textContent}" needs ${c.scrollWidth} px, has ${c.clientWidth}`),
+    );
+  const widths = [390, 700, 1024, 1280, 1400, 1600, 1920];
+  const check = async (state) => {
+    for (const width of widths) {
+      await page.setViewportSize({ width, height: 900 });
+      assert.deepEqual(await spilling(), [], `${state} at ${width} px`);
+    }
+  };
+  await check("the lesson's example");
+  await page.locator('#controls [name="useHeads"]').check();
+  await setFields(page, { B: 64, H: 32, Hkv: 8 });
+  await page.locator('#controls [name="causal"]').check();
+  await page.locator('#controls [name="alignment"][value="bottom-right"]').check();
+  await page.locator('#controls [name="padding"]').check();
+  await idle(page);
+  assert.equal(await traceShape(page, 'K, V per query head'), '(64, 32, 10, 64)');
+  assert.match(await page.locator('#trace tr[data-tensor="mask"] td.note-col').textContent(), /^causal \(bottom-right\) \+ key padding, broadcast to \(64, 32, 10, 10\)/);
+  await check('64 batches of 32 query heads over 8 key/value heads, causal and padded');
+  await page.setViewportSize({ width: 1280, height: 800 });
   assert.deepEqual(page.errors, []);
   await page.close();
 });

@@ -279,7 +279,7 @@ test('item 8: drawing a mask does not move the heatmap under the pointer', async
   const y0 = await mapTop();
   await drawCell(page, 2, 3);
   assert.equal(await mapTop(), y0);
-  assert.match(await traceText(page), /mask: custom cells/);
+  assert.match(await traceText(page), /custom cells, broadcast to \(4, 10, 10\)/);
   const n = await computes(page);
   await page.locator('#controls [name="causal"]').check();
   await settled(page, n + 1);

@@ -54,10 +54,12 @@ test('heads add H after B; GQA adds the repeat step with Hkv heads on K and V', 
 });
 
 test('a mask adds a row with its own shape, placed before the softmax', () => {
-  const rows = traceShapes(lesson, { maskShape: [4, 1, 10], maskLabel: 'mask: key padding' });
+  const rows = traceShapes(lesson, { maskShape: [4, 1, 10], maskKinds: 'key padding' });
   const names = rows.map((r) => r.name);
-  assert.ok(names.indexOf('mask: key padding') === names.indexOf('weights') - 1);
-  assert.match(rows.find((r) => r.name === 'mask: key padding').note, /broadcast to \(4, 10, 10\)/);
+  assert.ok(names.indexOf('mask') === names.indexOf('weights') - 1);
+  const mask = rows.find((r) => r.name === 'mask');
+  assert.deepEqual(mask.shape, [4, 1, 10]);
+  assert.equal(mask.note, 'key padding, broadcast to (4, 10, 10); false = this key is hidden from this query');
 });
 
 test('typed shapes are read in the usual spellings', () => {
@@ -70,7 +72,7 @@ test('typed shapes are read in the usual spellings', () => {
 });
 
 test('without a mask tensor the page\'s mask row still appears, saying so, with no shape', () => {
-  const rows = traceShapes(lesson, { maskLabel: 'mask', maskRow: { expr: '—', note: 'no mask' } });
+  const rows = traceShapes(lesson, { maskRow: { expr: '—', note: 'no mask' } });
   const row = rows.find((r) => r.name === 'mask');
   assert.equal(row.shape, null);
   assert.equal(row.note, 'no mask');

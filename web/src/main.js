@@ -155,9 +155,12 @@ function renderShapes(s) {
     tbody,
     traceShapes(s.dims, {
       maskShape,
-      maskLabel: maskShape || causalOnly ? `mask: ${describeMask(s.mask)}` : 'mask',
+      maskKinds: describeMask(s.mask),
       maskRow: causalOnly
-        ? { expr: 'isCausal=True', note: 'causal alone needs no mask tensor: the package hides j > i itself' }
+        ? {
+            expr: 'isCausal=True',
+            note: `causal (${s.mask.alignment}) alone needs no mask tensor: the package hides ${s.mask.alignment === 'top-left' ? 'j > i' : 'j > i + S − L'} itself`,
+          }
         : { expr: '—', note: 'no mask: every query sees every key (try causal, padding or drawn cells)' },
     }),
   );

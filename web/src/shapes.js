@@ -45,10 +45,12 @@ export function inputShapes({ B, H = 1, Hkv = H, L, S, E, Ev, useHeads = false }
 }
 
 // One row per step of the lesson: { step, name, expr, shape, letters, note }. `maskShape` adds the mask
-// row when a mask tensor is in use. `maskRow` (the page's) always adds one: without a mask tensor it says so
-// ({ expr, note } given, shape null), so the table keeps its height when a mask is turned on and the
-// heatmap below it does not jump under the pointer. Shapes follow PyTorch's scaled_dot_product_attention.
-export function traceShapes(dims, { maskShape = null, maskLabel = 'mask', maskRow = null } = {}) {
+// row when a mask tensor is in use, `maskKinds` saying what it is made of (e.g. 'key padding + custom cells').
+// `maskRow` (the page's) always adds one: without a mask tensor it says so ({ expr, note } given, shape null),
+// so the table keeps its height when a mask is turned on and the heatmap below it does not jump under the
+// pointer. The row is named 'mask' whatever it holds, and its note says the kinds: a name of one line keeps
+// the row's height the same as masks come and go. Shapes follow PyTorch's scaled_dot_product_attention.
+export function traceShapes(dims, { maskShape = null, maskKinds = 'the mask', maskRow = null } = {}) {
   const { B, L, S, E, Ev, useHeads = false } = dims;
   const H = useHeads ? dims.H : 1;
   const Hkv = useHeads ? dims.Hkv ?? H : 1;
@@ -95,14 +97,14 @@ export function traceShapes(dims, { maskShape = null, maskLabel = 'mask', maskRo
   if (maskShape) {
     rows.push({
       step: '2',
-      name: maskLabel,
+      name: 'mask',
       expr: 'where(mask, scaled, −∞)',
       shape: maskShape,
       letters: null,
-      note: `broadcast to ${formatShape([...lead, L, S])}; false = this key is hidden from this query`,
+      note: `${maskKinds}, broadcast to ${formatShape([...lead, L, S])}; false = this key is hidden from this query`,
     });
   } else if (maskRow) {
-    rows.push({ step: '2', name: maskLabel, expr: maskRow.expr, shape: null, letters: null, note: maskRow.note });
+    rows.push({ step: '2', name: 'mask', expr: maskRow.expr, shape: null, letters: null, note: maskRow.note });
   }
   rows.push(
     {
