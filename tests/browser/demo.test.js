@@ -335,7 +335,7 @@ test('readable at phone width, with the controls first', async () => {
 // where it is wide) keeps each cell's text inside the cell: a name, expression or shape that does not fit
 // wraps rather than running over its neighbour. Checked with heads, GQA, a mask of two kinds and the
 // largest B and H the controls take, which make the longest names, expressions and shapes.
-test('the shape table keeps every cell\'s text inside its cell, at every width', async () => {
+test('the shape table keeps every cell\'s text inside its cell, and the controls their panel, at every width', async () => {
   const page = await openDemo(browser.context);
   const spilling = () =>
     page.locator('#trace').evaluate((table) =>
@@ -348,6 +348,9 @@ test('the shape table keeps every cell\'s text inside its cell, at every width',
     for (const width of widths) {
       await page.setViewportSize({ width, height: 900 });
       assert.deepEqual(await spilling(), [], `${state} at ${width} px`);
+      // And nothing in the controls (a fieldset takes its widest content's width unless told otherwise).
+      const controls = await page.locator('#controls').evaluate((f) => f.scrollWidth - f.clientWidth);
+      assert.ok(controls <= 0, `the controls' content is ${controls} px wider than the panel at ${width} px`);
     }
   };
   await check("the lesson's example");
