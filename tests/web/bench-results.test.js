@@ -37,7 +37,7 @@ test('the chart has one group per shape and one series per implementation, in th
   ]);
   // The file records no peak: the chart draws none rather than inventing one.
   assert.equal(chart.peak, null);
-  assert.deepEqual(parseBench({ ...bench, wasmSimdPeakGflops: 43.1 }).chart.peak, { value: 43.1, label: 'wasm simd peak gflops' });
+  assert.deepEqual(parseBench({ ...bench, wasmSimdPeakGflops: 43.1 }).chart.peak, { value: 43.1, label: 'wasm SIMD peak of 1 thread in that run' });
 });
 
 test('column names are words, each implementation named once over its columns; the metadata is one line', () => {

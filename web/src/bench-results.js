@@ -27,6 +27,8 @@ const NAMES = {
   simdOverNative: 'SIMD ÷ native',
   simdPercentOfPeak: 'SIMD % of peak',
   xattnVersion: 'xattn',
+  wasmSimdPeakGflops: 'wasm SIMD peak of 1 thread in that run',
+  wasmRelaxedSimdPeakGflops: 'relaxed SIMD peak of 1 thread in that run',
   cpus: 'CPUs',
 };
 
