@@ -3,6 +3,7 @@
 // and helper threads really do run tasks, so these comparisons could fail.
 #include <doctest/doctest.h>
 
+#include <atomic>
 #include <chrono>
 #include <cmath>
 #include <cstring>
@@ -211,6 +212,30 @@ TEST_CASE("threads: a decoding step splits the keys and merges the chunks in ord
         const auto want = xattn::reference_sdpa(q, cache.keys(), cache.values(), o).output;
         Threads t(4, false);
         CHECK_CLOSE(cache.attend(q).output, want, "decode at 4 threads vs the reference");
+    }
+}
+
+TEST_CASE("threads: every task runs once, each worker from the start of its own range of the tasks") {
+    // Ranges of tasks · r / workers; with every worker taking part, worker w runs its range's first task before
+    // anyone else may, and nothing else is fixed (the rest go to whoever claims them first, stealing included).
+    for (const unsigned n : kCounts) {
+        Threads t(n, true);
+        for (const std::size_t tasks : {std::size_t{3}, std::size_t{4}, std::size_t{5}, std::size_t{7}, std::size_t{64}, std::size_t{97}}) {
+            if (tasks < n) continue;  // a call never wakes more workers than it has tasks
+            std::vector<std::atomic<int>> runs(tasks);
+            std::vector<std::atomic<int>> first_by(tasks);
+            for (auto& f : first_by) f.store(-1);
+            std::vector<std::atomic<bool>> started(n);  // worker w has run a task
+            xattn::kernels::parallel_for(tasks, n, 0.0, [&](std::size_t task, unsigned worker) {
+                runs[task].fetch_add(1);
+                if (!started[worker].exchange(true)) first_by[task].store(static_cast<int>(worker));
+            });
+            for (std::size_t task = 0; task < tasks; ++task) CHECK_MESSAGE(runs[task].load() == 1, "task " << task << " of " << tasks << " at " << n);
+            for (unsigned w = 0; w < n; ++w) {
+                const std::size_t own = tasks * w / n;
+                CHECK_MESSAGE(first_by[own].load() == static_cast<int>(w), "worker " << w << " did not start on task " << own << " of " << tasks << " at " << n);
+            }
+        }
     }
 }
 

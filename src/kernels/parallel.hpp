@@ -1,6 +1,7 @@
-// A fixed set of tasks run on up to `threads` threads, the caller among them (worker 0). Which worker
-// runs which task varies from run to run: kernels give each worker its own scratch (worker index) and
-// make every task's result independent of who computes it, so results do not depend on the thread count.
+// A fixed set of tasks run on up to `threads` threads, the caller among them (worker 0). Each worker starts
+// on its own contiguous range of the tasks and then takes what is left of the others', so which worker runs
+// which task varies from run to run: kernels give each worker its own scratch (worker index) and make every
+// task's result independent of who computes it, so results do not depend on the thread count.
 #pragma once
 
 #include <cstddef>
@@ -57,7 +58,7 @@ std::uint64_t calls_kept_on_caller();
 bool helpers_asleep(unsigned threads);
 void set_wake_measures_for_tests(double rate, double woken_rate, double wake_us, double notify_us);
 // For tests: every worker a run wakes takes part — the caller waits until each helper has joined and worker w
-// runs task w first — so that a test of a split run never passes because the caller happened to do it all
+// runs the first task of its range first — so that a test of a split run never passes because the caller happened to do it all
 // (on a loaded machine a sleeping helper can wake after a small run is over).
 void set_every_worker_takes_part(bool on);
 
