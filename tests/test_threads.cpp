@@ -220,7 +220,7 @@ TEST_CASE("threads: every task runs once, each worker from the start of its own 
     // anyone else may, and nothing else is fixed (the rest go to whoever claims them first, stealing included).
     for (const unsigned n : kCounts) {
         Threads t(n, true);
-        for (const std::size_t tasks : {std::size_t{3}, std::size_t{4}, std::size_t{5}, std::size_t{7}, std::size_t{64}, std::size_t{97}}) {
+        for (const std::size_t tasks : std::vector<std::size_t>{3, 4, 5, 7, 64, 97}) {
             if (tasks < n) continue;  // a call never wakes more workers than it has tasks
             std::vector<std::atomic<int>> runs(tasks);
             std::vector<std::atomic<int>> first_by(tasks);
@@ -230,10 +230,12 @@ TEST_CASE("threads: every task runs once, each worker from the start of its own 
                 runs[task].fetch_add(1);
                 if (!started[worker].exchange(true)) first_by[task].store(static_cast<int>(worker));
             });
-            for (std::size_t task = 0; task < tasks; ++task) CHECK_MESSAGE(runs[task].load() == 1, "task " << task << " of " << tasks << " at " << n);
+            for (std::size_t task = 0; task < tasks; ++task)
+                CHECK_MESSAGE(runs[task].load() == 1, "task " << task << " of " << tasks << " at " << n);
             for (unsigned w = 0; w < n; ++w) {
                 const std::size_t own = tasks * w / n;
-                CHECK_MESSAGE(first_by[own].load() == static_cast<int>(w), "worker " << w << " did not start on task " << own << " of " << tasks << " at " << n);
+                CHECK_MESSAGE(first_by[own].load() == static_cast<int>(w),
+                              "worker " << w << " did not start on task " << own << " of " << tasks << " at " << n);
             }
         }
     }

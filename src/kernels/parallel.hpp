@@ -57,9 +57,9 @@ std::uint64_t helper_tasks_run();
 std::uint64_t calls_kept_on_caller();
 bool helpers_asleep(unsigned threads);
 void set_wake_measures_for_tests(double rate, double woken_rate, double wake_us, double notify_us);
-// For tests: every worker a run wakes takes part — the caller waits until each helper has joined and worker w
-// runs the first task of its range first — so that a test of a split run never passes because the caller happened to do it all
-// (on a loaded machine a sleeping helper can wake after a small run is over).
+// For tests: every worker a run wakes takes part — the caller waits until each helper has joined, and worker w
+// runs the first task of its range before anyone else may — so that a test of a split run never passes because
+// the caller happened to do it all (on a loaded machine a sleeping helper can wake after a small run is over).
 void set_every_worker_takes_part(bool on);
 
 // Bytes from one worker's scratch to the next: whole cache lines, so workers never share one.
