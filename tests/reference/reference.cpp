@@ -62,6 +62,11 @@ Forward forward(const xt::xarray<double>& query, const xt::xarray<double>& key, 
         xt::view(f.K, b) = xt::view(K_all, plan.kv_index(b));
         xt::view(f.V, b) = xt::view(V_all, plan.kv_index(b));
     }
+    if (S == 0) {  // no keys: every row is a row without keys, zero (xtensor's reductions over an empty axis are UB)
+        f.P = f.drop = f.Pd = xt::zeros<double>({N, L, S});  // (N, L, 0)
+        f.O = xt::zeros<double>({N, L, Ev});                 // (N, L, Ev)
+        return f;
+    }
 
     // Step 1: scores = Q Kᵀ                          (N, L, E) x (N, E, S) -> (N, L, S)
     xt::xtensor<double, 3> scores = bmm(f.Q, transpose12(f.K));
