@@ -8,10 +8,11 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 seconds=${1:-45}
 bash scripts/configure-fuzz.sh
-cmake --build build/fuzz -j"$(nproc)" --target fuzz_plan fuzz_kernels
+targets="fuzz_plan fuzz_kernels fuzz_kv_cache"
+cmake --build build/fuzz -j"$(nproc)" --target $targets
 export ASAN_OPTIONS=detect_leaks=1:abort_on_error=1
 export UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1
-for target in fuzz_plan fuzz_kernels; do
+for target in $targets; do
   work=build/fuzz/corpus-$target
   log=build/fuzz/$target.log
   mkdir -p "$work"

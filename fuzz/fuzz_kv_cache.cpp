@@ -1,0 +1,220 @@
+// Fuzzes the KV cache as a decoder drives it: a cache of random configuration, then a run of appends,
+// truncations and attends (some of each refused), checked after every call against a model of what the cache
+// should hold (the appended keys and values, rounded to float16 for a float16 cache).
+//   every call:        the length is the model's; a refused call changes nothing
+//   keys(), values():  the model's K (B, Hkv, length, E) and V (B, Hkv, length, Ev), bit for bit
+//   attend:            refused exactly where SDPA on the held K and V (enable_gqa, bottom-right causal) is;
+//                      the same bits at 1, 2 and 3 threads (key chunks of a long cache merged in a fixed order);
+//                      moderate values: SDPA and (small problems) the float64 reference within the golden tolerance;
+//                      any values: NaN and ±inf exactly where SDPA on the held K and V (the tiled kernels) has them
+// Caches are mostly a few positions long, sometimes past 2048, where a decoding step splits its keys in chunks.
+#include <cstring>
+#include <random>
+#include <stdexcept>
+#include <vector>
+
+#include "fuzz_common.hpp"
+#include "kernels/half.hpp"
+
+namespace {
+
+// What the cache should hold: per problem (B·Hkv of them), per position, E key and Ev value floats.
+struct Model {
+    std::size_t B, Hkv, E, Ev;
+    std::vector<std::vector<float>> keys, values;  // (B·Hkv) of (length, E) and (length, Ev)
+    std::size_t length() const { return keys[0].size() / E; }
+    xt::xarray<float> tensor(const std::vector<std::vector<float>>& of, std::size_t D) const {
+        xt::xarray<float> t = xt::xarray<float>::from_shape({B, Hkv, length(), D});  // (B, Hkv, length, D)
+        for (std::size_t p = 0; p < B * Hkv; ++p) std::copy(of[p].begin(), of[p].end(), t.data() + p * length() * D);
+        return t;
+    }
+};
+
+bool same_bits(const xt::xarray<float>& a, const xt::xarray<float>& b) {
+    return a.shape() == b.shape() && (a.size() == 0 || std::memcmp(a.data(), b.data(), a.size() * sizeof(float)) == 0);
+}
+
+// A value the fuzzer's seed draws: mostly in [-2, 2]; with `extreme`, one in 12 is NaN, ±inf, huge or subnormal.
+float draw(std::mt19937& rng, bool extreme) {
+    const std::uint32_t r = rng();
+    if (extreme && r % 12 == 0) {
+        static const float special[] = {std::numeric_limits<float>::quiet_NaN(), std::numeric_limits<float>::infinity(),
+                                        -std::numeric_limits<float>::infinity(), 1e30f, -3e20f, 70000.0f,
+                                        std::numeric_limits<float>::denorm_min() * 77};
+        return special[(r / 12) % (sizeof special / sizeof special[0])];
+    }
+    return static_cast<float>(static_cast<double>(r >> 8) / double(1 << 24) * 4.0 - 2.0);
+}
+
+xt::xarray<float> random_tensor(std::mt19937& rng, const xattn::Shape& shape, bool extreme) {
+    xt::xarray<float> t = xt::xarray<float>::from_shape(shape);
+    for (float& x : t) x = draw(rng, extreme);
+    return t;
+}
+
+void check_holds(const xattn::KvCache& cache, const Model& model) {
+    FUZZ_CHECK(cache.length() == model.length(), "length %zu, model %zu", cache.length(), model.length());
+    FUZZ_CHECK(same_bits(cache.keys(), model.tensor(model.keys, model.E)), "keys() differ from what was appended");
+    FUZZ_CHECK(same_bits(cache.values(), model.tensor(model.values, model.Ev)), "values() differ from what was appended");
+}
+
+void append(FuzzedDataProvider& in, std::mt19937& rng, bool extreme, xattn::KvCache& cache, Model& model) {
+    const std::size_t room = cache.capacity() - cache.length();
+    const int kind = in.ConsumeIntegralInRange<int>(0, 9);
+    std::size_t n = kind == 0 ? room + in.ConsumeIntegralInRange<std::size_t>(0, 2)  // fill it, or one or two too many
+                              : in.ConsumeIntegralInRange<std::size_t>(0, 4);
+    if (kind == 1 && room > 0) n = room / 2 + 1;  // a prefill of half what is left
+    const bool bad_shape = kind == 2;
+    const std::size_t E = model.E + (bad_shape ? 1 : 0);
+    xt::xarray<float> k = random_tensor(rng, {model.B, model.Hkv, n, E}, extreme);             // (B, Hkv, n, E)
+    xt::xarray<float> v = random_tensor(rng, {model.B, model.Hkv, n, model.Ev}, extreme);      // (B, Hkv, n, Ev)
+    const bool fits = !bad_shape && n >= 1 && n <= room;
+    try {
+        cache.append(k, v);
+    } catch (const std::invalid_argument& e) {
+        FUZZ_CHECK(!fits, "a valid append of %zu positions (room %zu) refused: %s", n, room, e.what());
+        FUZZ_CHECK(std::strstr(e.what(), "kv_cache: append: ") == e.what(), "message: %s", e.what());
+        return;
+    }
+    FUZZ_CHECK(fits, "an append of %zu positions (room %zu, bad shape %d) accepted", n, room, int(bad_shape));
+    const bool half = cache.config().dtype == xattn::CacheDtype::float16;
+    const auto held = [half](float x) { return half ? xattn::kernels::half_to_float(xattn::kernels::float_to_half(x)) : x; };
+    for (std::size_t p = 0; p < model.B * model.Hkv; ++p)
+        for (std::size_t t = 0; t < n; ++t) {
+            for (std::size_t c = 0; c < model.E; ++c) model.keys[p].push_back(held(k.data()[(p * n + t) * model.E + c]));
+            for (std::size_t c = 0; c < model.Ev; ++c) model.values[p].push_back(held(v.data()[(p * n + t) * model.Ev + c]));
+        }
+}
+
+void truncate(FuzzedDataProvider& in, xattn::KvCache& cache, Model& model) {
+    const std::size_t length = in.ConsumeIntegralInRange<std::size_t>(0, model.length() + 1);
+    const xattn::Status st = cache.truncate(length);
+    FUZZ_CHECK(st.ok() == (length <= model.length()), "truncate(%zu) at length %zu: %s", length, model.length(),
+               st.error.c_str());
+    if (!st.ok()) return;
+    for (std::size_t p = 0; p < model.B * model.Hkv; ++p) {
+        model.keys[p].resize(length * model.E);
+        model.values[p].resize(length * model.Ev);
+    }
+}
+
+void attend(FuzzedDataProvider& in, std::mt19937& rng, bool extreme, const xattn::KvCache& cache, const Model& model) {
+    const std::size_t G = in.ConsumeIntegralInRange<std::size_t>(1, 4), S = model.length();
+    std::size_t L = in.ConsumeIntegralInRange<std::size_t>(1, 3);
+    if (in.ConsumeIntegralInRange<int>(0, 5) == 0) L = in.ConsumeIntegralInRange<std::size_t>(4, 20);  // prefill
+    const bool bad_heads = in.ConsumeIntegralInRange<int>(0, 15) == 0 && model.Hkv > 1;
+    const std::size_t Hq = model.Hkv * G + (bad_heads ? 1 : 0);
+    const xt::xarray<float> q = random_tensor(rng, {model.B, Hq, L, model.E}, extreme);  // (B, Hq, L, E)
+    xattn::KvAttendOptions o;
+    o.is_causal = in.ConsumeBool();
+    o.need_weights = in.ConsumeIntegralInRange<int>(0, 3) == 0;
+    if (in.ConsumeBool()) o.scale = in.ConsumeBool() ? 0.0 : in.ConsumeFloatingPointInRange<double>(-1.5, 1.5);
+    const int mask = in.ConsumeIntegralInRange<int>(0, 5);  // none ×3, boolean, additive, boolean of a wrong width
+    if (mask >= 3) {
+        // (L, S) or, for key padding, (B, 1, 1, S); every fourth key hidden.
+        const std::size_t width = S + (mask == 5 ? 1 : 0);
+        const xattn::Shape shape = in.ConsumeBool() ? xattn::Shape{L, width} : xattn::Shape{model.B, 1, 1, width};
+        if (mask == 4) {
+            xt::xarray<float> m = random_tensor(rng, shape, extreme);  // added to the scores
+            for (float& x : m) x = rng() % 4 == 0 ? -std::numeric_limits<float>::infinity() : x;
+            o.attn_mask = xattn::Mask::additive(m);
+        } else {
+            xt::xarray<bool> m = xt::xarray<bool>::from_shape(shape);
+            for (auto&& x : m) x = rng() % 4 != 0;
+            o.attn_mask = xattn::Mask::boolean(m);
+        }
+    }
+
+    // SDPA on what the cache holds, as attend is defined: the judge of what is refused and of NaN and inf.
+    xattn::SdpaOptions so;
+    so.is_causal = o.is_causal;
+    so.causal_alignment = xattn::CausalAlignment::bottom_right;
+    so.scale = o.scale;
+    so.enable_gqa = true;
+    so.need_weights = o.need_weights;
+    so.attn_mask = o.attn_mask;
+    const xt::xarray<float> K = model.tensor(model.keys, model.E), V = model.tensor(model.values, model.Ev);
+    bool sdpa_ok = true;
+    xattn::AttentionResult want;
+    try {
+        want = xattn::scaled_dot_product_attention(q, K, V, so);
+    } catch (const std::invalid_argument&) {
+        sdpa_ok = false;
+    }
+
+    xattn::AttentionResult got[3];
+    for (unsigned t = 1; t <= 3; ++t) {
+        xattn::set_num_threads(t);
+        try {
+            got[t - 1] = cache.attend(q, o);
+        } catch (const std::invalid_argument& e) {
+            FUZZ_CHECK(!sdpa_ok, "attend refused what SDPA on the held K and V takes: %s", e.what());
+            FUZZ_CHECK(std::strstr(e.what(), "kv_cache: attend: ") == e.what(), "message: %s", e.what());
+            FUZZ_CHECK(cache.length() == S, "a refused attend changed the length");
+            xattn::set_num_threads(1);
+            return;
+        }
+        FUZZ_CHECK(sdpa_ok, "attend took what SDPA on the held K and V refuses (Hq %zu, L %zu, S %zu)", Hq, L, S);
+        if (t > 1) {
+            FUZZ_CHECK(same_bits(got[t - 1].output, got[0].output), "output at %u threads differs from 1 thread (S %zu)", t, S);
+            FUZZ_CHECK(same_bits(got[t - 1].weights, got[0].weights), "weights at %u threads differ from 1 thread", t);
+        }
+    }
+    xattn::set_num_threads(1);
+    const xattn::AttentionResult& r = got[0];
+    FUZZ_CHECK(r.output.shape() == want.output.shape(), "output shape");
+    if (o.need_weights) FUZZ_CHECK(r.weights.shape() == want.weights.shape(), "weights shape");
+
+    // Moderate values: within the golden tolerance of SDPA on the held K and V and, where the problem is small
+    // enough for it to be quick, of the float64 reference (long caches are checked against SDPA alone).
+    const bool small = model.B * Hq * L * S <= 20000;
+    xattn::AttentionResult ref;
+    if (!extreme && small) ref = xattn::reference_sdpa(q, K, V, so);
+    const auto close = [](double x, double w) { return std::fabs(x - w) <= 1e-5 + 1e-4 * std::fabs(w); };
+    const auto compare = [&](const xt::xarray<float>& g, const xt::xarray<float>& sdpa, const xt::xarray<float>& f64,
+                             const char* what) {
+        for (std::size_t i = 0; i < g.size(); ++i) {
+            const float x = g.data()[i], y = sdpa.data()[i];
+            FUZZ_CHECK(std::isnan(x) == std::isnan(y) && (std::isinf(x) ? x == y : !std::isinf(y)),
+                       "%s %zu: %g, SDPA on the held K and V %g (S %zu, L %zu, G %zu)", what, i, x, y, S, L, G);
+            if (extreme) continue;
+            FUZZ_CHECK(close(x, y), "%s %zu: %g, SDPA %g (S %zu, L %zu, G %zu)", what, i, x, y, S, L, G);
+            if (small)
+                FUZZ_CHECK(close(x, f64.data()[i]), "%s %zu: %g, reference %g (S %zu, L %zu, G %zu)", what, i, x,
+                           double(f64.data()[i]), S, L, G);
+        }
+    };
+    compare(r.output, want.output, ref.output, "output");
+    if (o.need_weights) compare(r.weights, want.weights, ref.weights, "weight");
+}
+
+}  // namespace
+
+extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
+    FuzzedDataProvider in(data, size);
+    xattn::KvCacheConfig c;
+    c.batch = in.ConsumeIntegralInRange<std::size_t>(1, 2);
+    c.kv_heads = in.ConsumeIntegralInRange<std::size_t>(1, 3);
+    const bool long_cache = in.ConsumeIntegralInRange<int>(0, 7) == 0;
+    const std::size_t dims[] = {1, 2, 3, 4, 5, 7, 8, 9, 16, 31, 64};
+    c.head_dim = dims[in.ConsumeIntegralInRange<std::size_t>(0, long_cache ? 7 : 10)];
+    c.value_dim = in.ConsumeBool() ? 0 : dims[in.ConsumeIntegralInRange<std::size_t>(0, long_cache ? 7 : 10)];
+    c.capacity = long_cache ? in.ConsumeIntegralInRange<std::size_t>(1000, 2600) : in.ConsumeIntegralInRange<std::size_t>(1, 40);
+    c.dtype = in.ConsumeBool() ? xattn::CacheDtype::float16 : xattn::CacheDtype::float32;
+    const bool extreme = in.ConsumeBool();
+    std::mt19937 rng(in.ConsumeIntegral<std::uint32_t>());
+
+    xattn::KvCache cache(c);
+    const std::size_t problems = c.batch * c.kv_heads;
+    Model model{c.batch, c.kv_heads, c.head_dim, cache.value_dim(), std::vector<std::vector<float>>(problems),
+                std::vector<std::vector<float>>(problems)};
+    for (int step = 0; step < 12 && in.remaining_bytes() > 0; ++step) {
+        switch (in.ConsumeIntegralInRange<int>(0, 4)) {
+            case 0: case 1: append(in, rng, extreme, cache, model); break;
+            case 2: truncate(in, cache, model); break;
+            default: attend(in, rng, extreme, cache, model); break;
+        }
+        check_holds(cache, model);
+    }
+    return 0;
+}
