@@ -294,6 +294,28 @@ TEST_CASE("kernels: a NaN key or an inf value that a query may not see never rea
         }
 }
 
+TEST_CASE("kernels: a visible NaN score keeps its row NaN when a later key tile raises the max past exp's range") {
+    // Key 1 holds a NaN, so every query's row is NaN (PyTorch's softmax, and the reference). A later key scores
+    // 400 above the rest: the online softmax then rescales what came before by exp(-400) = 0, which must not
+    // turn the NaN sum into 0 (it once did, and the row came out as if the NaN key were absent).
+    for (auto [S, big] : {std::array<std::size_t, 2>{300, 200}, {3000, 500}, {3000, 2999}}) {
+        const auto q = xt::xarray<float>(xt::ones<float>({1, 3, 4}));  // (B, L, E)
+        auto k = randn({1, S, 4}, 720), v = randn({1, S, 2}, 721);    // (B, S, E), (B, S, Ev)
+        k(0, 1, 2) = kNaN;
+        for (std::size_t e = 0; e < 4; ++e) k(0, big, e) = 100.0f;
+        const xattn::SdpaOptions o;
+        CHECK(xt::all(xt::isnan(xattn::reference_sdpa(q, k, v, o).output)));
+        CHECK(xt::all(xt::isnan(run(nullptr, q, k, v, o).output)));  // the row kernel
+        for (const KernelSet* set : xattn::kernels::available_kernels())
+            for (bool weights : {false, true}) {
+                INFO((std::string(set->name) + (weights ? " materialising" : " streaming")) << " S=" << S << " big key " << big);
+                xattn::SdpaOptions w = o;
+                w.need_weights = weights;
+                CHECK(xt::all(xt::isnan(run(set, q, k, v, w).output)));
+            }
+    }
+}
+
 TEST_CASE("kernels: masked-out keys with huge K, inf or NaN V equal the keys removed") {
     const auto q = randn({2, 12, 6}, 711);
     auto k = randn({2, 75, 6}, 712), v = randn({2, 75, 4}, 713);

@@ -3,6 +3,7 @@
 #include <doctest/doctest.h>
 
 #include <algorithm>
+#include <array>
 #include <cmath>
 #include <limits>
 #include <cstring>
@@ -306,6 +307,29 @@ TEST_CASE("kv cache: decoding keeps SDPA's rules for inf and NaN, float32 and fl
             }
         }
     }
+    xattn::kernels::use_kernels(nullptr);
+}
+
+TEST_CASE("kv cache: a NaN key keeps the step NaN when a later key raises the max past exp's range") {
+    // As for SDPA (tests/test_kernels.cpp): the rescaling by exp(-400) = 0 must not drop the NaN already summed.
+    // 300 positions: one chunk of key tiles; 3000: three chunks, the big key in the first or the last.
+    for (auto [S, big] : {std::array<std::size_t, 2>{300, 200}, {3000, 500}, {3000, 2999}})
+        for (const auto* set : xattn::kernels::available_kernels()) {
+            xattn::kernels::use_kernels(set);
+            for (auto dtype : {xattn::CacheDtype::float32, xattn::CacheDtype::float16}) {
+                INFO((std::string(set->name) + (dtype == xattn::CacheDtype::float16 ? " float16" : " float32")) << " S=" << S
+                               << " big key " << big);
+                xattn::KvCacheConfig cfg;
+                cfg.kv_heads = 1, cfg.head_dim = 4, cfg.value_dim = 2, cfg.capacity = S, cfg.dtype = dtype;
+                xattn::KvCache cache(cfg);
+                auto k = randn({1, 1, S, 4}, 80), v = randn({1, 1, S, 2}, 81);  // (B, Hkv, S, E), (B, Hkv, S, Ev)
+                k(0, 0, 1, 2) = std::numeric_limits<float>::quiet_NaN();
+                for (std::size_t e = 0; e < 4; ++e) k(0, 0, big, e) = 100.0f;
+                cache.append(k, v);
+                const auto q = xt::xarray<float>(xt::ones<float>({1, 3, 1, 4}));  // (B, Hq, L, E): 3 over 1
+                CHECK(xt::all(xt::isnan(cache.attend(q).output)));
+            }
+        }
     xattn::kernels::use_kernels(nullptr);
 }
 

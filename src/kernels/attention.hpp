@@ -510,9 +510,11 @@ struct AttentionKernel {
                         }
                     }
                     O::store(m + v * W, m_new);
-                    // l = l · alpha + this tile's sum, compensated like the output rows.
+                    // l = l · alpha + this tile's sum, compensated like the output rows. Unlike those, l is
+                    // multiplied even by alpha = 0: a sum of exps is finite, so it becomes 0, unless a visible
+                    // score was NaN, and then it stays NaN and makes the row NaN, as SDPA's softmax does, however
+                    // far a later key moves the max.
                     V lv = O::load(l + v * W) * a, lcv = O::load(lc + v * W) * a;
-                    lv = O::select(a == zero, zero, lv), lcv = O::select(a == zero, zero, lcv);
                     kahan_add<O>(lv, lcv, sum);
                     O::store(l + v * W, lv);
                     O::store(lc + v * W, lcv);

@@ -336,7 +336,8 @@ struct DecodeKernel {
                 }
                 w.m[r] = m_new;
                 // l = l · a + sum, compensated (Kahan) as the wide kernel's is: a million keys lose no more than a tile.
-                float l = a == 0.0f ? 0.0f : w.l[r] * a, lc = a == 0.0f ? 0.0f : w.lc[r] * a;
+                // Multiplied even by a = 0, as there: a NaN a visible score put in l stays, and the row is NaN.
+                float l = w.l[r] * a, lc = w.lc[r] * a;
                 kahan_add_guarded<ScalarOps>(l, lc, sum);
                 w.l[r] = l;
                 w.lc[r] = lc;

@@ -152,6 +152,22 @@ describe('numerics through the API', async () => {
     const nanRows = [0, 1, 2, 3].filter((i) => Number.isNaN(r.output.data[2 * i]) || Number.isNaN(r.output.data[2 * i + 1]));
     assert.deepEqual(nanRows, [1, 3]);
   });
+
+  test('a NaN key keeps its rows NaN however far a later key tile moves the max', () => {
+    // Key 1 is NaN; key 200 scores 400 above the rest, so the keys before it are rescaled by exp(-400) = 0.
+    const S = 300, q = { data: new Float32Array(3 * 4).fill(1), shape: [1, 3, 4] };  // (Hq, L, E) = (1, 3, 4)
+    const k = t([1, S, 4], 0.5), v = t([1, S, 2], 1);
+    k.data[1 * 4 + 2] = NaN;
+    k.data.fill(100, 200 * 4, 201 * 4);
+    const allNaN = (data) => data.every(Number.isNaN);
+    assert.ok(allNaN(xa.scaledDotProductAttention(q, k, v).output.data), 'SDPA');
+    for (const dtype of ['float32', 'float16']) {
+      const cache = xa.createKvCache({ kvHeads: 1, headDim: 4, valueDim: 2, capacity: S, dtype });
+      cache.append({ data: k.data, shape: [1, 1, S, 4] }, { data: v.data, shape: [1, 1, S, 2] });
+      assert.ok(allNaN(cache.attend({ data: q.data, shape: [1, 3, 1, 4] }).output.data), `KV cache, ${dtype}`);
+      cache.dispose();
+    }
+  });
 });
 
 describe('inputs that alias, share or move', async () => {
