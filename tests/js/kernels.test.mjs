@@ -1,7 +1,8 @@
 // The kernels through the JS API on every build (golden.mjs BUILDS), against a float64 reference written here:
 // sizes around the vector widths and key tiles (16-query groups, tiles of up to 96 keys), boolean, float and
 // causal masks, and the NaN rules (a key a query may not see never reaches it, whatever K or V hold there; a
-// fully masked row gives 0; NaN in query row i reaches only output row i). Dimension legend: B·H folded into
+// fully masked row gives 0; a NaN key a query sees makes its row NaN, however far a later key moves the max;
+// NaN in query row i reaches only output row i). Dimension legend: B·H folded into
 // one leading dim BH, L queries, S keys, E query/key dim, Ev value dim.
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
@@ -78,6 +79,32 @@ for (const { options: buildOptions, label } of BUILDS) {
       for (const needWeights of [false, true]) {
         const r = xa.scaledDotProductAttention(q, k, v, { attnMask: { data: bools, shape: [L, S] }, needWeights });
         close(r.output.data, want.out, `hidden keys, needWeights ${needWeights}`);
+      }
+    });
+
+    test('random calls with NaN and ±inf keys and a far key: NaN exactly where the reference has it', () => {
+      // Queries are positive; each problem's keys hold, at random positions, a NaN, a +inf and a -inf element,
+      // and a key row of 200s whose score is at least 95 above every other (so the keys before it are rescaled
+      // by exp(-95) = 0 in float32). Values are finite, so a row is NaN exactly when a visible key scores NaN
+      // (or +inf, with exp(inf - inf)), whichever key tiles hold the NaN and the far key; other rows take the far
+      // key's value if they see it.
+      const next = uniform(31);
+      const int = (lo, hi) => lo + Math.floor(next() * (hi - lo + 1));
+      for (let call = 0; call < 60; call++) {
+        const [BH, L, S, E, Ev] = [int(1, 3), int(1, 40), int(2, 400), int(1, 17), int(1, 9)];
+        const q = tensor([BH, L, E], 100 + call), k = tensor([BH, S, E], 200 + call), v = tensor([BH, S, Ev], 300 + call);
+        q.data.forEach((x, i) => { q.data[i] = 0.75 + x / 4; });  // in [0.5, 1]
+        for (let b = 0; b < BH; b++) {
+          for (const special of [NaN, Infinity, -Infinity]) if (next() < 0.5) k.data[(b * S + int(0, S - 1)) * E + int(0, E - 1)] = special;
+          const far = b * S + int(0, S - 1);
+          if (next() < 0.8) k.data.fill(200, far * E, far * E + E);
+        }
+        const causal = next() < 0.5;
+        const want = reference(q, k, v, { allowed: causal ? (b, i, j) => j <= i : () => true, scale: 1 / Math.sqrt(E) });
+        for (const needWeights of [false, true]) {
+          const out = xa.scaledDotProductAttention(q, k, v, { isCausal: causal, needWeights }).output.data;
+          close(out, want.out, `call ${call} (${BH}×${L}×${S}, E ${E}, causal ${causal}, needWeights ${needWeights})`);
+        }
       }
     });
 
