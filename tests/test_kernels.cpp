@@ -298,7 +298,8 @@ TEST_CASE("kernels: a visible NaN score keeps its row NaN when a later key tile 
     // Key 1 holds a NaN, so every query's row is NaN (PyTorch's softmax, and the reference). A later key scores
     // 400 above the rest: the online softmax then rescales what came before by exp(-400) = 0, which must not
     // turn the NaN sum into 0 (it once did, and the row came out as if the NaN key were absent).
-    for (auto [S, big] : {std::array<std::size_t, 2>{300, 200}, {3000, 500}, {3000, 2999}}) {
+    for (const auto& keys : {std::array<std::size_t, 2>{300, 200}, {3000, 500}, {3000, 2999}}) {
+        const std::size_t S = keys[0], big = keys[1];  // not a structured binding: INFO captures them
         const auto q = xt::xarray<float>(xt::ones<float>({1, 3, 4}));  // (B, L, E)
         auto k = randn({1, S, 4}, 720), v = randn({1, S, 2}, 721);    // (B, S, E), (B, S, Ev)
         k(0, 1, 2) = kNaN;

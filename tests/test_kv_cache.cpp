@@ -313,7 +313,8 @@ TEST_CASE("kv cache: decoding keeps SDPA's rules for inf and NaN, float32 and fl
 TEST_CASE("kv cache: a NaN key keeps the step NaN when a later key raises the max past exp's range") {
     // As for SDPA (tests/test_kernels.cpp): the rescaling by exp(-400) = 0 must not drop the NaN already summed.
     // 300 positions: one chunk of key tiles; 3000: three chunks, the big key in the first or the last.
-    for (auto [S, big] : {std::array<std::size_t, 2>{300, 200}, {3000, 500}, {3000, 2999}})
+    for (const auto& keys : {std::array<std::size_t, 2>{300, 200}, {3000, 500}, {3000, 2999}}) {
+        const std::size_t S = keys[0], big = keys[1];  // not a structured binding: INFO captures them
         for (const auto* set : xattn::kernels::available_kernels()) {
             xattn::kernels::use_kernels(set);
             for (auto dtype : {xattn::CacheDtype::float32, xattn::CacheDtype::float16}) {
@@ -330,6 +331,7 @@ TEST_CASE("kv cache: a NaN key keeps the step NaN when a later key raises the ma
                 CHECK(xt::all(xt::isnan(cache.attend(q).output)));
             }
         }
+    }
     xattn::kernels::use_kernels(nullptr);
 }
 
