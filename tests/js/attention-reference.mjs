@@ -54,6 +54,38 @@ export function reference(q, k, v, { allowed = () => true, add = () => 0, scale 
   return { out, weights };
 }
 
+// The gradients of Σ dO ⊙ output with respect to q, k and v for dO (BH, L, Ev), in float64 by the textbook
+// formulas on whole rows: dV_j = Σ_i P_ij dO_i, dP_ij = dO_i·V_j, dS_ij = scale·P_ij (dP_ij − Σ_j' P_ij' dP_ij'),
+// dQ_i = Σ_j dS_ij K_j, dK_j = Σ_i dS_ij Q_i. Rows with no key allowed pass 0. Finite inputs only.
+export function referenceGrad(q, k, v, dO, rule) {
+  const [BH, L, E] = q.shape, S = k.shape[1], Ev = v.shape[2];
+  const { out, weights } = reference(q, k, v, rule);
+  const dq = new Float64Array(BH * L * E), dk = new Float64Array(BH * S * E), dv = new Float64Array(BH * S * Ev);
+  const dP = new Float64Array(S);
+  for (let b = 0; b < BH; b++) {
+    for (let i = 0; i < L; i++) {
+      const P = weights.subarray((b * L + i) * S, (b * L + i + 1) * S), g = dO.data.subarray((b * L + i) * Ev, (b * L + i + 1) * Ev);
+      let D = 0;
+      for (let j = 0; j < S; j++) {
+        let dot = 0;
+        for (let c = 0; c < Ev; c++) dot += g[c] * v.data[(b * S + j) * Ev + c];
+        dP[j] = dot;
+        D += P[j] * dot;
+      }
+      for (let j = 0; j < S; j++) {
+        if (P[j] === 0) continue;
+        const ds = rule.scale * P[j] * (dP[j] - D);
+        for (let e = 0; e < E; e++) {
+          dq[(b * L + i) * E + e] += ds * k.data[(b * S + j) * E + e];
+          dk[(b * S + j) * E + e] += ds * q.data[(b * L + i) * E + e];
+        }
+        for (let c = 0; c < Ev; c++) dv[(b * S + j) * Ev + c] += P[j] * g[c];
+      }
+    }
+  }
+  return { out, dq, dk, dv };
+}
+
 // Whether two typed arrays hold the same bytes (float results equal bit for bit, NaN payloads and -0 included).
 export function sameBits(a, b) {
   if (a.byteLength !== b.byteLength) return false;
@@ -63,12 +95,12 @@ export function sameBits(a, b) {
   return true;
 }
 
-// '' when |got - want| <= 1e-5 + 1e-4·|want| (the golden tolerance) everywhere, NaN only where NaN; else the first
-// element that is not, named by `label`.
-export function farFrom(got, want, label) {
+// '' when |got - want| <= atol + rtol·|want| everywhere (by default the golden tolerance, 1e-5 + 1e-4·|want|; the
+// gradients' is 2e-5 + 2e-4·|want|), NaN only where NaN; else the first element that is not, named by `label`.
+export function farFrom(got, want, label, { atol = 1e-5, rtol = 1e-4 } = {}) {
   for (let i = 0; i < want.length; i++) {
     const g = got[i], w = want[i];
-    if (Number.isNaN(w) ? !Number.isNaN(g) : !(Math.abs(g - w) <= 1e-5 + 1e-4 * Math.abs(w))) return `${label}[${i}]: ${g}, want ${w}`;
+    if (Number.isNaN(w) ? !Number.isNaN(g) : !(Math.abs(g - w) <= atol + rtol * Math.abs(w))) return `${label}[${i}]: ${g}, want ${w}`;
   }
   return got.length === want.length ? '' : `${label}: ${got.length} values, want ${want.length}`;
 }

@@ -1,17 +1,31 @@
 // The kernels through the JS API on every build (golden.mjs BUILDS), against a float64 reference written here:
 // sizes around the vector widths and key tiles (16-query groups, tiles of up to 96 keys), boolean, float and
-// causal masks, and the NaN rules (a key a query may not see never reaches it, whatever K or V hold there; a
-// fully masked row gives 0; a NaN key a query sees makes its row NaN, however far a later key moves the max;
-// NaN in query row i reaches only output row i). Dimension legend: B·H folded into
-// one leading dim BH, L queries, S keys, E query/key dim, Ev value dim.
+// causal masks, the backward over the same sizes and masks with GQA, and the NaN rules (a key a query may not
+// see never reaches it, whatever K or V hold there; a fully masked row gives 0; a NaN key a query sees makes its
+// row NaN, however far a later key moves the max; NaN in query row i reaches only output row i). Dimension
+// legend: B·H folded into one leading dim BH, L queries, S keys, E query/key dim, Ev value dim.
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
 
 import { createXattn } from '../../js/node.js';
-import { farFrom, randomTensor as tensor, reference, uniform } from './attention-reference.mjs';
+import { farFrom, randomTensor as tensor, reference, referenceGrad, uniform } from './attention-reference.mjs';
 import { BUILDS } from './golden.mjs';
 
 const close = (got, want, label) => assert.equal(farFrom(got, want, label), '');
+const closeGrad = (got, want, label) => assert.equal(farFrom(got, want, label, { atol: 2e-5, rtol: 2e-4 }), '');
+
+// (B, Hkv·G, n, D) with each key/value head repeated for the G query heads that share it, as (B·Hkv·G, n, D).
+function repeatHeads(t, G) {
+  const [B, H, n, D] = t.shape, data = new Float32Array(B * H * G * n * D);
+  for (let p = 0; p < B * H; p++) for (let g = 0; g < G; g++) data.set(t.data.subarray(p * n * D, (p + 1) * n * D), (p * G + g) * n * D);
+  return { data, shape: [B * H * G, n, D] };
+}
+// The reverse for a gradient: (B·Hkv·G, n, D) summed over each group's G heads into (B·Hkv, n, D).
+function sumHeads(g, G, n, D) {
+  const out = new Float64Array(g.length / G);
+  for (let x = 0; x < g.length; x++) out[Math.floor(x / (G * n * D)) * n * D + (x % (n * D))] += g[x];
+  return out;
+}
 
 // L, S, E, Ev around the 4-lane vectors, the 16-query groups and the 96-key tiles.
 const SIZES = [[1, 1, 1, 1], [3, 5, 7, 2], [17, 97, 3, 5], [16, 96, 4, 4], [33, 193, 65, 67], [65, 290, 64, 64]];
@@ -64,6 +78,49 @@ for (const { options: buildOptions, label } of BUILDS) {
       const r = xa.scaledDotProductAttention(qq, kk, vv, { isCausal: true, causalAlignment: 'bottom-right' });
       close(r.output.data, reference(qq, kk, vv, { allowed: (b, i, j) => j <= i - 40, scale: 1 / Math.sqrt(8) }).out, 'L > S');
       assert.ok(r.output.data.subarray(0, 40 * 8).every((x) => x === 0));
+    });
+
+    test('the backward around vector widths, tile edges and key chunks against a float64 gradient', () => {
+      // The sizes above, and one problem long enough (S > 512) for its keys to be cut into chunks whose dQ
+      // partials are added in a fixed order.
+      for (const [BH, L, S, E, Ev] of [...SIZES.map((s) => [2, ...s]), [1, 3, 1300, 16, 16]]) {
+        const q = tensor([BH, L, E], L + 1), k = tensor([BH, S, E], S + 1), v = tensor([BH, S, Ev], Ev + 1);
+        const dO = tensor([BH, L, Ev], 7 * L + 1);
+        const want = referenceGrad(q, k, v, dO, { scale: 1 / Math.sqrt(E) });
+        const r = xa.scaledDotProductAttentionGrad(q, k, v, dO);
+        const at = `${BH}×${L}×${S}, E ${E}, Ev ${Ev}`;
+        closeGrad(r.output.data, want.out, `${at} output`);
+        closeGrad(r.gradQuery.data, want.dq, `${at} dQ`);
+        closeGrad(r.gradKey.data, want.dk, `${at} dK`);
+        closeGrad(r.gradValue.data, want.dv, `${at} dV`);
+      }
+    });
+
+    test('the backward with GQA under masks of every broadcast and both causal alignments', () => {
+      // Hq = 4 query heads on Hkv = 2 key/value heads: dK and dV of a head sum its two query heads' parts.
+      const [B, Hq, Hkv, L, S, E, Ev] = [2, 4, 2, 37, 150, 24, 20], G = Hq / Hkv;
+      const q = tensor([B, Hq, L, E], 41), k = tensor([B, Hkv, S, E], 42), v = tensor([B, Hkv, S, Ev], 43);
+      const dO = tensor([B, Hq, L, Ev], 44), next = uniform(45), scale = 1 / Math.sqrt(E);
+      const bools = Uint8Array.from({ length: L * S }, (_, x) => (Math.floor(x / S) % 7 === 3 ? 0 : next() < 0.6 ? 1 : 0));
+      const floats = Float32Array.from({ length: L * S }, () => (next() < 0.2 ? -Infinity : 3 * next() - 1.5));
+      const padding = Uint8Array.from({ length: B * S }, (_, x) => (x % S < S - 30 * (Math.floor(x / S) + 1) ? 1 : 0));
+      const cases = [
+        [{ attnMask: { data: bools, shape: [L, S] } }, { allowed: (b, i, j) => bools[i * S + j] === 1 }],
+        [{ attnMask: { data: floats, shape: [L, S] } }, { allowed: (b, i, j) => floats[i * S + j] !== -Infinity, add: (b, i, j) => floats[i * S + j] }],
+        [{ attnMask: { data: padding, shape: [B, 1, 1, S] } }, { allowed: (b, i, j) => padding[Math.floor(b / Hq) * S + j] === 1 }],
+        [{ isCausal: true }, { allowed: (b, i, j) => j <= i }],
+        [{ isCausal: true, causalAlignment: 'bottom-right' }, { allowed: (b, i, j) => j <= i + S - L }],
+      ];
+      const flat = (t) => ({ data: t.data, shape: [B * Hq, L, t.shape[3]] });
+      for (const [options, rule] of cases) {
+        const want = referenceGrad(flat(q), repeatHeads(k, G), repeatHeads(v, G), flat(dO), { ...rule, scale });
+        const r = xa.scaledDotProductAttentionGrad(q, k, v, dO, { ...options, enableGqa: true });
+        const at = JSON.stringify({ ...options, attnMask: options.attnMask?.shape });
+        closeGrad(r.output.data, want.out, `${at} output`);
+        closeGrad(r.gradQuery.data, want.dq, `${at} dQ`);
+        closeGrad(r.gradKey.data, sumHeads(want.dk, G, S, E), `${at} dK`);
+        closeGrad(r.gradValue.data, sumHeads(want.dv, G, S, Ev), `${at} dV`);
+      }
     });
 
     test('a key a query may not see never reaches it: NaN keys, inf and NaN values behind a mask', () => {
