@@ -6,7 +6,9 @@
 
 #include <cmath>
 #include <cstdint>
+#include <cstring>
 #include <limits>
+#include <random>
 
 #include <cstdio>
 #include <cstdlib>
@@ -56,6 +58,29 @@ inline xattn::SdpaSettings settings(FuzzedDataProvider& in) {
     s.enable_gqa = in.ConsumeBool();
     s.need_weights = in.ConsumeBool();
     return s;
+}
+
+// A value drawn from `rng` (the data of a problem, seeded by the fuzzer's bytes): mostly in [-2, 2]; with
+// `extreme`, one in 12 is NaN, ±inf, huge or subnormal.
+inline float draw(std::mt19937& rng, bool extreme) {
+    const std::uint32_t r = rng();
+    if (extreme && r % 12 == 0) {
+        static const float special[] = {std::numeric_limits<float>::quiet_NaN(), std::numeric_limits<float>::infinity(),
+                                        -std::numeric_limits<float>::infinity(), 1e30f, -3e20f, 70000.0f,
+                                        std::numeric_limits<float>::denorm_min() * 77};
+        return special[(r / 12) % (sizeof special / sizeof special[0])];
+    }
+    return static_cast<float>(static_cast<double>(r >> 8) / double(1 << 24) * 4.0 - 2.0);
+}
+
+inline xt::xarray<float> random_tensor(std::mt19937& rng, const xattn::Shape& shape, bool extreme) {
+    xt::xarray<float> t = xt::xarray<float>::from_shape(shape);
+    for (float& x : t) x = draw(rng, extreme);
+    return t;
+}
+
+inline bool same_bits(const xt::xarray<float>& a, const xt::xarray<float>& b) {
+    return a.shape() == b.shape() && (a.size() == 0 || std::memcmp(a.data(), b.data(), a.size() * sizeof(float)) == 0);
 }
 
 }  // namespace fuzz

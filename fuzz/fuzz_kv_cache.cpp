@@ -4,7 +4,8 @@
 //   every call:        the length is the model's; a refused call changes nothing
 //   keys(), values():  the model's K (B, Hkv, length, E) and V (B, Hkv, length, Ev), bit for bit
 //   attend:            refused exactly where SDPA on the held K and V (enable_gqa, bottom-right causal) is;
-//                      the same bits at 1, 2 and 3 threads (key chunks of a long cache merged in a fixed order);
+//                      the same bits at 1, 2 and 3 threads (key chunks of a long cache merged in a fixed order,
+//                      helpers woken for any work, so that short caches are split too);
 //                      moderate values: SDPA and (small problems) the float64 reference within the golden tolerance;
 //                      any values: NaN and ±inf exactly where SDPA on the held K and V (the tiled kernels) has them
 // Caches are mostly a few positions long, sometimes past 2048, where a decoding step splits its keys in chunks.
@@ -15,6 +16,7 @@
 
 #include "fuzz_common.hpp"
 #include "kernels/half.hpp"
+#include "kernels/parallel.hpp"
 
 namespace {
 
@@ -30,27 +32,8 @@ struct Model {
     }
 };
 
-bool same_bits(const xt::xarray<float>& a, const xt::xarray<float>& b) {
-    return a.shape() == b.shape() && (a.size() == 0 || std::memcmp(a.data(), b.data(), a.size() * sizeof(float)) == 0);
-}
-
-// A value the fuzzer's seed draws: mostly in [-2, 2]; with `extreme`, one in 12 is NaN, ±inf, huge or subnormal.
-float draw(std::mt19937& rng, bool extreme) {
-    const std::uint32_t r = rng();
-    if (extreme && r % 12 == 0) {
-        static const float special[] = {std::numeric_limits<float>::quiet_NaN(), std::numeric_limits<float>::infinity(),
-                                        -std::numeric_limits<float>::infinity(), 1e30f, -3e20f, 70000.0f,
-                                        std::numeric_limits<float>::denorm_min() * 77};
-        return special[(r / 12) % (sizeof special / sizeof special[0])];
-    }
-    return static_cast<float>(static_cast<double>(r >> 8) / double(1 << 24) * 4.0 - 2.0);
-}
-
-xt::xarray<float> random_tensor(std::mt19937& rng, const xattn::Shape& shape, bool extreme) {
-    xt::xarray<float> t = xt::xarray<float>::from_shape(shape);
-    for (float& x : t) x = draw(rng, extreme);
-    return t;
-}
+using fuzz::random_tensor;
+using fuzz::same_bits;
 
 void check_holds(const xattn::KvCache& cache, const Model& model) {
     FUZZ_CHECK(cache.length() == model.length(), "length %zu, model %zu", cache.length(), model.length());
@@ -196,6 +179,7 @@ void attend(FuzzedDataProvider& in, std::mt19937& rng, bool extreme, const xattn
 
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
     FuzzedDataProvider in(data, size);
+    xattn::kernels::set_min_work_per_worker(0.0);
     xattn::KvCacheConfig c;
     c.batch = in.ConsumeIntegralInRange<std::size_t>(1, 2);
     c.kv_heads = in.ConsumeIntegralInRange<std::size_t>(1, 3);
