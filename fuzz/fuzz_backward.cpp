@@ -164,7 +164,7 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
                              std::size_t first, std::size_t n, const char* what) {
         for (std::size_t i = first; i < first + n; ++i) {
             const double x = g.data()[i], y = w.data()[i];
-            FUZZ_CHECK(std::fabs(x - y) <= 2e-5 + 2e-4 * std::fabs(y) + ulps * terms[i],
+            FUZZ_CHECK(fuzz::within(x, y, golden::kGradAtol + ulps * terms[i], golden::kGradRtol),
                        "%s %s %zu: %g, reference %g, terms %g (B %zu, Hq %zu, Hkv %zu, L %zu, S %zu, E %zu, Ev %zu, "
                        "mode %d, dropout %g)",
                        set->name, what, i, x, y, terms[i], B, Hq, Hkv, L, S, E, Ev, mode, o.dropout_p);

@@ -13,6 +13,7 @@
 #include <cstdio>
 #include <cstdlib>
 
+#include "golden.hpp"
 #include "reference/reference.hpp"
 #include "xattn/xattn.hpp"
 
@@ -58,6 +59,11 @@ inline xattn::SdpaSettings settings(FuzzedDataProvider& in) {
     s.enable_gqa = in.ConsumeBool();
     s.need_weights = in.ConsumeBool();
     return s;
+}
+
+// The suite's golden tolerance (tests/golden.hpp): |got - want| <= atol + rtol·|want|.
+inline bool within(double got, double want, double atol = golden::kAtol, double rtol = golden::kRtol) {
+    return std::fabs(got - want) <= atol + rtol * std::fabs(want);
 }
 
 // A value drawn from `rng` (the data of a problem, seeded by the fuzzer's bytes): mostly in [-2, 2]; with

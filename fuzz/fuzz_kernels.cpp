@@ -73,11 +73,11 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
         const auto want = xattn::reference_sdpa(q, k, v, o);
         for (std::size_t i = 0; i < want.output.size(); ++i) {
             const double g = got.output.data()[i], w = want.output.data()[i];
-            FUZZ_CHECK(std::fabs(g - w) <= 1e-5 + 1e-4 * std::fabs(w), "output %zu: %g vs reference %g", i, g, w);
+            FUZZ_CHECK(fuzz::within(g, w), "output %zu: %g vs reference %g", i, g, w);
         }
         for (std::size_t i = 0; i < want.weights.size(); ++i) {
             const double g = got.weights.data()[i], w = want.weights.data()[i];
-            FUZZ_CHECK(std::fabs(g - w) <= 1e-5 + 1e-4 * std::fabs(w), "weight %zu: %g vs reference %g", i, g, w);
+            FUZZ_CHECK(fuzz::within(g, w), "weight %zu: %g vs reference %g", i, g, w);
         }
     }
 

@@ -157,7 +157,6 @@ void attend(FuzzedDataProvider& in, std::mt19937& rng, bool extreme, const xattn
     const bool small = model.B * Hq * L * S <= 20000;
     xattn::AttentionResult ref;
     if (!extreme && small) ref = xattn::reference_sdpa(q, K, V, so);
-    const auto close = [](double x, double w) { return std::fabs(x - w) <= 1e-5 + 1e-4 * std::fabs(w); };
     const auto compare = [&](const xt::xarray<float>& g, const xt::xarray<float>& sdpa, const xt::xarray<float>& f64,
                              const char* what) {
         for (std::size_t i = 0; i < g.size(); ++i) {
@@ -165,9 +164,9 @@ void attend(FuzzedDataProvider& in, std::mt19937& rng, bool extreme, const xattn
             FUZZ_CHECK(std::isnan(x) == std::isnan(y) && (std::isinf(x) ? x == y : !std::isinf(y)),
                        "%s %zu: %g, SDPA on the held K and V %g (S %zu, L %zu, G %zu)", what, i, x, y, S, L, G);
             if (extreme) continue;
-            FUZZ_CHECK(close(x, y), "%s %zu: %g, SDPA %g (S %zu, L %zu, G %zu)", what, i, x, y, S, L, G);
+            FUZZ_CHECK(fuzz::within(x, y), "%s %zu: %g, SDPA %g (S %zu, L %zu, G %zu)", what, i, x, y, S, L, G);
             if (small)
-                FUZZ_CHECK(close(x, f64.data()[i]), "%s %zu: %g, reference %g (S %zu, L %zu, G %zu)", what, i, x,
+                FUZZ_CHECK(fuzz::within(x, f64.data()[i]), "%s %zu: %g, reference %g (S %zu, L %zu, G %zu)", what, i, x,
                            double(f64.data()[i]), S, L, G);
         }
     };
