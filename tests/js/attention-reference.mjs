@@ -96,7 +96,8 @@ export function sameBits(a, b) {
 }
 
 // '' when |got - want| <= atol + rtol·|want| everywhere (by default the golden tolerance, 1e-5 + 1e-4·|want|; the
-// gradients' is 2e-5 + 2e-4·|want|), NaN only where NaN; else the first element that is not, named by `label`.
+// gradients' is golden-cases.mjs GRAD_TOLERANCE), NaN only where NaN; else the first element that is not, named
+// by `label`.
 export function farFrom(got, want, label, { atol = 1e-5, rtol = 1e-4 } = {}) {
   for (let i = 0; i < want.length; i++) {
     const g = got[i], w = want[i];

@@ -115,11 +115,14 @@ export function mismatch(got, want) {
   return bad ? `${bad} of ${want.values.length} differ; worst ${worst}` : '';
 }
 
-// |got - want| <= 2e-5 + 2e-4·|want|
+// The gradient fixtures' tolerance (SDPA and MultiheadAttention backward): |got - want| <= 2e-5 + 2e-4·|want|.
+export const GRAD_TOLERANCE = { atol: 2e-5, rtol: 2e-4 };
+
 export function gradMismatch(got, want) {
   if (JSON.stringify(got.shape) !== JSON.stringify(want.shape)) return `shape ${got.shape} != ${want.shape}`;
+  const { atol, rtol } = GRAD_TOLERANCE;
   let bad = 0;
-  want.values.forEach((w, i) => { if (!(Math.abs(got.data[i] - w) <= 2e-5 + 2e-4 * Math.abs(w))) bad++; });
+  want.values.forEach((w, i) => { if (!(Math.abs(got.data[i] - w) <= atol + rtol * Math.abs(w))) bad++; });
   return bad ? `${bad} of ${want.values.length} differ` : '';
 }
 

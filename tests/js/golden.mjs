@@ -7,7 +7,7 @@ import { relaxedSimdSupported } from '../../js/detect.js';
 import { parseCases } from './golden-cases.mjs';
 
 export {
-  flag, gradMismatch, mask, mhaConfig, mhaOptions, mhaParameters, mismatch, sdpaGradOptions, sdpaOptions, tensor,
+  flag, GRAD_TOLERANCE, gradMismatch, mask, mhaConfig, mhaOptions, mhaParameters, mismatch, sdpaGradOptions, sdpaOptions, tensor,
 } from './golden-cases.mjs';
 
 const GOLDEN = new URL('../golden/', import.meta.url);

@@ -9,10 +9,10 @@ import { describe, test } from 'node:test';
 
 import { createXattn } from '../../js/node.js';
 import { farFrom, randomTensor as tensor, reference, referenceGrad, uniform } from './attention-reference.mjs';
-import { BUILDS } from './golden.mjs';
+import { BUILDS, GRAD_TOLERANCE } from './golden.mjs';
 
 const close = (got, want, label) => assert.equal(farFrom(got, want, label), '');
-const closeGrad = (got, want, label) => assert.equal(farFrom(got, want, label, { atol: 2e-5, rtol: 2e-4 }), '');
+const closeGrad = (got, want, label) => assert.equal(farFrom(got, want, label, GRAD_TOLERANCE), '');
 
 // (B, Hkv·G, n, D) with each key/value head repeated for the G query heads that share it, as (B·Hkv·G, n, D).
 function repeatHeads(t, G) {
