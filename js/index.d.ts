@@ -292,7 +292,8 @@ export interface MultiheadAttentionGradients {
 }
 
 /**
- * `torch.nn.MultiheadAttention` in inference (no dropout). Its parameters live in WebAssembly memory until
+ * `torch.nn.MultiheadAttention`: the forward (with the config's dropout in calls made with `training: true`)
+ * and the backward. Its parameters live in WebAssembly memory until
  * {@link MultiheadAttention.dispose} (or garbage collection); it works with `using`.
  */
 export interface MultiheadAttention {

@@ -1,4 +1,5 @@
-// multi_head_attention with the semantics of torch.nn.MultiheadAttention (inference).
+// multi_head_attention with the semantics of torch.nn.MultiheadAttention: the forward (dropout in training calls)
+// and the backward to the inputs and every parameter.
 //
 // Dims: E = embed_dim, H = num_heads, hd = E / H, N batch, L query length, S key length,
 // kdim / vdim the key / value embedding sizes (default E).
