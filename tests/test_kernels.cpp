@@ -21,6 +21,7 @@
 #include "golden.hpp"
 #include "kernels/kernels.hpp"
 #include "random_inputs.hpp"
+#include "reference/reference_mha.hpp"
 #include "sdpa_cases.hpp"
 
 namespace {
@@ -416,6 +417,91 @@ TEST_CASE("kernels: every sdpa and mha fixture matches PyTorch through the API w
             const auto r = mha.forward(c.at("query").f32(), c.at("key").f32(), c.at("value").f32(), golden::mha_options(c));
             CHECK_CLOSE(r.output, c.at("output"), c.name + " output [" + set->name + "]");
             if (c.has("weights")) CHECK_CLOSE(r.weights, c.at("weights"), c.name + " weights [" + set->name + "]");
+        }
+    }
+}
+
+// |got - want| <= atol + 2^-24·terms + rtol·|want| everywhere (terms: reference_mha's sizes of the terms summed);
+// the worst element when not.
+std::string mha_mismatch(const xt::xarray<float>& got, const xt::xarray<double>& want, const xt::xarray<double>& terms,
+                         double atol, double rtol) {
+    if (got.size() != want.size()) return std::to_string(got.size()) + " values, want " + std::to_string(want.size());
+    for (std::size_t i = 0; i < got.size(); ++i) {
+        const double g = got.data()[i], w = want.data()[i];
+        if (!(std::fabs(g - w) <= atol + std::ldexp(terms.data()[i], -24) + rtol * std::fabs(w)))
+            return "element " + std::to_string(i) + ": " + std::to_string(g) + ", want " + std::to_string(w);
+    }
+    return "";
+}
+
+TEST_CASE("kernels: MultiheadAttention beside the fixtures, forward and backward, agrees with the float64 reference") {
+    // Head dims 17, 3, 1 and 5 around the vector widths; kdim / vdim of their own; (L, N, E), batch first and
+    // unbatched; bias_k and zero keys; every kind of mask; dropout; query rows across the 16-row groups and keys
+    // across the 96-key tiles. Parameters drawn at 1/sqrt(fan_in), biases at 1.
+    struct Call {
+        xattn::MhaConfig config;
+        std::size_t N, L, S;  // N = 0: unbatched
+        bool kpm_float, kpm_bool, am_float, am_bool, am_per_head, causal, average, training;
+    };
+    auto config = [](std::size_t E, std::size_t H, std::size_t kdim, std::size_t vdim, bool bias, bool batch_first,
+                     bool bias_kv, bool zero_attn, double dropout) {
+        xattn::MhaConfig c;
+        c.embed_dim = E, c.num_heads = H, c.kdim = kdim, c.vdim = vdim, c.bias = bias, c.batch_first = batch_first;
+        c.add_bias_kv = bias_kv, c.add_zero_attn = zero_attn, c.dropout = dropout;
+        return c;
+    };
+    const Call calls[] = {
+        {config(68, 4, 0, 0, true, false, false, false, 0.0), 2, 37, 150, true, false, false, true, false, false, false, false},
+        {config(15, 5, 7, 11, false, true, true, true, 0.0), 3, 17, 97, false, false, false, false, false, true, true, false},
+        {config(8, 8, 0, 0, true, false, false, true, 0.0), 0, 65, 33, false, true, true, false, true, false, true, false},
+        {config(10, 2, 4, 0, true, false, true, false, 0.3), 2, 1, 200, false, false, false, true, true, false, false, true},
+    };
+    unsigned seed = 900;
+    for (const Call& call : calls) {
+        xattn::MultiheadAttention mha(call.config);
+        for (const auto& [name, shape] : mha.parameter_shapes()) {
+            const double fan_in = name.find("weight") != std::string::npos ? static_cast<double>(shape.back()) : 1.0;
+            mha.set_parameter(name, xt::xarray<float>(randn(shape, seed++) / std::sqrt(fan_in)));
+        }
+        const std::size_t N = std::max<std::size_t>(call.N, 1), E = call.config.embed_dim, H = call.config.num_heads;
+        auto shape = [&](std::size_t T, std::size_t C) {
+            return call.N == 0 ? Shape{T, C} : call.config.batch_first ? Shape{N, T, C} : Shape{T, N, C};
+        };
+        const auto q = randn(shape(call.L, E), seed++), k = randn(shape(call.S, mha.kdim()), seed++);
+        const auto v = randn(shape(call.S, mha.vdim()), seed++), dO = randn(shape(call.L, E), seed++);
+        xattn::MhaForwardOptions o;
+        const Shape kpm = call.N == 0 ? Shape{call.S} : Shape{N, call.S};
+        const Shape am = call.am_per_head ? Shape{N * H, call.L, call.S} : Shape{call.L, call.S};
+        auto with_neg_inf = [](xt::xarray<float> x, const xt::xarray<bool>& where) {
+            return xt::xarray<float>(xt::where(where, -kInf, x));
+        };
+        if (call.kpm_float) o.key_padding_mask = xattn::Mask::additive(with_neg_inf(randn(kpm, seed), rand_bool(kpm, 0.2, seed + 1)));
+        if (call.kpm_bool) o.key_padding_mask = xattn::Mask::boolean(rand_bool(kpm, 0.3, seed));
+        if (call.am_float) o.attn_mask = xattn::Mask::additive(with_neg_inf(randn(am, seed + 2), rand_bool(am, 0.2, seed + 3)));
+        if (call.am_bool) o.attn_mask = xattn::Mask::boolean(rand_bool(am, 0.3, seed + 2));
+        seed += 4;
+        o.is_causal = call.causal, o.average_attn_weights = call.average, o.training = call.training, o.seed = 5;
+        const xattn::ReferenceMha want = xattn::reference_mha(mha, q, k, v, o, &dO);
+        for (const KernelSet* set : xattn::kernels::available_kernels()) {
+            const UseKernels use(set);
+            INFO(set->name << ": E " << E << ", H " << H << ", N " << call.N << ", L " << call.L << ", S " << call.S);
+            const auto f = mha.forward(q, k, v, o);
+            CHECK(mha_mismatch(f.output, want.value.output, want.terms.output, golden::kAtol, golden::kRtol) == "");
+            CHECK(mha_mismatch(f.weights, want.value.weights, want.terms.weights, golden::kAtol, golden::kRtol) == "");
+            const auto b = mha.backward(q, k, v, dO, o);
+            const auto grad = [&](const xt::xarray<float>& got, const xt::xarray<double>& w, const xt::xarray<double>& t) {
+                return mha_mismatch(got, w, t, golden::kGradAtol, golden::kGradRtol);
+            };
+            CHECK(grad(b.output, want.value.output, want.terms.output) == "");
+            CHECK(grad(b.grad_query, want.value.grad_query, want.terms.grad_query) == "");
+            CHECK(grad(b.grad_key, want.value.grad_key, want.terms.grad_key) == "");
+            CHECK(grad(b.grad_value, want.value.grad_value, want.terms.grad_value) == "");
+            REQUIRE(b.grad_parameters.size() == want.value.grad_parameters.size());
+            for (const auto& entry : b.grad_parameters) {  // not a structured binding: INFO captures it
+                const std::string& name = entry.first;
+                INFO("parameter " << name);
+                CHECK(grad(entry.second, want.value.grad_parameters.at(name), want.terms.grad_parameters.at(name)) == "");
+            }
         }
     }
 }
