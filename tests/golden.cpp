@@ -1,5 +1,7 @@
 #include "golden.hpp"
 
+#include <doctest/doctest.h>
+
 #include <cmath>
 #include <fstream>
 #include <sstream>
@@ -187,6 +189,22 @@ xattn::MhaForwardOptions mha_options(const Case& c) {
     if (c.has("key_padding_mask")) o.key_padding_mask = c.at("key_padding_mask").mask();
     if (c.has("attn_mask")) o.attn_mask = c.at("attn_mask").mask();
     return o;
+}
+
+void check_mha_gradients(const xattn::MhaGradientResult& r, const Case& c) {
+    CHECK_GRAD(r.output, c.at("output"), c.name + " output");
+    CHECK_GRAD(r.grad_query, c.at("grad_query"), c.name + " grad_query");
+    CHECK_GRAD(r.grad_key, c.at("grad_key"), c.name + " grad_key");
+    CHECK_GRAD(r.grad_value, c.at("grad_value"), c.name + " grad_value");
+    std::size_t checked = 0;
+    for (const auto& entry : c.tensors) {  // fixture names "grad:<state_dict name>"
+        if (entry.first.rfind("grad:", 0) != 0) continue;
+        const std::string param = entry.first.substr(5);
+        REQUIRE_MESSAGE(r.grad_parameters.count(param) == 1, c.name << ": no gradient for " << param);
+        CHECK_GRAD(r.grad_parameters.at(param), entry.second, c.name + " grad " + param);
+        ++checked;
+    }
+    CHECK_MESSAGE(checked == r.grad_parameters.size(), c.name << ": gradients for parameters torch does not have");
 }
 
 }  // namespace golden

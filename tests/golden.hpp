@@ -61,6 +61,9 @@ xattn::SdpaOptions sdpa_options(const Case& c);
 // Builds a MultiheadAttention with the case's configuration and parameters.
 xattn::MultiheadAttention make_mha(const Case& c);
 xattn::MhaForwardOptions mha_options(const Case& c);
+// doctest checks of a MultiheadAttention backward's result against an mha_grad.txt case: the output, the inputs'
+// gradients and every parameter's (none the case lacks), at the gradient tolerance.
+void check_mha_gradients(const xattn::MhaGradientResult& r, const Case& c);
 
 }  // namespace golden
 

@@ -16,21 +16,9 @@ using xattn::Shape;
 
 void check_fixture(const golden::Case& c) {
     const xattn::MultiheadAttention mha = golden::make_mha(c);
-    const auto r = mha.backward(c.at("query").f32(), c.at("key").f32(), c.at("value").f32(),
-                                c.at("grad_output").f32(), golden::mha_options(c));
-    CHECK_GRAD(r.output, c.at("output"), c.name + " output");
-    CHECK_GRAD(r.grad_query, c.at("grad_query"), c.name + " grad_query");
-    CHECK_GRAD(r.grad_key, c.at("grad_key"), c.name + " grad_key");
-    CHECK_GRAD(r.grad_value, c.at("grad_value"), c.name + " grad_value");
-    std::size_t checked = 0;
-    for (const auto& [name, tensor] : c.tensors) {
-        if (name.rfind("grad:", 0) != 0) continue;
-        const std::string param = name.substr(5);
-        REQUIRE_MESSAGE(r.grad_parameters.count(param) == 1, c.name << ": no gradient for " << param);
-        CHECK_GRAD(r.grad_parameters.at(param), tensor, c.name + " grad " + param);
-        ++checked;
-    }
-    CHECK_MESSAGE(checked == r.grad_parameters.size(), c.name << ": gradients for parameters torch does not have");
+    golden::check_mha_gradients(mha.backward(c.at("query").f32(), c.at("key").f32(), c.at("value").f32(),
+                                             c.at("grad_output").f32(), golden::mha_options(c)),
+                                c);
 }
 
 using test_inputs::randn;
