@@ -16,17 +16,10 @@
 
 namespace {
 
+using fuzz::all_tame;
 using fuzz::random_tensor;
 using fuzz::same_bits;
-
-// Moderate values, as draw() makes them, and a mask's -inf: what the reference and the kernels must agree on.
-bool tame(float x) { return std::fabs(x) <= 2.0f; }
-
-bool all_tame(const float* begin, std::size_t n) {
-    for (std::size_t i = 0; i < n; ++i)
-        if (!tame(begin[i])) return false;
-    return true;
-}
+using fuzz::tame;
 
 // How large the terms are that each result sums, for a rounding allowance beside the golden tolerance. The
 // backward forms dS = P ⊙ (dP − D) with dP = dO·V_j, a float32 sum of Ev products, and D = dO·O. Where one key

@@ -19,16 +19,10 @@
 
 namespace {
 
+using fuzz::all_tame;
 using fuzz::random_tensor;
 using fuzz::same_bits;
-
-bool tame(float x) { return std::fabs(x) <= 2.0f; }
-
-bool all_tame(const xt::xarray<float>& x) {
-    for (float v : x)
-        if (!tame(v)) return false;
-    return true;
-}
+using fuzz::tame;
 
 struct Run {
     xattn::AttentionResult forward;
