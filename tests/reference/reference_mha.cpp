@@ -141,9 +141,12 @@ ReferenceMha reference_mha(const MultiheadAttention& module, const xt::xarray<fl
     const Flat* o_bias = config.bias ? &bo : nullptr;
 
     // 1. Project every row.   (N·L, E) (N·S, kdim) (N·S, vdim) -> (N, L, E), (N, S, E), (N, S, E)
-    const Pair xq = rows_of(query, layout, L, E), xk = rows_of(key, layout, S, kd), xv = rows_of(value, layout, S, vd);
-    const Pair Q = linear(xq, N * L, Wq, q_bias, E, E);
-    const Pair Kin = linear(xk, N * S, Wk, k_bias, kd, E), Vin = linear(xv, N * S, Wv, v_bias, vd, E);
+    const Pair xq = rows_of(query, layout, L, E);  // (N, L, E)
+    const Pair xk = rows_of(key, layout, S, kd);   // (N, S, kdim)
+    const Pair xv = rows_of(value, layout, S, vd); // (N, S, vdim)
+    const Pair Q = linear(xq, N * L, Wq, q_bias, E, E);     // (N, L, E)
+    const Pair Kin = linear(xk, N * S, Wk, k_bias, kd, E);  // (N, S, E)
+    const Pair Vin = linear(xv, N * S, Wv, v_bias, vd, E);  // (N, S, E)
     // The keys and values the heads see: the S projected rows, then bias_k / bias_v, then a zero row.
     Pair K(N * St * E), V(N * St * E);  // (N, St, E)
     for (std::size_t n = 0; n < N; ++n)
@@ -181,7 +184,7 @@ ReferenceMha reference_mha(const MultiheadAttention& module, const xt::xarray<fl
     //    share of rounding, in unit roundoffs (kSoftmaxUlps + twice the largest score's terms).
     Flat P(N * H * L * St, 0.0), Pd(N * H * L * St, 0.0), soft(N * H * L, kSoftmaxUlps);
     Pair attn(N * L * E);  // (N, L, E): the heads' outputs, merged
-    std::vector<double> s(St), sm(St);
+    std::vector<double> s(St), sm(St);  // (St): one row's scores and the sizes of their terms
     for (std::size_t n = 0; n < N; ++n)
         for (std::size_t h = 0; h < H; ++h)
             for (std::size_t i = 0; i < L; ++i) {
@@ -228,7 +231,7 @@ ReferenceMha reference_mha(const MultiheadAttention& module, const xt::xarray<fl
             }
 
     // 4. The output projection.   (N·L, E) -> (N, L, E), in the query's layout
-    const Pair out = linear(attn, N * L, Wo, o_bias, E, E);
+    const Pair out = linear(attn, N * L, Wo, o_bias, E, E);  // (N, L, E)
     std::vector<std::size_t> qshape(query.shape().begin(), query.shape().end());
     ReferenceMha r;
     r.value.output = to_layout(out.v, layout, L, E, qshape);
@@ -254,13 +257,13 @@ ReferenceMha reference_mha(const MultiheadAttention& module, const xt::xarray<fl
 
     // The backward, step by step in reverse.
     // 4. Through the output projection.   dO (N, L, E) -> d attn (N, L, E), dWo (E, E), dbo (E)
-    const Pair dO = rows_of(*grad_output, layout, L, E);
+    const Pair dO = rows_of(*grad_output, layout, L, E);  // (N, L, E)
     const LinearGrads out_grads = linear_backward(dO, attn, N * L, Wo, E, E);
     const Pair& dattn = out_grads.dx;
     // 3-1. Through each head's attention: dV = Pdᵀ dattn; dS = P ⊙ (dP − D) with dP the dropout-scaled
     //    dattn Vᵀ and D = Σ_j P dP; dQ = scale · dS K, dK = scale · dSᵀ Q.
     Pair dQ(N * L * E), dK(N * St * E), dV(N * St * E);  // (N, L, E), (N, St, E), (N, St, E)
-    std::vector<double> dP(St), dPm(St);
+    std::vector<double> dP(St), dPm(St);  // (St): one row's dP and the sizes of its terms
     for (std::size_t n = 0; n < N; ++n)
         for (std::size_t h = 0; h < H; ++h)
             for (std::size_t i = 0; i < L; ++i) {
@@ -300,7 +303,7 @@ ReferenceMha reference_mha(const MultiheadAttention& module, const xt::xarray<fl
             }
 
     // The appended keys: bias_k and bias_v collect their rows' gradients over the batch; zero_attn's go nowhere.
-    Pair dKin(N * S * E), dVin(N * S * E), dbias_k(E), dbias_v(E);
+    Pair dKin(N * S * E), dVin(N * S * E), dbias_k(E), dbias_v(E);  // (N, S, E), (N, S, E), (E), (E)
     for (std::size_t n = 0; n < N; ++n)
         for (std::size_t j = 0; j < St; ++j)
             for (std::size_t e = 0; e < E; ++e) {
@@ -315,9 +318,9 @@ ReferenceMha reference_mha(const MultiheadAttention& module, const xt::xarray<fl
             }
 
     // 1. Through the input projections.
-    const LinearGrads qg = linear_backward(dQ, xq, N * L, Wq, E, E);
-    const LinearGrads kg = linear_backward(dKin, xk, N * S, Wk, kd, E);
-    const LinearGrads vg = linear_backward(dVin, xv, N * S, Wv, vd, E);
+    const LinearGrads qg = linear_backward(dQ, xq, N * L, Wq, E, E);     // dx (N, L, E), dW (E, E), db (E)
+    const LinearGrads kg = linear_backward(dKin, xk, N * S, Wk, kd, E);  // dx (N, S, kdim), dW (E, kdim), db (E)
+    const LinearGrads vg = linear_backward(dVin, xv, N * S, Wv, vd, E);  // dx (N, S, vdim), dW (E, vdim), db (E)
     r.value.grad_query = to_layout(qg.dx.v, layout, L, E, qshape);
     r.terms.grad_query = to_layout(qg.dx.m, layout, L, E, qshape);
     const std::vector<std::size_t> kshape(key.shape().begin(), key.shape().end());
