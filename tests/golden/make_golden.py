@@ -505,6 +505,14 @@ def mha_grad_cases(gen):
                       add_bias_kv=True, add_zero_attn=True, kpm=kpm[:, :5], dropout=0.25, training=True, seed=3))
     add(mha_grad_case(gen, "dropout_configured_but_eval", E=8, H=2, L=4, S=4, N=2, dropout=0.5, training=False))
     add(mha_grad_case(gen, "wider_64_8_heads", E=64, H=8, L=16, S=16, N=2, param_scale=0.125))
+    # Beside the small ones above: head dims that are not multiples of the 4-lane vectors, more query rows than a
+    # 16-row group and more keys than a 96-key tile (appended last, so the cases above keep their random draws).
+    kpm_wide = random_bool(gen, (2, 100), 0.3)
+    add(mha_grad_case(gen, "head_dim_17_kdim_vdim_past_the_tiles", E=34, H=2, L=20, S=100, N=2, kdim=5, vdim=3,
+                      kpm=kpm_wide, attn_mask=randn(gen, 20, 100), param_scale=0.17))
+    add(mha_grad_case(gen, "head_dim_3_causal_bias_kv_zero_attn_batch_first", E=15, H=5, L=20, S=40, N=2, kdim=7,
+                      vdim=11, bias=False, batch_first=True, add_bias_kv=True, add_zero_attn=True, is_causal=True,
+                      param_scale=0.25))
     return cases
 
 
