@@ -1,6 +1,7 @@
 // The thread pool behind kernels::parallel_run and the process-wide thread count (xattn/threads.hpp).
 //
-// Helpers are started on first use and then sleep on a condition variable between calls. A call publishes
+// Helpers are started on first use; after a call each polls for the next one for spin_microseconds(), then
+// sleeps on a condition variable. A call publishes
 // its job, wakes the helpers it needs, works on the tasks itself as worker 0, and then waits for the helpers
 // by spinning on a counter: a browser's main thread may not block (Atomics.wait throws there), and the
 // wait is short, since every worker takes tasks from one shared counter until none is left. A short call that
@@ -39,8 +40,17 @@ void start_helpers(unsigned helpers);  // below, beside the pool
 namespace {
 
 std::atomic<unsigned> g_threads{1};
+std::atomic<unsigned> g_spin_us{kDefaultSpinMicroseconds};
 
 }  // namespace
+
+unsigned set_spin_microseconds(unsigned us) {
+    const unsigned clamped = us > kMaxSpinMicroseconds ? kMaxSpinMicroseconds : us;
+    g_spin_us.store(clamped, std::memory_order_relaxed);
+    return clamped;
+}
+
+unsigned spin_microseconds() { return g_spin_us.load(std::memory_order_relaxed); }
 
 unsigned max_threads() { return XATTN_HAS_THREADS ? XATTN_MAX_THREADS : 1; }
 
@@ -139,6 +149,7 @@ private:
 class Pool {
 public:
     ~Pool() {
+        stopping_.store(true, std::memory_order_relaxed);  // a polling helper stops polling
         {
             std::lock_guard<std::mutex> lock(mu_);
             stop_ = true;
@@ -218,11 +229,6 @@ private:
         const std::uint64_t needed = helpers >= 64 ? ~std::uint64_t{0} : (std::uint64_t{1} << helpers) - 1;
         return (asleep_.load(std::memory_order_acquire) & needed) == needed;
     }
-    // How long a helper polls for the next job before it sleeps: back-to-back calls (a projection, then
-    // attention, then a projection; or a JS caller's copy-in, run, copy-out, next call) then find it awake,
-    // where waking a sleeping worker costs tens of microseconds (a good part of a small call).
-    static constexpr auto kSpin = std::chrono::microseconds(200);
-
     // With mu_ held. Returns once every helper runs: a thread's start-up allocates a little (its thread-local
     // data), and it should do so now, not in the middle of a later call.
     void start(unsigned helpers) {
@@ -274,9 +280,16 @@ private:
         const std::uint64_t bit = std::uint64_t{1} << (index - 1);  // in asleep_
         std::uint64_t seen = 0;
         for (;;) {
-            const auto until = std::chrono::steady_clock::now() + kSpin;
-            for (unsigned i = 1; generation_.load(std::memory_order_acquire) == seen; ++i)
-                if (i % 256 == 0 && std::chrono::steady_clock::now() > until) break;
+            // Poll for the next job for spin_microseconds() (xattn/threads.hpp): back-to-back calls (a projection,
+            // then attention; a JS caller's copy-in, run, copy-out, next call) then find the helper awake. Read
+            // as it polls, so that lowering it sends a polling helper to sleep at once.
+            const auto from = std::chrono::steady_clock::now();
+            for (unsigned i = 1; generation_.load(std::memory_order_acquire) == seen &&
+                                 !stopping_.load(std::memory_order_relaxed);
+                 ++i)
+                if (i % 256 == 0 &&
+                    std::chrono::steady_clock::now() - from > std::chrono::microseconds(spin_microseconds()))
+                    break;
             TaskFn fn;
             void* context;
             std::size_t tasks;
@@ -314,6 +327,7 @@ private:
     std::condition_variable wake_;
     std::vector<std::thread> helpers_;
     bool stop_ = false;
+    std::atomic<bool> stopping_{false};  // stop_, for helpers that poll without mu_
     std::atomic<std::uint64_t> generation_{0};
     TaskFn fn_ = nullptr;
     void* context_ = nullptr;

@@ -302,3 +302,26 @@ TEST_CASE("threads: a call that finds its helpers asleep stays on the caller whi
     xattn::kernels::set_wake_measures_for_tests(0.0, 0.0, 0.0, 0.0);  // unmeasured again: the rule stays out
     xattn::set_num_threads(1);
 }
+
+TEST_CASE("threads: helpers poll for the set time after a call, then sleep; lowering it sends them to sleep") {
+    CHECK(xattn::spin_microseconds() == xattn::kDefaultSpinMicroseconds);
+    CHECK(xattn::set_spin_microseconds(xattn::kMaxSpinMicroseconds + 1) == xattn::kMaxSpinMicroseconds);
+    CHECK(xattn::spin_microseconds() == xattn::kMaxSpinMicroseconds);
+    {
+        Threads t(2, true);  // every helper a call wakes takes part
+        std::atomic<unsigned> ran{0};
+        xattn::kernels::parallel_for(2, 2, 0.0, [&](std::size_t, unsigned) { ran.fetch_add(1); });
+        REQUIRE(ran.load() == 2);
+        // Polling for a second: still awake well after the call, where the default 200 µs would have let it sleep.
+        std::this_thread::sleep_for(std::chrono::milliseconds(30));
+        CHECK_FALSE(xattn::kernels::helpers_asleep(2));
+        // Lowered to 0, the polling helper sleeps now, not at the end of its second (begun 30 ms and more ago).
+        const auto lowered = std::chrono::steady_clock::now();
+        CHECK(xattn::set_spin_microseconds(0) == 0);
+        while (!xattn::kernels::helpers_asleep(2) && std::chrono::steady_clock::now() - lowered < std::chrono::seconds(5))
+            std::this_thread::sleep_for(std::chrono::milliseconds(1));
+        CHECK(xattn::kernels::helpers_asleep(2));
+        CHECK(std::chrono::steady_clock::now() - lowered < std::chrono::milliseconds(800));
+    }
+    xattn::set_spin_microseconds(xattn::kDefaultSpinMicroseconds);
+}

@@ -17,4 +17,16 @@ unsigned num_threads();
 // calling thread, and 1 in a build without threads.
 unsigned max_threads();
 
+// How long each helper keeps polling for the next call after finishing one, before it sleeps, in microseconds
+// (as OpenMP's blocktime or onnxruntime's spinning). A call that finds its helpers polling starts them at once;
+// waking a sleeping one costs tens of microseconds or more, which a call of a few hundred microseconds (a
+// decoding step at a few hundred positions) loses much of its second thread to. Polling keeps a core busy, so
+// the default is short: 200 µs covers back-to-back calls (a projection, then attention), not the gaps of a
+// decoder that does other work between its steps; such a program may raise it to cover them. Process-wide;
+// clamped to [0, kMaxSpinMicroseconds]; returns the value now in force, which the helpers take up at once
+// (a polling helper whose time is now past sleeps).
+constexpr unsigned kDefaultSpinMicroseconds = 200, kMaxSpinMicroseconds = 1000000;
+unsigned set_spin_microseconds(unsigned us);
+unsigned spin_microseconds();
+
 }  // namespace xattn
