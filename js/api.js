@@ -5,14 +5,15 @@ import { kvFunctions } from './kv-cache.js';
 import { mhaFunctions } from './mha.js';
 import { sdpaFunctions } from './sdpa.js';
 
-// `build`: { simd, relaxedSimd, threads, kernels }, what runs (instantiate.js).
-export function makeXattn(mod, { simd, relaxedSimd = false, threads = 1, kernels }) {
+// `build`: { simd, relaxedSimd, threads, spinMicroseconds, kernels }, what runs (instantiate.js).
+export function makeXattn(mod, { simd, relaxedSimd = false, threads = 1, spinMicroseconds, kernels }) {
   const boundary = makeBoundary(mod);
   const version = mod.version();  // package.json's, compiled into the module
   const api = {
     get simd() { return simd; },
     get relaxedSimd() { return relaxedSimd; },
     get threads() { return threads; },
+    get spinMicroseconds() { return spinMicroseconds; },
     get kernels() { return kernels; },
     get version() { return version; },
     /** Current size of the module's linear memory, in bytes. */
@@ -35,5 +36,7 @@ export function makeXattn(mod, { simd, relaxedSimd = false, threads = 1, kernels
   // … and make every thread a run wakes take part (the caller waits for each helper to join), so that a thread
   // test on a loaded machine cannot pass with the caller having done everything.
   Object.defineProperty(api, 'setEveryWorkerForTests', { value: (on) => mod.setEveryWorkerTakesPart(on), enumerable: false });
+  // … and whether the helpers of a call on `threads` threads sleep now (rather than poll for the next call).
+  Object.defineProperty(api, 'helpersAsleepForTests', { value: () => mod.helpersAsleep(threads), enumerable: false });
   return api;
 }

@@ -445,6 +445,8 @@ export interface Xattn {
    * (1: the plain SIMD or scalar build). Results are bit-identical whatever the count.
    */
   readonly threads: number;
+  /** How long the helper threads poll for the next call before they sleep (see {@link XattnOptions.spinMicroseconds}). */
+  readonly spinMicroseconds: number;
   /**
    * The kernels every call runs: `'scalar'`, or the SIMD builds' `'wasm-simd128'` / `'wasm-relaxed-simd'` in
    * blocks of 8 accumulators, or the same with `'/16'` in blocks of 16, which the instance picks where the CPU
@@ -523,6 +525,17 @@ export interface XattnOptions {
    * Results may differ from the plain build's in the last bits (a fused multiply-add rounds once).
    */
   relaxedSimd?: boolean | undefined;
+  /**
+   * How long each helper thread keeps polling for the next call after finishing one before it sleeps, in
+   * microseconds, 0 to 1,000,000 (default 200; no effect on one thread). A call that finds its helpers polling
+   * starts them at once; waking a sleeping one costs tens of microseconds or more (an operating system's
+   * wake-up), which a short call, such as a decoding step at a few hundred positions, loses much of its second
+   * thread to. The default covers back-to-back calls. A decoder that does other work between its attention
+   * calls can set it to cover that work, at the price of the helpers keeping their cores busy while they poll
+   * (they sleep once the time has passed with no call). The same trade as OpenMP's blocktime and onnxruntime's
+   * thread spinning.
+   */
+  spinMicroseconds?: number | undefined;
 }
 
 /**
@@ -530,7 +543,8 @@ export interface XattnOptions {
  * has that too), unless `{ simd }` or `{ relaxedSimd }` forces one, on as many threads as `{ threads }` asks
  * or the environment offers. Each call makes an independent instance. Rejects (never hangs) when the build
  * cannot be compiled or started.
- * @throws (rejects) TypeError for unknown options or wrong types; RangeError for `threads` outside 1…4; Error
+ * @throws (rejects) TypeError for unknown options or wrong types; RangeError for `threads` outside 1…4 or `spinMicroseconds`
+ *   outside 0…1,000,000; Error
  *   when a forced build cannot run here (no SIMD, no relaxed SIMD, or no shared memory for threads).
  */
 export function createXattn(options?: XattnOptions): Promise<Xattn>;

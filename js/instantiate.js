@@ -8,7 +8,11 @@ import { relaxedSimdSupported, simdSupported } from './detect.js';
 // (scripts/build-wasm.sh).
 export const MAX_THREADS = 4;
 
-const OPTIONS = ['simd', 'threads', 'relaxedSimd'];
+const OPTIONS = ['simd', 'threads', 'relaxedSimd', 'spinMicroseconds'];
+
+// How long the threaded build's helpers poll for the next call before they sleep (src/xattn/threads.hpp).
+export const DEFAULT_SPIN_MICROSECONDS = 200;
+export const MAX_SPIN_MICROSECONDS = 1_000_000;
 
 // Each build's name in messages. The relaxed ones are the SIMD ones with every a·b + c one f32x4.relaxed_madd.
 export const BUILD_NAMES = {
@@ -16,7 +20,7 @@ export const BUILD_NAMES = {
   'relaxed-simd': 'relaxed SIMD', 'relaxed-simd-threads': 'threaded relaxed SIMD',
 };
 
-// { simd, relaxedSimd, threads, build } for createXattn's options. `env` is the entry's environment:
+// { simd, relaxedSimd, threads, spinMicroseconds, build } for createXattn's options. `env` is the entry's environment:
 //   defaultThreads()  the count to use when none is asked for (1 where shared memory is unavailable)
 //   sharedMemory()    null when threads can run, else why not (a sentence for the error)
 export function chooseBuild(options, env) {
@@ -64,16 +68,27 @@ export function chooseBuild(options, env) {
   }
   const threads = forcedThreads ?? (simd && !env.sharedMemory() ? Math.max(1, Math.min(MAX_THREADS, env.defaultThreads())) : 1);
   const build = !simd ? 'scalar' : `${relaxedSimd ? 'relaxed-' : ''}simd${threads > 1 ? '-threads' : ''}`;
-  return { simd, relaxedSimd, threads, build };
+  // Taken whatever the thread count (with one thread there is no helper to poll), so that code choosing the
+  // count by the environment can pass it alike.
+  const spinMicroseconds = options?.spinMicroseconds ?? DEFAULT_SPIN_MICROSECONDS;
+  if (typeof spinMicroseconds !== 'number') {
+    throw new TypeError(`createXattn: options.spinMicroseconds must be a number, got ${typeof spinMicroseconds}`);
+  }
+  if (!Number.isInteger(spinMicroseconds) || spinMicroseconds < 0 || spinMicroseconds > MAX_SPIN_MICROSECONDS) {
+    throw new RangeError(`createXattn: options.spinMicroseconds must be an integer from 0 to ${MAX_SPIN_MICROSECONDS}, got ${spinMicroseconds}`);
+  }
+  return { simd, relaxedSimd, threads, spinMicroseconds, build };
 }
 
 // Instantiates `wasmModule` through the Emscripten `factory` (with `moduleOptions` of the entry's, such as
-// where the threaded build's worker script is), and sets the instance's thread count. `build` is what
-// chooseBuild returned ({ simd, relaxedSimd, threads, build }), or for the scalar and SIMD builds just `simd`.
+// where the threaded build's worker script is), and sets the instance's thread count and its helpers' polling.
+// `build` is what chooseBuild returned ({ simd, relaxedSimd, threads, spinMicroseconds, build }), or for the scalar
+// and SIMD builds just `simd`.
 // Rejects, never hangs, when instantiating or starting the module fails: the factory's own promise would
 // wait for ever on a failed instantiateWasm.
 export async function instantiate(factory, wasmModule, build, moduleOptions = {}) {
-  const { simd, relaxedSimd = false, threads = 1 } = typeof build === 'object' ? build : { simd: build };
+  const { simd, relaxedSimd = false, threads = 1, spinMicroseconds = DEFAULT_SPIN_MICROSECONDS } =
+    typeof build === 'object' ? build : { simd: build };
   let fail;
   const failed = new Promise((_, reject) => { fail = reject; });
   const started = factory({
@@ -94,9 +109,11 @@ export async function instantiate(factory, wasmModule, build, moduleOptions = {}
     const mod = await Promise.race([started, failed]);
     const running = mod.setThreads(threads);
     if (running !== threads) throw new Error(`the build runs at most ${mod.maxThreads()} threads, not ${threads}`);
+    const spinning = mod.setSpinMicroseconds(spinMicroseconds);
+    if (spinning !== spinMicroseconds) throw new Error(`the build polls for at most ${spinning} µs, not ${spinMicroseconds}`);
     const kernels = mod.kernelsName();
     moduleOptions.started?.(mod);
-    return Object.freeze(makeXattn(mod, { simd, relaxedSimd, threads, kernels }));
+    return Object.freeze(makeXattn(mod, { simd, relaxedSimd, threads, spinMicroseconds, kernels }));
   } catch (e) {
     throw new Error(`createXattn: could not start the ${name} WebAssembly build: ${e?.message ?? e}`, { cause: e });
   }

@@ -194,6 +194,7 @@ function workerApi(queue, info) {
     simd: info.simd,
     relaxedSimd: info.relaxedSimd,
     threads: info.threads,
+    spinMicroseconds: info.spinMicroseconds,
     kernels: info.kernels,
     version: info.version,
     memoryBytes: (options) => call('memoryBytes', { op: 'xattn', method: 'memoryBytes' }, [], [], options),
@@ -228,15 +229,19 @@ function workerApi(queue, info) {
 // createXattnWorker for an entry: `open()` starts the worker and returns its endpoint.
 export async function connectWorker(options, open) {
   const FN = 'createXattnWorker';
-  const o = checkOptions(FN, 'options', options, ['simd', 'threads', 'relaxedSimd']);
+  const o = checkOptions(FN, 'options', options, ['simd', 'threads', 'relaxedSimd', 'spinMicroseconds']);
   for (const key of ['simd', 'relaxedSimd']) {
     if (o[key] !== undefined && typeof o[key] !== 'boolean') throw new TypeError(`${FN}: options.${key} must be a boolean, got ${typeName(o[key])}`);
   }
-  if (o.threads !== undefined && typeof o.threads !== 'number') throw new TypeError(`${FN}: options.threads must be a number, got ${typeName(o.threads)}`);
+  for (const key of ['threads', 'spinMicroseconds']) {
+    if (o[key] !== undefined && typeof o[key] !== 'number') throw new TypeError(`${FN}: options.${key} must be a number, got ${typeName(o[key])}`);
+  }
   const queue = makeQueue(open());
   try {
-    // createXattn in the worker checks the rest (threads in range, shared memory and relaxed SIMD there).
-    const given = Object.fromEntries(Object.entries({ simd: o.simd, threads: o.threads, relaxedSimd: o.relaxedSimd })
+    // createXattn in the worker checks the rest (threads and spinMicroseconds in range, shared memory and relaxed
+    // SIMD there).
+    const given = Object.fromEntries(Object.entries({ simd: o.simd, threads: o.threads, relaxedSimd: o.relaxedSimd,
+      spinMicroseconds: o.spinMicroseconds })
       .filter(([, v]) => v !== undefined));
     const info = await queue.send({ op: 'init', options: Object.keys(given).length ? given : undefined });
     return workerApi(queue, info);

@@ -42,7 +42,7 @@ export function serve(createXattn, port) {
       let value;
       if (message.op === 'init') {
         xa = await createXattn(message.options);
-        value = { simd: xa.simd, relaxedSimd: xa.relaxedSimd, threads: xa.threads, kernels: xa.kernels, version: xa.version };
+        value = { simd: xa.simd, relaxedSimd: xa.relaxedSimd, threads: xa.threads, spinMicroseconds: xa.spinMicroseconds, kernels: xa.kernels, version: xa.version };
       } else {
         value = run(message);
       }

@@ -97,6 +97,8 @@ export interface XattnWorker {
   readonly relaxedSimd: boolean;
   /** How many threads the worker's instance runs (see {@link XattnOptions.threads}). */
   readonly threads: number;
+  /** How long its helper threads poll before they sleep (see {@link XattnOptions.spinMicroseconds}). */
+  readonly spinMicroseconds: number;
   /** The kernels the worker's instance runs (see Xattn.kernels). */
   readonly kernels: string;
   /** The package version. */

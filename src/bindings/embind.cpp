@@ -592,10 +592,13 @@ double max_tensor_bytes() { return static_cast<double>(xattn::kMaxTensorBytes); 
 // The thread count later plans record (xattn/threads.hpp); the JS layer sets it once per instance.
 unsigned set_threads(unsigned n) { return xattn::set_num_threads(n); }
 unsigned max_threads() { return xattn::max_threads(); }
+// How long helpers poll for the next call before they sleep (xattn/threads.hpp); set once per instance.
+unsigned set_spin_microseconds(unsigned us) { return xattn::set_spin_microseconds(us); }
 // For the package's tests: split even tiny calls, and count the tasks helper threads ran.
 void set_min_work_per_worker(double flops) { xattn::kernels::set_min_work_per_worker(flops); }
 double helper_tasks_run() { return static_cast<double>(xattn::kernels::helper_tasks_run()); }
 void set_every_worker_takes_part(bool on) { xattn::kernels::set_every_worker_takes_part(on); }
+bool helpers_asleep(unsigned threads) { return xattn::kernels::helpers_asleep(threads); }
 
 // The kernel set every call runs (its instruction set and register blocking; kernels/blocking.cpp).
 std::string kernels_name() { return xattn::kernels::best_kernels().name; }
@@ -651,7 +654,9 @@ EMSCRIPTEN_BINDINGS(xattn) {
     emscripten::function("maxTensorBytes", &max_tensor_bytes);
     emscripten::function("setThreads", &set_threads);
     emscripten::function("maxThreads", &max_threads);
+    emscripten::function("setSpinMicroseconds", &set_spin_microseconds);
     emscripten::function("setMinWorkPerWorker", &set_min_work_per_worker);
     emscripten::function("helperTasksRun", &helper_tasks_run);
     emscripten::function("setEveryWorkerTakesPart", &set_every_worker_takes_part);
+    emscripten::function("helpersAsleep", &helpers_asleep);
 }

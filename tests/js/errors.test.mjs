@@ -150,7 +150,7 @@ describe('createMultiheadAttention and MultiheadAttention refuse bad input', asy
 
   test('createXattn refuses unknown options', async () => {
     await assert.rejects(createXattn({ simd: 'yes' }), TypeError);
-    await assert.rejects(createXattn({ thread: 2 }), /unknown option 'thread' \(known: simd, threads, relaxedSimd\)/);
+    await assert.rejects(createXattn({ thread: 2 }), /unknown option 'thread' \(known: simd, threads, relaxedSimd, spinMicroseconds\)/);
     await assert.rejects(createXattn({ relaxedSimd: 1 }),
       (e) => e instanceof TypeError && e.message === 'createXattn: options.relaxedSimd must be a boolean, got number');
     await assert.rejects(createXattn({ simd: false, relaxedSimd: true }),
@@ -162,5 +162,11 @@ describe('createMultiheadAttention and MultiheadAttention refuse bad input', asy
     }
     await assert.rejects(createXattn({ simd: false, threads: 2 }),
       /^Error: createXattn: threads: 2 needs the SIMD build \(the threaded build is SIMD only\), but simd is off$/);
+    await assert.rejects(createXattn({ spinMicroseconds: '200' }),
+      (e) => e instanceof TypeError && e.message === 'createXattn: options.spinMicroseconds must be a number, got string');
+    for (const bad of [-1, 1_000_001, 2.5, NaN, Infinity]) {
+      await assert.rejects(createXattn({ spinMicroseconds: bad }), (e) => e instanceof RangeError &&
+        e.message === `createXattn: options.spinMicroseconds must be an integer from 0 to 1000000, got ${bad}`);
+    }
   });
 });

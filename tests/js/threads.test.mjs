@@ -91,6 +91,38 @@ describe('createXattn({ threads })', () => {
     }
     assert.equal((await createXattn({ simd: false })).threads, 1);
   });
+
+  test('spinMicroseconds: the helpers poll that long after a call, then sleep', async () => {
+    assert.equal(instance(false, 2).spinMicroseconds, 200);
+    const k = randomTensor([1, 2, 3000, 64], 8), v = randomTensor([1, 2, 3000, 64], 9), q = randomTensor([1, 8, 1, 64], 10);
+    const callOn = (xa) => {
+      xa.setEveryWorkerForTests(true);  // the helper takes part, so it polls after the call
+      xa.setMinWorkForTests(0);
+      try {
+        xa.scaledDotProductAttention(q, k, v, { enableGqa: true });
+      } finally {
+        xa.setMinWorkForTests(1e6);
+      }
+    };
+    const sleepMs = (ms) => new Promise((resolve) => setTimeout(resolve, ms));
+    const asleepSoon = async (xa) => {  // within seconds, on a loaded machine
+      for (let ms = 0; ms < 5000 && !xa.helpersAsleepForTests(); ms += 5) await sleepMs(5);
+      return xa.helpersAsleepForTests();
+    };
+    // Polling for a second: still awake 30 ms after a call, where the default would have let it sleep.
+    const polling = await createXattn({ threads: 2, spinMicroseconds: 1_000_000 });
+    assert.equal(polling.spinMicroseconds, 1_000_000);
+    callOn(polling);
+    await sleepMs(30);
+    assert.equal(polling.helpersAsleepForTests(), false);
+    // Not polling, or the default 200 µs: asleep soon after a call.
+    const sleeping = await createXattn({ threads: 2, spinMicroseconds: 0 });
+    assert.equal(sleeping.spinMicroseconds, 0);
+    callOn(sleeping);
+    assert.equal(await asleepSoon(sleeping), true);
+    callOn(instance(false, 2));
+    assert.equal(await asleepSoon(instance(false, 2)), true);
+  });
 });
 
 describe('bit-identical at 1, 2, 3 and 4 threads', () => {

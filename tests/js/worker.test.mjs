@@ -37,9 +37,14 @@ describe('createXattnWorker', () => {
     assert.equal(worker.version, xa.version);
   });
 
-  test('passes relaxedSimd to the worker\'s createXattn', async () => {
-    const plain = await createXattnWorker({ relaxedSimd: false, threads: 1 });
+  test('passes relaxedSimd and spinMicroseconds to the worker\'s createXattn', async () => {
+    const plain = await createXattnWorker({ relaxedSimd: false, threads: 1, spinMicroseconds: 5000 });
     assert.equal(plain.relaxedSimd, false);
+    assert.equal(plain.spinMicroseconds, 5000);
+    assert.equal(worker.spinMicroseconds, 200);
+    await rejects(createXattnWorker({ spinMicroseconds: '1' }), TypeError, 'createXattnWorker: options.spinMicroseconds must be a number, got string');
+    await rejects(createXattnWorker({ spinMicroseconds: -1 }), Error, 'createXattnWorker: the worker could not start xattn: createXattn: ' +
+      'options.spinMicroseconds must be an integer from 0 to 1000000, got -1');
     assert.equal(plain.simd, true);
     await plain.terminate();
     if (!relaxedSimdSupported()) {
