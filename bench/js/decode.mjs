@@ -8,6 +8,10 @@
 // both; the full copy's copying in stays on the calling thread) and onnxruntime-web at 2 threads in a process of
 // its own (this file run as a script: its thread count is fixed once per process, and a second pool polling
 // beside xattn's would slow both); every result is checked against the full-copy SDPA before it is timed.
+// Last, in a process of its own too, xattn's float32 steps at 2 threads with the helper polling through the gap
+// between steps (createXattn's spinMicroseconds, set past the 256 MiB read each step comes after): what a
+// decoder that keeps its helpers polling gets, where the default lets them sleep after 200 µs. (In the main
+// process a polling helper would keep the second core from the other instances' two-thread steps.)
 import { execFileSync } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
@@ -18,6 +22,7 @@ import { loadXattn } from './peers.mjs';
 import { warmUpAndInterleave } from './timing.mjs';
 import { readBandwidthProbe, simdPeakProbe } from './wasm-probes.mjs';
 import { relaxedSimdSupported } from '../../js/detect.js';
+import { createXattn } from '../../js/node.js';
 
 export const DECODE_CONFIGS = [
   { Hq: 32, Hkv: 8, E: 128 },  // grouped-query attention: about 2 FLOPs per byte read, either bound can bind
@@ -200,13 +205,63 @@ export async function measureDecode({ log = () => {}, budgetMs = 10000 } = {}) {
   } catch (e) {
     log(`  onnxruntime-web at 2 threads unavailable: ${String(e?.message ?? e).split('\n')[0]}`);
   }
+  log(`decode: xattn at 2 threads with the helper polling between steps (spinMicroseconds ${POLLING_SPIN_US}), in a process of its own`);
+  try {
+    const flags = process.execArgv.filter((a) => a.startsWith('--experimental-wasm'));
+    const out = execFileSync(process.execPath, [...flags, self, '--polling-threads', '2'],
+      { encoding: 'utf8', stdio: ['ignore', 'pipe', 'inherit'] });
+    const polling = JSON.parse(out.trim().split('\n').pop());
+    rows.forEach((row, i) => {
+      const ms = polling[i].ms;
+      row.float32Threads2Polling = { ms, spinMicroseconds: POLLING_SPIN_US };
+      log(`  Hq ${row.Hq}, Hkv ${row.Hkv}, E ${row.E}, ${row.length} positions: ${ms.toFixed(3)} ms ` +
+        `(${(row.float32.ms / ms).toFixed(2)}× the one-thread step, ${(ms / row.float32.boundMs).toFixed(2)}× its bound, ` +
+        `${(row.float32Threads2.ms / ms).toFixed(2)}× faster than with the default polling` +
+        (row.ortWebThreads2Ms ? `; ort-web at 2 threads ${(row.ortWebThreads2Ms / ms).toFixed(1)}× this` : '') + ')');
+    });
+  } catch (e) {
+    log(`  polling helpers unavailable: ${String(e?.message ?? e).split('\n')[0]}`);
+  }
   return { threads: [1, 2], rows };
 }
+
+// How long the helper polls between steps in the --polling-threads process: past the 256 MiB read (8-10 ms at
+// 25-35 GB/s) with room for a slow phase of the host.
+const POLLING_SPIN_US = 50_000;
+
+// Run as a script with `--polling-threads N`: xattn's float32 cache steps alone at N threads, the helpers polling
+// between steps, every configuration and length in measureDecode's order, each checked against the same
+// instance's full-copy SDPA; prints one JSON line.
+async function pollingSteps(threads) {
+  const xa = await createXattn({ simd: true, relaxedSimd: false, threads, spinMicroseconds: POLLING_SPIN_US });
+  const readProbe = readBandwidthProbe();
+  const results = [];
+  for (const cfg of DECODE_CONFIGS) {
+    for (const length of DECODE_LENGTHS) {
+      const { K, V, q, k, v } = stepInputs(cfg, length);
+      const want = xa.scaledDotProductAttention(q, K, V, { enableGqa: true }).output.data;
+      const s = cacheStep(xa, cfg, length, 'float32', K, V, q, k, v);
+      try {
+        if (maxRelativeGap(s.check().got, want) > 1) throw new Error(`decode ${cfg.Hq}/${cfg.Hkv}/${cfg.E} at ${length}: the polling step disagrees with SDPA`);
+        results.push({ ms: (await timeTogether([cold(readProbe, { key: 'step', run: s.step })], 3000)).step.ms });
+      } finally {
+        s.dispose();
+      }
+    }
+  }
+  return results;
+}
+
+
 
 // Run as a script (`--ort-threads N`): onnxruntime-web's steps alone at N threads, every configuration and length
 // in measureDecode's order, checked against xattn's full-copy SDPA (one thread); prints one JSON line.
 if (process.argv[1] === self) {
-  const { values } = parseArgs({ options: { 'ort-threads': { type: 'string' } } });
+  const { values } = parseArgs({ options: { 'ort-threads': { type: 'string' }, 'polling-threads': { type: 'string' } } });
+  if (values['polling-threads']) {
+    console.log(JSON.stringify(await pollingSteps(Number(values['polling-threads']))));
+    process.exit(0);
+  }
   const ort = await import('onnxruntime-web');
   ort.env.wasm.numThreads = Number(values['ort-threads']);
   const xa = await loadXattn(true);
