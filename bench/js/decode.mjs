@@ -188,13 +188,10 @@ export async function measureDecode({ log = () => {}, budgetMs = 10000 } = {}) {
       rows.push(row);
     }
   }
-  // onnxruntime-web at 2 threads, in a process of its own (the engine's wasm flags carry over).
+  // onnxruntime-web at 2 threads, in a process of its own.
   log('decode: onnxruntime-web at 2 threads, in a process of its own');
   try {
-    const flags = process.execArgv.filter((a) => a.startsWith('--experimental-wasm'));
-    const out = execFileSync(process.execPath, [...flags, self, '--ort-threads', '2'],
-      { encoding: 'utf8', stdio: ['ignore', 'pipe', 'inherit'] });
-    const ort2 = JSON.parse(out.trim().split('\n').pop());
+    const ort2 = inOwnProcess('--ort-threads', '2');
     rows.forEach((row, i) => {
       const r = ort2[i];
       if (r.ortWebMs) row.ortWebThreads2Ms = r.ortWebMs;
@@ -207,10 +204,7 @@ export async function measureDecode({ log = () => {}, budgetMs = 10000 } = {}) {
   }
   log(`decode: xattn at 2 threads with the helper polling between steps (spinMicroseconds ${POLLING_SPIN_US}), in a process of its own`);
   try {
-    const flags = process.execArgv.filter((a) => a.startsWith('--experimental-wasm'));
-    const out = execFileSync(process.execPath, [...flags, self, '--polling-threads', '2'],
-      { encoding: 'utf8', stdio: ['ignore', 'pipe', 'inherit'] });
-    const polling = JSON.parse(out.trim().split('\n').pop());
+    const polling = inOwnProcess('--polling-threads', '2');
     rows.forEach((row, i) => {
       const ms = polling[i].ms;
       row.float32Threads2Polling = { ms, spinMicroseconds: POLLING_SPIN_US };
@@ -225,64 +219,71 @@ export async function measureDecode({ log = () => {}, budgetMs = 10000 } = {}) {
   return { threads: [1, 2], rows };
 }
 
+// This file run as a script with `args`, in a process of its own (the engine's wasm flags carry over): the JSON
+// line it prints last.
+function inOwnProcess(...args) {
+  const flags = process.execArgv.filter((a) => a.startsWith('--experimental-wasm'));
+  const out = execFileSync(process.execPath, [...flags, self, ...args], { encoding: 'utf8', stdio: ['ignore', 'pipe', 'inherit'] });
+  return JSON.parse(out.trim().split('\n').pop());
+}
+
 // How long the helper polls between steps in the --polling-threads process: past the 256 MiB read (8-10 ms at
 // 25-35 GB/s) with room for a slow phase of the host.
 const POLLING_SPIN_US = 50_000;
 
-// Run as a script with `--polling-threads N`: xattn's float32 cache steps alone at N threads, the helpers polling
-// between steps, every configuration and length in measureDecode's order, each checked against the same
-// instance's full-copy SDPA; prints one JSON line.
-async function pollingSteps(threads) {
-  const xa = await createXattn({ simd: true, relaxedSimd: false, threads, spinMicroseconds: POLLING_SPIN_US });
-  const readProbe = readBandwidthProbe();
+// For every configuration and length in measureDecode's order: time(cfg, length, inputs, want), with the step's
+// inputs and the full-copy SDPA's output on `xa`; their results, in a list.
+async function forEachStep(xa, time) {
   const results = [];
   for (const cfg of DECODE_CONFIGS) {
     for (const length of DECODE_LENGTHS) {
-      const { K, V, q, k, v } = stepInputs(cfg, length);
-      const want = xa.scaledDotProductAttention(q, K, V, { enableGqa: true }).output.data;
-      const s = cacheStep(xa, cfg, length, 'float32', K, V, q, k, v);
-      try {
-        if (maxRelativeGap(s.check().got, want) > 1) throw new Error(`decode ${cfg.Hq}/${cfg.Hkv}/${cfg.E} at ${length}: the polling step disagrees with SDPA`);
-        results.push({ ms: (await timeTogether([cold(readProbe, { key: 'step', run: s.step })], 3000)).step.ms });
-      } finally {
-        s.dispose();
-      }
+      const inputs = stepInputs(cfg, length);
+      const want = xa.scaledDotProductAttention(inputs.q, inputs.K, inputs.V, { enableGqa: true }).output.data;
+      results.push(await time(cfg, length, inputs, want));
     }
   }
   return results;
 }
 
+// `--polling-threads N`: xattn's float32 cache steps alone at N threads, the helpers polling between steps, each
+// checked against the same instance's full-copy SDPA.
+async function pollingSteps(threads) {
+  const xa = await createXattn({ simd: true, relaxedSimd: false, threads, spinMicroseconds: POLLING_SPIN_US });
+  const readProbe = readBandwidthProbe();
+  return forEachStep(xa, async (cfg, length, { K, V, q, k, v }, want) => {
+    const s = cacheStep(xa, cfg, length, 'float32', K, V, q, k, v);
+    try {
+      if (maxRelativeGap(s.check().got, want) > 1) throw new Error(`decode ${cfg.Hq}/${cfg.Hkv}/${cfg.E} at ${length}: the polling step disagrees with SDPA`);
+      return { ms: (await timeTogether([cold(readProbe, { key: 'step', run: s.step })], 3000)).step.ms };
+    } finally {
+      s.dispose();
+    }
+  });
+}
 
+// `--ort-threads N`: onnxruntime-web's steps alone at N threads, checked against xattn's full-copy SDPA (one
+// thread).
+async function ortSteps(threads) {
+  const ort = await import('onnxruntime-web');
+  ort.env.wasm.numThreads = threads;
+  const readProbe = readBandwidthProbe();
+  return forEachStep(await loadXattn(true), async (cfg, length, { K, V, q, k, v }, want) => {
+    const o = await checkedOrtStep(ort, cfg, length, K, V, q, k, v, want);
+    if (o.error) return { ortWebError: o.error };
+    try {
+      return { ortWebMs: (await timeTogether([cold(readProbe, { key: 'ortWeb', run: o.run })], 1500)).ortWeb.ms };
+    } finally {
+      await o.release();
+    }
+  });
+}
 
-// Run as a script (`--ort-threads N`): onnxruntime-web's steps alone at N threads, every configuration and length
-// in measureDecode's order, checked against xattn's full-copy SDPA (one thread); prints one JSON line.
+// Run as a script (`--ort-threads N` or `--polling-threads N`): prints one JSON line, a result per configuration
+// and length in measureDecode's order.
 if (process.argv[1] === self) {
   const { values } = parseArgs({ options: { 'ort-threads': { type: 'string' }, 'polling-threads': { type: 'string' } } });
-  if (values['polling-threads']) {
-    console.log(JSON.stringify(await pollingSteps(Number(values['polling-threads']))));
-    process.exit(0);
-  }
-  const ort = await import('onnxruntime-web');
-  ort.env.wasm.numThreads = Number(values['ort-threads']);
-  const xa = await loadXattn(true);
-  const readProbe = readBandwidthProbe();
-  const results = [];
-  for (const cfg of DECODE_CONFIGS) {
-    for (const length of DECODE_LENGTHS) {
-      const { K, V, q, k, v } = stepInputs(cfg, length);
-      const want = xa.scaledDotProductAttention(q, K, V, { enableGqa: true }).output.data;
-      const o = await checkedOrtStep(ort, cfg, length, K, V, q, k, v, want);
-      if (o.error) {
-        results.push({ ortWebError: o.error });
-        continue;
-      }
-      try {
-        results.push({ ortWebMs: (await timeTogether([cold(readProbe, { key: 'ortWeb', run: o.run })], 1500)).ortWeb.ms });
-      } finally {
-        await o.release();
-      }
-    }
-  }
+  const results = values['polling-threads'] ? await pollingSteps(Number(values['polling-threads']))
+    : await ortSteps(Number(values['ort-threads']));
   console.log(JSON.stringify(results));
   process.exit(0);  // onnxruntime keeps handles open
 }
