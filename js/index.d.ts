@@ -543,9 +543,9 @@ export interface XattnOptions {
  * has that too), unless `{ simd }` or `{ relaxedSimd }` forces one, on as many threads as `{ threads }` asks
  * or the environment offers. Each call makes an independent instance. Rejects (never hangs) when the build
  * cannot be compiled or started.
- * @throws (rejects) TypeError for unknown options or wrong types; RangeError for `threads` outside 1…4 or `spinMicroseconds`
- *   outside 0…1,000,000; Error
- *   when a forced build cannot run here (no SIMD, no relaxed SIMD, or no shared memory for threads).
+ * @throws (rejects) TypeError for unknown options or wrong types; RangeError for `threads` outside 1…4 or
+ *   `spinMicroseconds` outside 0…1,000,000; Error when a forced build cannot run here (no SIMD, no relaxed SIMD,
+ *   or no shared memory for threads).
  */
 export function createXattn(options?: XattnOptions): Promise<Xattn>;
 export default createXattn;

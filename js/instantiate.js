@@ -20,7 +20,8 @@ export const BUILD_NAMES = {
   'relaxed-simd': 'relaxed SIMD', 'relaxed-simd-threads': 'threaded relaxed SIMD',
 };
 
-// { simd, relaxedSimd, threads, spinMicroseconds, build } for createXattn's options. `env` is the entry's environment:
+// { simd, relaxedSimd, threads, spinMicroseconds, build } for createXattn's options. `env` is the entry's
+// environment:
 //   defaultThreads()  the count to use when none is asked for (1 where shared memory is unavailable)
 //   sharedMemory()    null when threads can run, else why not (a sentence for the error)
 export function chooseBuild(options, env) {

@@ -1,12 +1,11 @@
 // The thread pool behind kernels::parallel_run and the process-wide thread count (xattn/threads.hpp).
 //
 // Helpers are started on first use; after a call each polls for the next one for spin_microseconds(), then
-// sleeps on a condition variable. A call publishes
-// its job, wakes the helpers it needs, works on the tasks itself as worker 0, and then waits for the helpers
-// by spinning on a counter: a browser's main thread may not block (Atomics.wait throws there), and the
-// wait is short, since every worker takes tasks from one shared counter until none is left. A short call that
-// finds every helper it needs asleep stays on the caller when the wake-ups measured so far say that waking them
-// would cost more than they take off (better_on_caller).
+// sleeps on a condition variable. A call publishes its job, wakes the helpers it needs, works on the tasks itself
+// as worker 0, and then waits for the helpers by spinning on a counter: a browser's main thread may not block
+// (Atomics.wait throws there), and the wait is short, since every worker takes tasks from one shared counter
+// until none is left. A short call that finds every helper it needs asleep stays on the caller when the wake-ups
+// measured so far say that waking them would cost more than they take off (better_on_caller).
 #include <algorithm>
 #include <atomic>
 #include <chrono>
