@@ -325,3 +325,36 @@ TEST_CASE("threads: helpers poll for the set time after a call, then sleep; lowe
     }
     xattn::set_spin_microseconds(xattn::kDefaultSpinMicroseconds);
 }
+
+TEST_CASE("threads: the same bits whether the helpers poll between calls or sleep (late joiners included)") {
+    // With no polling every call finds its helper asleep; the calling thread often finishes a small call before the
+    // helper wakes, closes the job, and the helper goes back to sleep. With a second of polling the helper is there
+    // at once. Neither may change a bit; under ThreadSanitizer this drives the late-join path call after call.
+    xattn::KvCacheConfig cfg;
+    cfg.kv_heads = 2, cfg.head_dim = 32, cfg.capacity = 3000;
+    xattn::KvCache cache(cfg);
+    cache.append(randn({1, 2, 3000, 32}, 14), randn({1, 2, 3000, 32}, 15));
+    const auto q = randn({1, 6, 1, 32}, 16), sq = randn({3, 40, 32}, 17), sk = randn({3, 70, 32}, 18);
+    xt::xarray<float> want_step, want_sdpa;
+    {
+        Threads one(1, false);
+        want_step = cache.attend(q).output;
+        want_sdpa = xattn::scaled_dot_product_attention(sq, sk, sk, {}).output;
+    }
+    const double saved_work = xattn::kernels::min_work_per_worker();
+    REQUIRE(xattn::set_num_threads(2) == 2);
+    xattn::kernels::set_min_work_per_worker(0.0);  // every call splits; the helper joins only if it wakes in time
+    const std::uint64_t before = xattn::kernels::helper_tasks_run();
+    for (const unsigned spin : {0u, xattn::kMaxSpinMicroseconds}) {
+        xattn::set_spin_microseconds(spin);
+        for (int i = 0; i < 40; ++i) {
+            CHECK_MESSAGE(same_bits(cache.attend(q).output, want_step), "step " << i << ", polling " << spin << " us");
+            CHECK_MESSAGE(same_bits(xattn::scaled_dot_product_attention(sq, sk, sk, {}).output, want_sdpa),
+                          "sdpa " << i << ", polling " << spin << " us");
+        }
+    }
+    CHECK(xattn::kernels::helper_tasks_run() > before);
+    xattn::set_spin_microseconds(xattn::kDefaultSpinMicroseconds);  // the helper sleeps now, not a second from now
+    xattn::kernels::set_min_work_per_worker(saved_work);
+    xattn::set_num_threads(1);
+}
