@@ -4,6 +4,7 @@
 #include <cmath>
 #include <cstddef>
 #include <limits>
+#include <utility>
 #include <vector>
 
 namespace xattn {
@@ -104,6 +105,18 @@ Flat parameter(const MultiheadAttention& module, const std::string& name) {
 
 Flat slice(const Flat& x, std::size_t begin, std::size_t n) { return Flat(x.begin() + begin, x.begin() + begin + n); }
 
+// Head h's slice (channels h·hd … h·hd + hd − 1) of row a of x dotted with the same slice of row b of y, both
+// (rows, E): the value, and the sum of its terms' sizes.
+std::pair<double, double> head_dot(const Pair& x, std::size_t a, const Pair& y, std::size_t b, std::size_t E,
+                                   std::size_t h, std::size_t hd) {
+    double dot = 0.0, mag = 0.0;
+    for (std::size_t d = 0; d < hd; ++d) {
+        dot += x.v[a * E + h * hd + d] * y.v[b * E + h * hd + d];
+        mag += x.m[a * E + h * hd + d] * y.m[b * E + h * hd + d];
+    }
+    return {dot, mag};
+}
+
 }  // namespace
 
 ReferenceMha reference_mha(const MultiheadAttention& module, const xt::xarray<float>& query,
@@ -189,16 +202,10 @@ ReferenceMha reference_mha(const MultiheadAttention& module, const xt::xarray<fl
         for (std::size_t h = 0; h < H; ++h)
             for (std::size_t i = 0; i < L; ++i) {
                 const std::size_t row = (n * H + h) * L + i;
-                const double* q = &Q.v[(n * L + i) * E + h * hd];
-                const double* qm = &Q.m[(n * L + i) * E + h * hd];
                 double top = -kInf, largest = 0.0;
                 for (std::size_t j = 0; j < St; ++j) {
                     // Step 1-2: the scaled product of query row i and key j, and the mask
-                    double dot = 0.0, mag = 0.0;
-                    for (std::size_t d = 0; d < hd; ++d) {
-                        dot += q[d] * K.v[(n * St + j) * E + h * hd + d];
-                        mag += qm[d] * K.m[(n * St + j) * E + h * hd + d];
-                    }
+                    const auto [dot, mag] = head_dot(Q, n * L + i, K, n * St + j, E, h, hd);
                     const double add = j < S ? added(n, h, i, j) : 0.0;  // bias_kv and zero_attn keys: never masked
                     s[j] = add == -kInf ? -kInf : scale * dot + add;
                     sm[j] = scale * mag + std::fabs(add);
@@ -273,11 +280,7 @@ ReferenceMha reference_mha(const MultiheadAttention& module, const xt::xarray<fl
                 double D = 0.0, Dm = 0.0;
                 for (std::size_t j = 0; j < St; ++j) {
                     const double pd = Pd[row * St + j], keep = P[row * St + j] == 0.0 ? 0.0 : pd / P[row * St + j];
-                    double dot = 0.0, mag = 0.0;
-                    for (std::size_t d = 0; d < hd; ++d) {
-                        dot += g[d] * V.v[(n * St + j) * E + h * hd + d];
-                        mag += gm[d] * V.m[(n * St + j) * E + h * hd + d];
-                    }
+                    const auto [dot, mag] = head_dot(dattn, n * L + i, V, n * St + j, E, h, hd);
                     dP[j] = pd == 0.0 ? 0.0 : dot * keep;  // a dropped or masked weight passes nothing back
                     dPm[j] = mag * keep;
                     D += P[row * St + j] * dP[j];
