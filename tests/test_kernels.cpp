@@ -421,14 +421,13 @@ TEST_CASE("kernels: every sdpa and mha fixture matches PyTorch through the API w
     }
 }
 
-// |got - want| <= atol + 2^-24·terms + rtol·|want| everywhere (terms: reference_mha's sizes of the terms summed);
-// the worst element when not.
+// Every element within_reference (reference_mha's tolerance with its terms' rounding); the first that is not, else "".
 std::string mha_mismatch(const xt::xarray<float>& got, const xt::xarray<double>& want, const xt::xarray<double>& terms,
                          double atol, double rtol) {
     if (got.size() != want.size()) return std::to_string(got.size()) + " values, want " + std::to_string(want.size());
     for (std::size_t i = 0; i < got.size(); ++i) {
         const double g = got.data()[i], w = want.data()[i];
-        if (!(std::fabs(g - w) <= atol + std::ldexp(terms.data()[i], -24) + rtol * std::fabs(w)))
+        if (!xattn::within_reference(g, w, terms.data()[i], atol, rtol))
             return "element " + std::to_string(i) + ": " + std::to_string(g) + ", want " + std::to_string(w);
     }
     return "";
