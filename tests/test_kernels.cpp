@@ -129,7 +129,7 @@ TEST_CASE("kernels: the API runs the best kernel set, bit for bit, with and with
     }
 }
 
-TEST_CASE("kernels: every set's exp is within 2 ULP of std::exp down to e^-87, 0 from -87.68 down, NaN at NaN") {
+TEST_CASE("kernels: every set's exp2 is within 2 ULP of std::exp2 down to 2^-126, 0 below -126.5, NaN at NaN") {
     auto ulps = [](float a, float b) {
         std::int32_t ia, ib;
         std::memcpy(&ia, &a, 4);
@@ -137,35 +137,38 @@ TEST_CASE("kernels: every set's exp is within 2 ULP of std::exp down to e^-87, 0
         return std::abs(static_cast<std::int64_t>(ia) - ib);
     };
     std::vector<float> x;
-    for (float v = 0.0f; v >= -87.0f; v = std::nextafter(v, -100.0f) - 1e-4f * (1.0f - v / 100.0f)) x.push_back(v);
+    for (float v = 0.0f; v >= -126.0f; v = std::nextafter(v, -200.0f) - 1e-4f * (1.0f - v / 150.0f)) x.push_back(v);
+    // Every half integer too: where the reduction's rounding to n goes to even, r is ±1/2, the ends of the fit.
+    for (float v = -0.5f; v >= -125.5f; v -= 1.0f) x.push_back(v);
     const std::size_t checked = x.size();
-    // Past the accurate range: e^x under FLT_MIN (possibly subnormal), then exactly 0 from -126.5·ln 2 = -87.68 on;
+    // Past the accurate range: 2^x under FLT_MIN (possibly subnormal; -126.5 rounds to n = -126, the even
+    // one), then exactly 0 below -126.5;
     // then -inf (a masked score) and NaN, each also in a vector of finite values (lanes must not mix).
-    const std::vector<float> tail = {-87.4f, -87.5f, -87.66f, -87.7f, -88.0f, -88.1f, -100.0f, -1e30f, -kInf, kNaN,
-                                     -1.0f, kNaN, -2.0f, -kInf, -3.0f, -4.0f};
+    const std::vector<float> tail = {-126.1f, -126.3f, -126.49f, -126.5f, -126.6f, -127.0f, -127.2f, -150.0f,
+                                     -1e30f, -kInf, kNaN, -1.0f, kNaN, -2.0f, -kInf, -3.0f, -4.0f};
     x.insert(x.end(), tail.begin(), tail.end());
     for (const auto* set : xattn::kernels::available_kernels()) {
         CAPTURE(set->name);
         std::vector<float> got(x.size());
-        set->exp_nonpositive(x.data(), x.size(), got.data());
+        set->exp2_nonpositive(x.data(), x.size(), got.data());
         std::int64_t worst = 0;
         for (std::size_t i = 0; i < checked; ++i)
-            worst = std::max(worst, ulps(got[i], static_cast<float>(std::exp(static_cast<double>(x[i])))));
+            worst = std::max(worst, ulps(got[i], static_cast<float>(std::exp2(static_cast<double>(x[i])))));
         CHECK(worst <= 2);
         CHECK(got[0] == 1.0f);
         for (std::size_t i = checked; i < x.size(); ++i) {
             CAPTURE(x[i]);
             if (std::isnan(x[i])) {
                 CHECK(std::isnan(got[i]));
-            } else if (x[i] <= -87.68f) {
+            } else if (x[i] < -126.5f) {
                 CHECK(got[i] == 0.0f);
                 CHECK(!std::signbit(got[i]));
-            } else if (x[i] < -87.0f) {
+            } else if (x[i] < -126.0f) {
                 CHECK(got[i] >= 0.0f);
                 CHECK(got[i] < std::numeric_limits<float>::min());
-                CHECK(std::fabs(got[i] - std::exp(x[i])) <= 3 * std::numeric_limits<float>::denorm_min());  // subnormal steps
+                CHECK(std::fabs(got[i] - std::exp2(x[i])) <= 3 * std::numeric_limits<float>::denorm_min());  // subnormal steps
             } else {
-                CHECK(ulps(got[i], static_cast<float>(std::exp(static_cast<double>(x[i])))) <= 2);
+                CHECK(ulps(got[i], static_cast<float>(std::exp2(static_cast<double>(x[i])))) <= 2);
             }
         }
     }

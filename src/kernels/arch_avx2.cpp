@@ -23,7 +23,7 @@ using Backward = AttentionBackward<Attention>;
 using Linear = LinearKernel<Ops, 4, 3>;
 const KernelSet kSet{"avx2+fma", &Attention::workspace, &Attention::run, &Linear::workspace, &Linear::run,
                     &Decode::workspace, &Decode::run, &Attention::widen, &Backward::workspace,
-                    &Backward::run, &Attention::exp_values};
+                    &Backward::run, &Attention::exp2_values};
 }  // namespace
 const KernelSet* avx2_kernels() { return &kSet; }
 }  // namespace xattn::kernels

@@ -28,7 +28,7 @@ using Backward = AttentionBackward<Attention>;
 using Linear = LinearKernel<Ops, 8, 2>;  // 8 rows × 32 columns: 100 GFLOP/s at 512³, 4 × 3 and 4 × 4 73–83
 const KernelSet kSet{"avx512f", &Attention::workspace, &Attention::run, &Linear::workspace, &Linear::run,
                     &Decode::workspace, &Decode::run, &Attention::widen, &Backward::workspace,
-                    &Backward::run, &Attention::exp_values};
+                    &Backward::run, &Attention::exp2_values};
 }  // namespace
 const KernelSet* avx512_kernels() { return &kSet; }
 }  // namespace xattn::kernels

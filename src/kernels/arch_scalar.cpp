@@ -16,7 +16,7 @@ using Backward = AttentionBackward<Attention>;
 using Linear = LinearKernel<ScalarOps, 2, 4>;
 const KernelSet kSet{"scalar", &Attention::workspace, &Attention::run, &Linear::workspace, &Linear::run,
                     &Decode::workspace, &Decode::run, &Attention::widen, &Backward::workspace,
-                    &Backward::run, &Attention::exp_values};
+                    &Backward::run, &Attention::exp2_values};
 }  // namespace
 const KernelSet& scalar_kernels() { return kSet; }
 }  // namespace xattn::kernels

@@ -49,7 +49,7 @@ template <class A, class P, class D>
 constexpr KernelSet kernel_set(const char* name) {
     using Backward = AttentionBackward<A>;
     return KernelSet{name, &A::workspace, &A::run, &P::workspace, &P::run, &D::workspace,
-                     &D::run, &A::widen, &Backward::workspace, &Backward::run, &A::exp_values};
+                     &D::run, &A::widen, &Backward::workspace, &Backward::run, &A::exp2_values};
 }
 const KernelSet kSet = kernel_set<Attention, Linear, Decode>(XATTN_SSE41_SET);
 const KernelSet kSet16 = kernel_set<Attention16, Linear16, Decode16>(XATTN_SSE41_SET "/16");

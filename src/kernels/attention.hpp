@@ -15,7 +15,7 @@
 
 #include "kernels/carver.hpp"
 #include "kernels/dropout_hash.hpp"
-#include "kernels/exp.hpp"
+#include "kernels/exp2.hpp"
 #include "kernels/half.hpp"
 #include "kernels/kahan.hpp"
 #include "kernels/vector_loops.hpp"
@@ -165,10 +165,10 @@ struct AttentionKernel {
     }
 
     static void widen(const std::uint16_t* src, std::size_t n, float* dst) { widen_halves<O>(src, n, dst); }
-    static void exp_values(const float* x, std::size_t n, float* out) {
+    static void exp2_values(const float* x, std::size_t n, float* out) {
         std::size_t i = 0;
-        for (; i + W <= n; i += W) O::store(out + i, exp_nonpositive<O>(O::load(x + i)));
-        for (; i < n; ++i) out[i] = exp_nonpositive<ScalarOps>(x[i]);
+        for (; i + W <= n; i += W) O::store(out + i, exp2_nonpositive<O>(O::load(x + i)));
+        for (; i < n; ++i) out[i] = exp2_nonpositive<ScalarOps>(x[i]);
     }
 
     // A KV cache's key rows [k0, k0 + kn) into kt (kn, E), from its key blocks (kv_layout.hpp: element c of

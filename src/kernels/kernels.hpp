@@ -90,9 +90,9 @@ struct KernelSet {
     // The fused backward (attention_backward.hpp): needs output and lse from the streaming forward.
     std::uint64_t (*backward_workspace)(const AttentionProblem&);
     void (*backward)(const AttentionProblem&, void* workspace);
-    // The softmax's exp (exp.hpp) on n values <= 0, -inf or NaN, in whole vectors where they fit, exposed so the
-    // tests can check every set's own ops against std::exp.
-    void (*exp_nonpositive)(const float* x, std::size_t n, float* out);
+    // The softmax's exp2 (exp2.hpp) on n values <= 0, -inf or NaN, in whole vectors where they fit, exposed so
+    // the tests can check every set's own ops against std::exp2.
+    void (*exp2_nonpositive)(const float* x, std::size_t n, float* out);
 };
 
 // Defined in the per-arch files; null when this build has no such kernels.
