@@ -152,12 +152,11 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
     const Bounds m = bounds(q, k, v, dO, xattn::reference_sdpa(q, k, v, no_dropout).weights, want.output, scale,
                             1.0 / (1.0 - o.dropout_p), G);
     // The golden gradient tolerance, plus one float32 unit roundoff of the magnitudes summed.
-    const double ulps = std::ldexp(1.0, -24);
     const auto compare = [&](const xt::xarray<float>& g, const xt::xarray<float>& w, const std::vector<double>& terms,
                              std::size_t first, std::size_t n, const char* what) {
         for (std::size_t i = first; i < first + n; ++i) {
             const double x = g.data()[i], y = w.data()[i];
-            FUZZ_CHECK(fuzz::within(x, y, golden::kGradAtol + ulps * terms[i], golden::kGradRtol),
+            FUZZ_CHECK(golden::within_reference(x, y, terms[i], golden::kGradAtol, golden::kGradRtol),
                        "%s %s %zu: %g, reference %g, terms %g (B %zu, Hq %zu, Hkv %zu, L %zu, S %zu, E %zu, Ev %zu, "
                        "mode %d, dropout %g)",
                        set->name, what, i, x, y, terms[i], B, Hq, Hkv, L, S, E, Ev, mode, o.dropout_p);

@@ -136,7 +136,7 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
                              double atol, double rtol, const std::string& what) {
         FUZZ_CHECK(g.size() == w.size(), "%s %s: %zu values, reference %zu", set->name, what.c_str(), g.size(), w.size());
         for (std::size_t i = 0; i < g.size(); ++i)
-            FUZZ_CHECK(xattn::within_reference(g.data()[i], w.data()[i], terms.data()[i], atol, rtol),
+            FUZZ_CHECK(golden::within_reference(g.data()[i], w.data()[i], terms.data()[i], atol, rtol),
                        "%s %s %zu: %g, reference %g, terms %g (E %zu, H %zu, kdim %zu, vdim %zu, N %zu, L %zu, S %zu, "
                        "bias_kv %d, zero_attn %d, causal %d, dropout %g)",
                        set->name, what.c_str(), i, g.data()[i], w.data()[i], terms.data()[i], E, H, kd, vd, N, L, S,

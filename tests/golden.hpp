@@ -2,6 +2,7 @@
 // compares results with the suite's tolerance.
 #pragma once
 
+#include <cmath>
 #include <map>
 #include <string>
 #include <vector>
@@ -47,6 +48,14 @@ const Case& find(const std::string& file, const std::string& name);
 constexpr double kAtol = 1e-5, kRtol = 1e-4;
 // The gradient fixtures' tolerance (SDPA and MultiheadAttention backward): |got - want| <= 2e-5 + 2e-4·|want|.
 constexpr double kGradAtol = 2e-5, kGradRtol = 2e-4;
+
+// Whether a float32 result `got` agrees with a float64 reference's `want`, made of terms whose sizes sum to
+// `terms` (tests/reference/reference_mha.hpp and fuzz_backward's bounds give them): |got − want| ≤ atol +
+// rtol·|want|, plus one float32 unit roundoff (2^-24) of `terms` for rounding where terms cancel. NaN agrees
+// with nothing.
+inline bool within_reference(double got, double want, double terms, double atol, double rtol) {
+    return std::fabs(got - want) <= atol + std::ldexp(terms, -24) + rtol * std::fabs(want);
+}
 
 struct Mismatch {
     bool ok = true;

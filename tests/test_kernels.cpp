@@ -424,13 +424,14 @@ TEST_CASE("kernels: every sdpa and mha fixture matches PyTorch through the API w
     }
 }
 
-// Every element within_reference (reference_mha's tolerance with its terms' rounding); the first that is not, else "".
+// Every element golden::within_reference (the tolerance plus a roundoff of reference_mha's terms); the first
+// that is not, else "".
 std::string mha_mismatch(const xt::xarray<float>& got, const xt::xarray<double>& want, const xt::xarray<double>& terms,
                          double atol, double rtol) {
     if (got.size() != want.size()) return std::to_string(got.size()) + " values, want " + std::to_string(want.size());
     for (std::size_t i = 0; i < got.size(); ++i) {
         const double g = got.data()[i], w = want.data()[i];
-        if (!xattn::within_reference(g, w, terms.data()[i], atol, rtol))
+        if (!golden::within_reference(g, w, terms.data()[i], atol, rtol))
             return "element " + std::to_string(i) + ": " + std::to_string(g) + ", want " + std::to_string(w);
     }
     return "";

@@ -363,8 +363,4 @@ ReferenceMha reference_mha(const MultiheadAttention& module, const xt::xarray<fl
     return r;
 }
 
-bool within_reference(double got, double want, double terms, double atol, double rtol) {
-    return std::fabs(got - want) <= atol + std::ldexp(terms, -24) + rtol * std::fabs(want);
-}
-
 }  // namespace xattn

@@ -40,9 +40,4 @@ ReferenceMha reference_mha(const MultiheadAttention& module, const xt::xarray<fl
                            const xt::xarray<float>& key, const xt::xarray<float>& value,
                            const MhaForwardOptions& options, const xt::xarray<float>* grad_output = nullptr);
 
-// Whether a float32 result `got` agrees with the reference's `want`, made of terms whose sizes sum to `terms`:
-// |got − want| ≤ atol + rtol·|want|, plus one float32 unit roundoff (2^-24) of `terms` for rounding where
-// terms cancel. NaN agrees with nothing.
-bool within_reference(double got, double want, double terms, double atol, double rtol);
-
 }  // namespace xattn
