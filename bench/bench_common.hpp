@@ -15,6 +15,7 @@
 #include <ctime>
 #endif
 
+#include "kernels/kernels.hpp"
 #include "xattn/sdpa.hpp"
 #include "xattn/sdpa_backward.hpp"
 
@@ -250,6 +251,20 @@ inline void print_backward(const char* set, int runs) {
         std::printf("  %3zux%4zux%-4zu forward %6.1f  backward %6.1f  backward/forward %.2f\n", c.BH, c.L, c.E, gf, gb,
                     gb / gf);
     }
+}
+
+// MultiheadAttention's projections (kernels/linear.hpp): one 512 × 512 by 512 × 512 product with `set`, float32
+// sums; its FLOPs are linear_flops().
+constexpr std::size_t kLinearN = 512;
+inline double linear_flops() { return 2.0 * kLinearN * kLinearN * kLinearN; }
+inline Timing time_linear(const xattn::kernels::KernelSet& set, int runs) {
+    const std::size_t n = kLinearN;
+    const std::vector<float> x = random_floats(n * n, 5), w = random_floats(n * n, 6);  // (n, n) each
+    std::vector<float> y(n * n);                                                          // (n, n)
+    xattn::kernels::LinearProblem lp;
+    lp.rows = lp.in = lp.out = n;
+    lp.x = x.data(), lp.x_stride = n, lp.w = w.data(), lp.y = y.data(), lp.y_stride = n;
+    return time_runs([&] { xattn::kernels::run_linear(set, lp); }, runs);
 }
 
 }  // namespace bench

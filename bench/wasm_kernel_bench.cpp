@@ -77,16 +77,9 @@ int main(int argc, char** argv) {
     bench::print_variants(xattn::kernels::best_kernels().name, mode == "quick" ? 3 : 7);
     bench::print_backward(xattn::kernels::best_kernels().name, mode == "quick" ? 3 : 7);
     {  // MultiheadAttention's projections: float32 sums (kernels/linear.hpp).
-        const std::size_t n = 512;
-        const std::vector<float> x = bench::random_floats(n * n, 5), w = bench::random_floats(n * n, 6);
-        std::vector<float> y(n * n);
-        xattn::kernels::LinearProblem lp;
-        lp.rows = lp.in = lp.out = n;
-        lp.x = x.data(), lp.x_stride = n, lp.w = w.data(), lp.y = y.data(), lp.y_stride = n;
-        const bench::Timing t =
-            bench::time_runs([&] { xattn::kernels::run_linear(xattn::kernels::best_kernels(), lp); }, mode == "quick" ? 3 : 7);
+        const bench::Timing t = bench::time_linear(xattn::kernels::best_kernels(), mode == "quick" ? 3 : 7);
         std::printf("\nlinear (512 rows, 512 in, 512 out), float32 sums: %.1f GFLOP/s wall median, %.1f CPU median\n",
-                    2.0 * n * n * n / t.median * 1e-9, 2.0 * n * n * n / t.cpu_median * 1e-9);
+                    bench::linear_flops() / t.median * 1e-9, bench::linear_flops() / t.cpu_median * 1e-9);
     }
     return 0;
 }
