@@ -61,9 +61,10 @@ inline xattn::SdpaSettings settings(FuzzedDataProvider& in) {
     return s;
 }
 
-// The suite's golden tolerance (tests/golden.hpp): |got - want| <= atol + rtol·|want|.
-inline bool within(double got, double want, double atol = golden::kAtol, double rtol = golden::kRtol) {
-    return std::fabs(got - want) <= atol + rtol * std::fabs(want);
+// The suite's golden tolerance (tests/golden.hpp): |got - want| <= kAtol + kRtol·|want|. (Gradients, and
+// references that carry the sizes of their terms, use golden::within_reference.)
+inline bool within(double got, double want) {
+    return std::fabs(got - want) <= golden::kAtol + golden::kRtol * std::fabs(want);
 }
 
 // A value drawn from `rng` (the data of a problem, seeded by the fuzzer's bytes): mostly in [-2, 2]; with
