@@ -157,7 +157,7 @@ struct Problem {
         }
         const xattn::Status st = xattn::plan_sdpa({c.BH, c.L, c.E}, {c.BH, c.S, c.E}, {c.BH, c.S, c.E}, mask.kind,
                                                   mask.shape, s, &plan);
-        if (!st.ok()) std::fprintf(stderr, "bench: %s\n", st.error.c_str());
+        if (!st.ok()) std::fprintf(stderr, "bench: %s\n", st.message().c_str());
         q = random_floats(c.BH * c.L * c.E, 1);
         k = random_floats(c.BH * c.S * c.E, 2);
         v = random_floats(c.BH * c.S * c.E, 3);
@@ -209,7 +209,7 @@ struct BackwardProblem {
     explicit BackwardProblem(const Case& c) {
         const xattn::Shape qs{c.BH, c.L, c.E}, ks{c.BH, c.S, c.E};
         const xattn::Status st = xattn::plan_sdpa_backward(qs, ks, ks, qs, xattn::MaskKind::none, {}, {}, &plan);
-        if (!st.ok()) std::fprintf(stderr, "bench: %s\n", st.error.c_str());
+        if (!st.ok()) std::fprintf(stderr, "bench: %s\n", st.message().c_str());
         q = random_floats(c.BH * c.L * c.E, 11), dO = random_floats(c.BH * c.L * c.E, 14);
         k = random_floats(c.BH * c.S * c.E, 12), v = random_floats(c.BH * c.S * c.E, 13);
         out.resize(q.size()), dq.resize(q.size()), dk.resize(k.size()), dv.resize(v.size());
@@ -217,7 +217,7 @@ struct BackwardProblem {
     }
     void run() {
         xattn::run_sdpa_backward(plan, q.data(), k.data(), v.data(), {}, dO.data(), out.data(), dq.data(), dk.data(),
-                                 dv.data(), workspace.data());
+                                 dv.data(), nullptr, workspace.data());
     }
 };
 

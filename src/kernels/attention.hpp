@@ -605,6 +605,8 @@ struct AttentionKernel {
                     row[j] = dropout_keep(p.seed, p.dropout_threshold, pos + j) ? row[j] * p.keep_scale : 0.0f;
             }
             for (j = n; j < p.S; ++j) row[j] = 0.0f;
+            // The backward recomputes the weights from each row's log-sum-exp (-inf: no visible key).
+            if (p.lse) p.lse[h.b * p.L + i] = sum == 0.0f ? kNegInf : (mx == kNegInf ? 0.0f : mx) + std::log(sum);
         }
 
         // Pass 3: O rows (gn, Ev) = weights rows (gn, kend) · V (kend, Ev).

@@ -74,6 +74,8 @@ public:
     // Appends n positions: key (B, Hkv, n, E), value (B, Hkv, n, Ev). Refuses (appending nothing) a wrong
     // shape or more positions than capacity - length. Never throws, never allocates.
     Status append(const Shape& key_shape, const float* key, const Shape& value_shape, const float* value);
+    // append's refusals without the data: what it would refuse now.
+    Status check_append(const Shape& key_shape, const Shape& value_shape) const;
     // Drops positions >= length; refuses a length past the one held.
     Status truncate(std::size_t length);
     // Copies of what is held: keys (B, Hkv, length, E), values (B, Hkv, length, Ev), widened to float32.
