@@ -22,13 +22,22 @@ using Decode = DecodeKernel<Ops, 4, 3>;  // a few query rows (decoding): keys in
 using Backward = AttentionBackward<Attention>;
 using Linear = LinearKernel<Ops, 4, 3>;
 const KernelSet kSet{"avx2+fma", &Attention::workspace, &Attention::run, &Linear::workspace, &Linear::run,
-                    &Decode::workspace, &Decode::run, &Attention::widen, &Backward::workspace,
-                    &Backward::run, &Attention::exp2_values};
+                    &Decode::workspace, &Decode::run, &Backward::workspace,
+                    &Backward::run};
 }  // namespace
 const KernelSet* avx2_kernels() { return &kSet; }
+#ifdef XATTN_TESTING
+const KernelProbes* avx2_probes() {
+    static const KernelProbes probes{&Attention::widen, &Attention::exp2_values};
+    return &probes;
+}
+#endif
 }  // namespace xattn::kernels
 #else
 namespace xattn::kernels {
 const KernelSet* avx2_kernels() { return nullptr; }
+#ifdef XATTN_TESTING
+const KernelProbes* avx2_probes() { return nullptr; }
+#endif
 }  // namespace xattn::kernels
 #endif

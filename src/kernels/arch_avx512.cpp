@@ -27,13 +27,22 @@ using Decode = DecodeKernel<Ops, 4, 2>;  // a few query rows (decoding): keys in
 using Backward = AttentionBackward<Attention>;
 using Linear = LinearKernel<Ops, 8, 2>;  // 8 rows × 32 columns: 100 GFLOP/s at 512³, 4 × 3 and 4 × 4 73–83
 const KernelSet kSet{"avx512f", &Attention::workspace, &Attention::run, &Linear::workspace, &Linear::run,
-                    &Decode::workspace, &Decode::run, &Attention::widen, &Backward::workspace,
-                    &Backward::run, &Attention::exp2_values};
+                    &Decode::workspace, &Decode::run, &Backward::workspace,
+                    &Backward::run};
 }  // namespace
 const KernelSet* avx512_kernels() { return &kSet; }
+#ifdef XATTN_TESTING
+const KernelProbes* avx512_probes() {
+    static const KernelProbes probes{&Attention::widen, &Attention::exp2_values};
+    return &probes;
+}
+#endif
 }  // namespace xattn::kernels
 #else
 namespace xattn::kernels {
 const KernelSet* avx512_kernels() { return nullptr; }
+#ifdef XATTN_TESTING
+const KernelProbes* avx512_probes() { return nullptr; }
+#endif
 }  // namespace xattn::kernels
 #endif
