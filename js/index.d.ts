@@ -186,28 +186,28 @@ export interface ResolvedMultiheadAttentionConfig {
 }
 
 /**
- * Parameters for {@link MultiheadAttention.setParameters}: PyTorch's state-dict names in camelCase, PyTorch's
+ * Parameters for {@link MultiheadAttention.setParameters}, keyed by PyTorch's state-dict names, in PyTorch's
  * layouts (row-major). Any subset may be given; the ones this configuration lacks are refused.
  */
 export interface MultiheadAttentionParameters {
-  /** `in_proj_weight` (3E, E): the query, key and value projections stacked; when kdim = vdim = embedDim. */
-  inProjWeight?: Float32Array | undefined;
-  /** `in_proj_bias` (3E), with `bias`. */
-  inProjBias?: Float32Array | undefined;
-  /** `q_proj_weight` (E, E), when kdim or vdim differs from embedDim. */
-  qProjWeight?: Float32Array | undefined;
-  /** `k_proj_weight` (E, kdim), when kdim or vdim differs from embedDim. */
-  kProjWeight?: Float32Array | undefined;
-  /** `v_proj_weight` (E, vdim), when kdim or vdim differs from embedDim. */
-  vProjWeight?: Float32Array | undefined;
-  /** `out_proj.weight` (E, E). */
-  outProjWeight?: Float32Array | undefined;
-  /** `out_proj.bias` (E), with `bias`. */
-  outProjBias?: Float32Array | undefined;
-  /** `bias_k` (1, 1, E), with `addBiasKv`. */
-  biasK?: Float32Array | undefined;
-  /** `bias_v` (1, 1, E), with `addBiasKv`. */
-  biasV?: Float32Array | undefined;
+  /** (3E, E): the query, key and value projections stacked; when kdim = vdim = embedDim. */
+  in_proj_weight?: Float32Array | undefined;
+  /** (3E), with `bias`. */
+  in_proj_bias?: Float32Array | undefined;
+  /** (E, E), when kdim or vdim differs from embedDim. */
+  q_proj_weight?: Float32Array | undefined;
+  /** (E, kdim), when kdim or vdim differs from embedDim. */
+  k_proj_weight?: Float32Array | undefined;
+  /** (E, vdim), when kdim or vdim differs from embedDim. */
+  v_proj_weight?: Float32Array | undefined;
+  /** (E, E). */
+  'out_proj.weight'?: Float32Array | undefined;
+  /** (E), with `bias`. */
+  'out_proj.bias'?: Float32Array | undefined;
+  /** (1, 1, E), with `addBiasKv`. */
+  bias_k?: Float32Array | undefined;
+  /** (1, 1, E), with `addBiasKv`. */
+  bias_v?: Float32Array | undefined;
 }
 
 /** The state-dict names of MultiheadAttention's parameters, as PyTorch spells them. */
@@ -287,7 +287,7 @@ export interface MultiheadAttentionGradients {
   gradKey: OutputTensor;
   /** ∂/∂value, shaped like the value. */
   gradValue: OutputTensor;
-  /** Every parameter's gradient, in the camelCase names of setParameters. */
+  /** Every parameter's gradient under its PyTorch name, laid out as setParameters takes it. */
   gradParameters: MultiheadAttentionParameterGradients;
 }
 
@@ -455,8 +455,18 @@ export interface Xattn {
   readonly kernels: string;
   /** The package version, compiled into the module. */
   readonly version: string;
-  /** Current size of the instance's WebAssembly linear memory, in bytes. */
+  /** Current size of the instance's WebAssembly linear memory, in bytes (it grows, and never shrinks). */
   memoryBytes(): number;
+  /**
+   * Releases the instance: stops its threads and lets its WebAssembly memory go. Every later call, and every
+   * call of a module or cache made from it, throws. Idempotent. An instance dropped without it is released by
+   * garbage collection once neither it nor any module or cache made from it is reachable.
+   */
+  dispose(): void;
+  /** The same as dispose(), for `using xa = await createXattn()`. */
+  [Symbol.dispose](): void;
+  /** Whether {@link Xattn.dispose} was called. */
+  readonly disposed: boolean;
   /**
    * `torch.nn.functional.scaled_dot_product_attention`: query (…, L, E), key (…, S, E), value (…, S, Ev) →
    * output (…, L, Ev), and with `needWeights: true` the weights (…, L, S). Leading dims must be equal (no

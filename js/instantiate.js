@@ -94,8 +94,9 @@ export async function instantiate(factory, wasmModule, build, moduleOptions = {}
   const failed = new Promise((_, reject) => { fail = reject; });
   const started = factory({
     ...moduleOptions,
-    // The threaded build's pool: one worker per thread beside the caller (scripts/build-wasm.sh).
-    xattnPoolSize: Math.max(0, threads - 1),
+    // The threaded build's pool: one worker per thread beside the caller (scripts/build-wasm.sh); at least one, as
+    // Emscripten 3.1.6's threaded glue waits for ever for an empty pool to load.
+    xattnPoolSize: Math.max(1, threads - 1),
     // Hand Emscripten the already compiled module: its own loader would fetch a file path in Node.
     instantiateWasm(imports, receive) {
       WebAssembly.instantiate(wasmModule, imports).then((instance) => receive(instance, wasmModule)).catch(fail);

@@ -70,11 +70,11 @@ mha.loadStateDict(mha.parameters());
 // @ts-expect-error a state dict entry must be a float typed array or a tensor
 mha.loadStateDict({ in_proj_weight: [1, 2, 3] });
 // @ts-expect-error parameters take Float32Arrays
-mha.setParameters({ outProjBias: new Float64Array(64) });
+mha.setParameters({ 'out_proj.bias': new Float64Array(64) });
 // @ts-expect-error initSeed is a number
 xa.createMultiheadAttention({ embedDim: 4, numHeads: 2, initSeed: 1n });
 const grads = mha.backward(q, q, q, q, { training: true, seed: 1 });
-const gradBias: Float32Array<ArrayBuffer> | undefined = grads.gradParameters.outProjBias;
+const gradBias: Float32Array<ArrayBuffer> | undefined = grads.gradParameters['out_proj.bias'];
 void gradBias;
 // @ts-expect-error the backward has no weights to ask for
 mha.backward(q, q, q, q, { needWeights: true });
