@@ -17,10 +17,9 @@
 #include <memory>
 #include <string>
 
-#include <xtensor/xarray.hpp>
-
 #include "xattn/dims.hpp"
 #include "xattn/sdpa.hpp"
+#include "xattn/xarray.hpp"
 
 namespace xattn {
 
