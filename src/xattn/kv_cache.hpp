@@ -13,10 +13,9 @@
 #include <cstdint>
 #include <memory>
 
-#include <xtensor/xarray.hpp>
-
 #include "xattn/dims.hpp"
 #include "xattn/sdpa.hpp"
+#include "xattn/xarray.hpp"
 
 namespace xattn {
 namespace kernels {

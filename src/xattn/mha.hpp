@@ -18,10 +18,9 @@
 #include <string>
 #include <vector>
 
-#include <xtensor/xarray.hpp>
-
 #include "xattn/dims.hpp"
 #include "xattn/sdpa.hpp"
+#include "xattn/xarray.hpp"
 
 namespace xattn {
 

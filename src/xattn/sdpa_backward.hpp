@@ -12,6 +12,7 @@
 #pragma once
 
 #include "xattn/sdpa.hpp"
+#include "xattn/xarray.hpp"
 
 namespace xattn {
 
