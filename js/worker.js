@@ -1,6 +1,7 @@
 // Entry 'xattn/worker' for pages, Workers and bundlers: createXattnWorker runs xattn in a module Worker and
 // returns the same API with Promises (js/worker-client.js). The Worker URL is literal so bundlers see it.
 import { connectWorker } from './worker-client.js';
+import { browserFiles, browserResolve } from './wasm-paths.js';
 
 export function createXattnWorker(options) {
   return connectWorker(options, () => {
@@ -18,7 +19,7 @@ export function createXattnWorker(options) {
       busy() {},
       terminate: async () => worker.terminate(),
     };
-  });
+  }, { resolve: browserResolve, files: browserFiles });
 }
 
 export default createXattnWorker;
