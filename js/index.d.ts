@@ -549,8 +549,9 @@ export interface XattnOptions {
    *
    * Not covered: the package's JavaScript, which your bundle or import map carries: the glue modules the entries
    * import themselves (`xattn-<build>.mjs` on the main thread, `xattn-<build>-worker-source.mjs`,
-   * `xattn-<build>-node.cjs` as Node's main thread requires it) and the Worker script of `createXattnWorker` ('xattn/worker'). Serve the
-   * files of this same version: the pthread workers run the glue they fetch beside the one your bundle holds.
+   * `xattn-<build>-node.cjs` as Node's main thread requires it) and the Worker script of `createXattnWorker`
+   * ('xattn/worker'). Serve the files of this same version: the pthread workers run the glue they fetch beside
+   * the one your bundle holds.
    *
    * Either a base, the folder holding the files under their own names (a final `/` is added when missing): a
    * `URL`, or a string that in browsers is a URL, a relative one resolved against the document's base URL (in a
