@@ -147,6 +147,19 @@ export const locatedWorkerHtml = `<!doctype html>
     .then((r) => { window.__result = r; }, (e) => { window.__result = { error: String(e) }; });
 </script>`;
 
+// The package itself on another origin (a CDN), given by ?package=URL of its folder: createXattn and xattn/worker
+// as they are, no wasmPaths.
+export const cdnPackageHtml = `<!doctype html>
+<meta charset="utf-8">
+<link rel="icon" href="data:,">
+<script type="module">
+  import { check, checkWorker } from './check.js';
+  const pkg = new URLSearchParams(location.search).get('package');
+  Promise.all([import(pkg + 'js/browser.js'), import(pkg + 'js/worker.js')])
+    .then(([main, worker]) => Promise.all([check(main.createXattn), checkWorker(worker.createXattnWorker)]))
+    .then(([main, worker]) => { window.__result = { ...main, worker }; }, (e) => { window.__result = { error: String(e) }; });
+</script>`;
+
 // An esbuild bundle: esbuild leaves new URL('../dist/…', import.meta.url) as it is, pointing beside the bundle,
 // where no .wasm is; the page says where the files are by its query.
 export const esbuildHtml = `<!doctype html>

@@ -370,4 +370,31 @@ describe('the packed tarball', () => {
       await Promise.all([cdn.close(), noCors.close(), wasmOnly.close()]);
     }
   });
+  test('the package itself on a second origin (a CDN): createXattn and xattn/worker find their files beside it, threaded where isolated', async () => {
+    writeFileSync(join(app, 'cdn-package.html'), files.cdnPackageHtml);
+    const cdn = await serve(join(app, 'node_modules', 'xattn'), { cors: true });
+    browser ??= await launch();
+    try {
+      for (const isolated of [true, false]) {
+        const server = await serve(app, { isolated });
+        const page = `cdn-package.html (${isolated ? '' : 'not '}isolated)`;
+        try {
+          cdn.requests.length = 0;
+          const { result, errors } = await pageResult(browser.context, `${server.url}cdn-package.html?package=${encodeURIComponent(cdn.url)}`);
+          checkPage(page, result, errors, isolated);
+          assert.equal(result.worker.error, undefined, result.worker.error);
+          assert.ok(result.worker.maxExcess <= 1, `${page}: worker error ${result.worker.maxExcess}x the tolerance`);
+          assert.equal(result.worker.threads > 1, isolated, `${page}: the worker runs ${result.worker.threads} threads`);
+          // The Worker's script came from the CDN (through a blob: module of the page's), as did every .wasm.
+          assert.ok(cdn.requests.includes('/js/worker-thread.js'), cdn.requests.join());
+          assert.ok(cdn.requests.includes(`/dist/xattn-relaxed-simd${isolated ? '-threads' : ''}.wasm`), cdn.requests.join());
+          assert.deepEqual(server.requests.filter((p) => !['/cdn-package.html', '/check.js', '/case.json'].includes(p)), [], page);
+        } finally {
+          await server.close();
+        }
+      }
+    } finally {
+      await cdn.close();
+    }
+  });
 });
