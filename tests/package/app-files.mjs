@@ -123,29 +123,19 @@ export const suitesHtml = `<!doctype html>
 </script>`;
 
 // A plain page (the package by an import map) and a page using 'xattn/worker', both given wasmPaths by the query.
-export const locatedHtml = `<!doctype html>
+const locatedPage = (specifier, file, factory, checkName) => `<!doctype html>
 <meta charset="utf-8">
 <link rel="icon" href="data:,">
-<script type="importmap">{ "imports": { "xattn": "./node_modules/xattn/js/browser.js" } }</script>
+<script type="importmap">{ "imports": { "${specifier}": "./node_modules/xattn/js/${file}" } }</script>
 <script type="module">
-  import { createXattn } from 'xattn';
-  import { check, wasmPathsFromQuery } from './check.js';
+  import { ${factory} } from '${specifier}';
+  import { ${checkName}, wasmPathsFromQuery } from './check.js';
   const wasmPaths = wasmPathsFromQuery();
-  check((options) => createXattn({ ...options, wasmPaths }))
+  ${checkName}((options) => ${factory}({ ...options, wasmPaths }))
     .then((r) => { window.__result = r; }, (e) => { window.__result = { error: String(e) }; });
 </script>`;
-
-export const locatedWorkerHtml = `<!doctype html>
-<meta charset="utf-8">
-<link rel="icon" href="data:,">
-<script type="importmap">{ "imports": { "xattn/worker": "./node_modules/xattn/js/worker.js" } }</script>
-<script type="module">
-  import { createXattnWorker } from 'xattn/worker';
-  import { checkWorker, wasmPathsFromQuery } from './check.js';
-  const wasmPaths = wasmPathsFromQuery();
-  checkWorker((options) => createXattnWorker({ ...options, wasmPaths }))
-    .then((r) => { window.__result = r; }, (e) => { window.__result = { error: String(e) }; });
-</script>`;
+export const locatedHtml = locatedPage('xattn', 'browser.js', 'createXattn', 'check');
+export const locatedWorkerHtml = locatedPage('xattn/worker', 'worker.js', 'createXattnWorker', 'checkWorker');
 
 // The package itself on another origin (a CDN), given by ?package=URL of its folder: createXattn and xattn/worker
 // as they are, no wasmPaths.
