@@ -546,16 +546,55 @@ export interface XattnOptions {
    * thread spinning.
    */
   spinMicroseconds?: number | undefined;
+  /**
+   * Where the files that a build fetches at run time are, when they are not beside the package's entry: a
+   * bundler that does not rewrite `new URL('…', import.meta.url)` (esbuild), files on a CDN or another origin, a
+   * folder of your choosing. (A package loaded from a CDN as it is finds them beside itself.) The files it
+   * covers, by their names in the package's `dist/` (`<build>`: `simd`, `relaxed-simd`, `scalar`, `simd-threads`,
+   * `relaxed-simd-threads`):
+   * - every build: its WebAssembly module, `xattn-<build>.wasm`;
+   * - the threaded builds in browsers: their glue `xattn-<build>.mjs`, which each pthread worker imports again;
+   * - the threaded builds in Node: the pthread worker script `xattn-<build>-node.worker.cjs` and the glue
+   *   `xattn-<build>-node.cjs` that it reads (both files: a path or a `file:` URL).
+   *
+   * Not covered: the package's JavaScript, which your bundle or import map carries: the glue modules the entries
+   * import themselves (`xattn-<build>.mjs` on the main thread, `xattn-<build>-worker-source.mjs`,
+   * `xattn-<build>-node.cjs` as Node's main thread requires it) and the Worker script of `createXattnWorker`
+   * ('xattn/worker'). Serve the files of this same version: the pthread workers run the glue they fetch beside
+   * the one your bundle holds.
+   *
+   * Either a base, the folder holding the files under their own names (a final `/` is added when missing): a
+   * `URL`, or a string that in browsers is a URL, a relative one resolved against the document's base URL (in a
+   * Worker, its own URL), and in Node also a directory path (from the working directory); Node reads `file:` URLs
+   * from disk and fetches others. Or a function `(fileName) => string | URL` returning each file's location
+   * (strings read as a base's); through `createXattnWorker` it is called on the calling thread when the worker
+   * starts, once for every file any build may load, since a function cannot be sent to a worker.
+   *
+   * Files on another origin need `Access-Control-Allow-Origin` on their responses, which is all a cross-origin
+   * isolated page needs of them too (they are CORS requests: no `Cross-Origin-Resource-Policy`). A file that
+   * cannot be had rejects with its URL and what went wrong (`HTTP 404`, a missing CORS header), and says to set
+   * or check `wasmPaths`.
+   * @example { wasmPaths: 'https://cdn.example/xattn@0.1.0/dist/' }
+   * @example { wasmPaths: (fileName) => new URL(`/assets/${fileName}`, location.origin) }
+   */
+  wasmPaths?: WasmPaths | undefined;
 }
+
+/**
+ * Where the package's run-time files are (see {@link XattnOptions.wasmPaths}): the folder holding them under their
+ * own names, or a function giving each file's location.
+ */
+export type WasmPaths = string | URL | ((fileName: string) => string | URL);
 
 /**
  * Loads and starts a WebAssembly build: SIMD when the engine has it (its relaxed-SIMD variant where the engine
  * has that too), unless `{ simd }` or `{ relaxedSimd }` forces one, on as many threads as `{ threads }` asks
  * or the environment offers. Each call makes an independent instance. Rejects (never hangs) when the build
  * cannot be compiled or started.
- * @throws (rejects) TypeError for unknown options or wrong types; RangeError for `threads` outside 1…4 or
+ * @throws (rejects) TypeError for unknown options or wrong types (a `wasmPaths` that is not a base or a
+ *   function, or whose function returns something else); RangeError for `threads` outside 1…4 or
  *   `spinMicroseconds` outside 0…1,000,000; Error when a forced build cannot run here (no SIMD, no relaxed SIMD,
- *   or no shared memory for threads).
+ *   or no shared memory for threads), or when a file cannot be fetched or read (the message names its URL).
  */
 export function createXattn(options?: XattnOptions): Promise<Xattn>;
 export default createXattn;

@@ -151,7 +151,7 @@ describe('createMultiheadAttention and MultiheadAttention refuse bad input', asy
 
   test('createXattn refuses unknown options', async () => {
     await assert.rejects(createXattn({ simd: 'yes' }), TypeError);
-    await assert.rejects(createXattn({ thread: 2 }), /unknown option 'thread' \(known: simd, threads, relaxedSimd, spinMicroseconds\)/);
+    await assert.rejects(createXattn({ thread: 2 }), /unknown option 'thread' \(known: simd, threads, relaxedSimd, spinMicroseconds, wasmPaths\)/);
     await assert.rejects(createXattn({ relaxedSimd: 1 }),
       (e) => e instanceof TypeError && e.message === 'createXattn: options.relaxedSimd must be a boolean, got number');
     await assert.rejects(createXattn({ simd: false, relaxedSimd: true }),

@@ -6,6 +6,16 @@ import { createXattnWorker, type XattnWorker } from 'xattn/worker';
 const xa: Xattn = await createXattn({ simd: undefined });
 void named;
 
+// wasmPaths: a base (a string or a URL) or a function of the file name; undefined as for every option.
+await createXattn({ wasmPaths: 'https://cdn.example/xattn/dist/' });
+await createXattn({ wasmPaths: new URL('./assets/', import.meta.url), threads: 1 });
+await createXattn({ wasmPaths: (fileName) => new URL(fileName, 'https://cdn.example/xattn/dist/') });
+await createXattn({ wasmPaths: undefined });
+// @ts-expect-error a location, not a number
+await createXattn({ wasmPaths: 3 });
+// @ts-expect-error the function returns a location
+await createXattn({ wasmPaths: (fileName: string) => fileName.length });
+
 // Inputs: readonly and `as const` shapes, any Float32Array (over a SharedArrayBuffer too).
 const q = { data: new Float32Array(4 * 10 * 64), shape: [4, 10, 64] as const };
 const shared: Tensor = { data: new Float32Array(new SharedArrayBuffer(16)), shape: [2, 2] };
@@ -85,6 +95,7 @@ mha.dispose();
 
 // The worker: the same types, in Promises.
 const worker: XattnWorker = await createXattnWorker();
+await (await createXattnWorker({ wasmPaths: (fileName) => `/static/${fileName}` })).terminate();
 const controller = new AbortController();
 const wr = await worker.scaledDotProductAttention(q, q, q, { needWeights: true }, { signal: controller.signal, transfer: true });
 const ww: Float32Array<ArrayBuffer> = wr.weights.data;
