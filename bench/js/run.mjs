@@ -85,7 +85,7 @@ const errorText = (err) => String(err?.message ?? err).split('\n')[0];
 // Check 1: sampled rows (all of them for small shapes) against float64. Check 2: every element against the
 // xattn scalar build's output, once that build has passed check 1.
 // The peak loops (probes: { simd, relaxed? }) are timed among them, so that a shape's "% peak" compares its speed
-// with the peak over the same seconds: on a shared host the peak moved 2× within the minute a run takes.
+// with the peak over the same seconds: on a shared host the peak moves within the minute a run takes.
 async function benchShape(problem, impls, budgetMs, probes) {
   const rows = sampleRows(problem.dims);
   const ref = referenceRows(problem, rows);
