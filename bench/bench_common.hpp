@@ -201,7 +201,7 @@ inline std::vector<Variant> variants() {
 }
 
 // One backward problem (the fused kernel, workspace allocated once); FLOPs counted as 12·B·H·L·S·E
-// (three products of the forward's size), the convention the README's tables state.
+// (three products of the forward's size), the convention bench/README.md states.
 struct BackwardProblem {
     xattn::SdpaPlan plan;
     std::vector<float> q, k, v, dO, out, dq, dk, dv;

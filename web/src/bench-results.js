@@ -83,8 +83,8 @@ function shapeLabel(record, index) {
 }
 
 // Groups the table leaves out so that it fits a desktop screen: the relaxed-SIMD build (its bars are in the chart,
-// each carrying its exact figure) and its comparison with the plain build (CPU-time medians; README and the
-// benchmark's printout give both), and the peak measured beside each shape (its share is a column).
+// each carrying its exact figure) and its comparison with the plain build (CPU-time medians; the benchmark's
+// printout gives both), and the peak measured beside each shape (its share is a column).
 const LEFT_OUT = new Set(['xattnRelaxed', 'relaxedVsSimd', 'simdPeakGflops']);
 
 // A record as table cells keyed by column id. Nested values become grouped columns ({ xattnSimd: { gflops } }
