@@ -93,8 +93,8 @@ inline double median(std::vector<double> x) {
 // `fn` (flops a run) and a peak loop (peak_once: one run's GFLOP/s) timed alternately after a warm-up of each: each
 // round times one call, then runs the peak loop for at least as long, so that both samples cover as much of the
 // host's time. Returns the medians of both and of each round's ratio: the share of the peak as the host was while
-// the kernel ran (these hosts' speed moved by up to 2x within a minute, and a peak taken before a shape, best of
-// 20, is a different moment and a different statistic).
+// the kernel ran (a shared host's speed moves within a minute, and a peak taken before a shape, best of 20, is a
+// different moment and a different statistic).
 struct BesidePeak {
     double gflops, peak_gflops, share;
 };
@@ -201,7 +201,7 @@ inline std::vector<Variant> variants() {
 }
 
 // One backward problem (the fused kernel, workspace allocated once); FLOPs counted as 12·B·H·L·S·E
-// (three products of the forward's size), the convention the README's tables state.
+// (three products of the forward's size), the convention bench/README.md states.
 struct BackwardProblem {
     xattn::SdpaPlan plan;
     std::vector<float> q, k, v, dO, out, dq, dk, dv;

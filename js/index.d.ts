@@ -220,8 +220,11 @@ export type MultiheadAttentionParameterName = 'in_proj_weight' | 'in_proj_bias' 
  * holds the bits of float16 or bfloat16 values and needs `dtype`.
  */
 export interface StateDictTensor {
+  /** The values, row-major: float32, float64, or the 16-bit patterns of float16 or bfloat16 values. */
   data: Float32Array | Float64Array | Uint16Array;
+  /** The parameter's shape, checked when given. */
   shape?: readonly number[] | undefined;
+  /** The values' format; needed for a Uint16Array, else it must agree with the array's type. */
   dtype?: 'float32' | 'float64' | 'float16' | 'bfloat16' | undefined;
 }
 
@@ -371,11 +374,17 @@ export interface KvCacheConfig {
 
 /** The configuration of a {@link KvCache}, every default filled in. */
 export interface ResolvedKvCacheConfig {
+  /** B. */
   batch: number;
+  /** Hkv: key/value heads. */
   kvHeads: number;
+  /** E: the query/key dim. */
   headDim: number;
+  /** Ev: the value dim. */
   valueDim: number;
+  /** Positions it can hold. */
   capacity: number;
+  /** How keys and values are stored. */
   dtype: 'float32' | 'float16';
 }
 

@@ -4,16 +4,20 @@
 // write into the calling thread's arrays (js/worker-client.js refuses it).
 import type {
   AttentionResult, AttentionResultWithWeights, AttentionResultWithoutWeights, GradientResult, GradientResultWithWeights,
-  KvAttendOptions, KvCacheConfig, LoadStateDictOptions, OutputTensor, ResolvedKvCacheConfig, MultiheadAttentionBackwardOptions, MultiheadAttentionConfig, MultiheadAttentionForwardOptions,
+  KvAttendOptions, KvCache, KvCacheConfig, LoadStateDictOptions, MultiheadAttention, OutputTensor, ResolvedKvCacheConfig, MultiheadAttentionBackwardOptions, MultiheadAttentionConfig, MultiheadAttentionForwardOptions,
   MultiheadAttentionGradients, MultiheadAttentionParameters,
   ResolvedMultiheadAttentionConfig, SdpaGradOptions, SdpaOptions, StateDict, StateDictSource, Tensor, XattnOptions,
 } from './index.js';
 
 /** What the calls need of an `AbortSignal` (the DOM's and Node's both fit). */
 export interface AbortSignalLike {
+  /** Whether the call is cancelled. */
   readonly aborted: boolean;
+  /** The rejection's reason; without one the call rejects with an Error named `AbortError`. */
   readonly reason?: unknown;
+  /** Called with `'abort'` to be told when the signal aborts. */
   addEventListener(type: 'abort', listener: () => void, options?: { once?: boolean }): void;
+  /** Called with `'abort'` once the call has settled. */
   removeEventListener(type: 'abort', listener: () => void): void;
 }
 

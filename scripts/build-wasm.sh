@@ -45,8 +45,8 @@ newest_header=$(find src \( -name '*.hpp' -o -name 'sources.txt' \) -printf '%T@
 common=(-std=c++17 -O3 -DNDEBUG -I"$inc" -Isrc -Wall "-DXATTN_VERSION=\"$version\"")
 # Binaryen's -O3 inlines every function that has one caller, however large. V8 allocates registers one function
 # at a time, and a function of many loops gets worse registers in each: the decoding kernel, inlined whole, spilled
-# vectors to the stack in every hot loop (about 1,400 stack accesses across them; 40 with its blocks kept apart,
-# and steps 10-25% faster). The kernels mark the functions that hold a hot loop XATTN_NOINLINE (kernels/micro.hpp);
+# vectors to the stack in every hot loop (V8's code for it, read off, had dozens of times the stack accesses it
+# has with its blocks kept apart, and slower steps). The kernels mark the functions that hold a hot loop XATTN_NOINLINE (kernels/micro.hpp);
 # this keeps binaryen from inlining them again for having one caller (smaller functions still are).
 one_caller_inline=--one-caller-inline-max-function-size=100
 link=(--bind -O3 -sMODULARIZE=1 -sEXPORT_ES6=1 -sENVIRONMENT=web,worker -sALLOW_MEMORY_GROWTH=1

@@ -39,3 +39,17 @@ cmake --build "$work/new-layout" -j"$(nproc)" >/dev/null
 
 cmake -S tests/consumer -B "$work/fetchcontent" -DXATTN_CONSUMER_VIA=fetchcontent -DXATTN_SOURCE_DIR="$PWD" >/dev/null
 echo "test-consumer: FetchContent configures xattn as a subproject without its tests"
+
+# The README's C++ quick start as written (its cmake and cpp blocks), against the installed prefix: it builds,
+# runs and prints what its `// →` comments say (blanks aside, as for the README's JavaScript).
+readme=$work/readme
+node tests/consumer/readme-project.mjs "$readme"
+cmake -S "$readme" -B "$readme/build" -DCMAKE_BUILD_TYPE=Release -DCMAKE_PREFIX_PATH="$prefix" >/dev/null
+cmake --build "$readme/build" -j"$(nproc)" >/dev/null
+"$readme/build/app" > "$readme/printed.txt"
+if ! diff <(tr -d ' \t' < "$readme/expected.txt") <(tr -d ' \t' < "$readme/printed.txt") >/dev/null; then
+  echo "test-consumer: the README's C++ example printed something else than it says" >&2
+  diff "$readme/expected.txt" "$readme/printed.txt" >&2 || true
+  exit 1
+fi
+echo "test-consumer: the README's C++ example builds against the installed library and prints what it says"

@@ -201,8 +201,8 @@ private:
     // neighbouring tasks, which share their inputs (the query blocks of one problem read the same keys and
     // values), mostly run on one core. With one counter for all tasks the workers took turns along the list, and
     // each read nearly every problem's keys and values, which a JS caller has just copied into wasm memory on its
-    // own core. Two-thread SDPA calls ran 1.00-1.06x faster with ranges (8x256x64: 1.01, 1.05, 1.06x; 12x197x64:
-    // 1.00-1.02x; 32x512x64: 1.01x; Zen 5, the two builds interleaved in one process). Returns the tasks it ran.
+    // own core. Two-thread SDPA calls were faster with ranges, never slower (the two builds timed interleaved in
+    // one process). Returns the tasks it ran.
     std::size_t work_on(unsigned worker, TaskFn fn, void* context, std::size_t tasks, bool every, unsigned workers) {
         t_in_task = true;
         std::size_t ran = 0;

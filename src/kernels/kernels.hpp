@@ -4,7 +4,7 @@
 //   sse4.1     native x86 with SSE4.1, and WebAssembly SIMD128 (Emscripten lowers SSE4.1 to it), in blocks of
 //              8 accumulators, and as sse4.1/16 in blocks of 16 (the same bits) for CPUs with 32 vector registers
 //   scalar     everything else, e.g. the wasm build without -msimd128
-// All three run the same tiled algorithm (kernels/attention.hpp, kernels/linear.hpp); the tests
+// All four run the same tiled algorithm (kernels/attention.hpp, kernels/linear.hpp); the tests
 // check every set this machine can run against the float64 reference.
 #pragma once
 

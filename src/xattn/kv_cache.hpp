@@ -22,10 +22,12 @@ namespace kernels {
 struct KvLayout;
 }
 
+// How a cache stores keys and values: float16 halves the memory and the bytes a step reads.
 enum class CacheDtype { float32, float16 };
 
+// A cache's shape; its whole storage is taken at creation (storage_bytes).
 struct KvCacheConfig {
-    std::size_t batch = 1;
+    std::size_t batch = 1;      // B
     std::size_t kv_heads = 0;   // Hkv
     std::size_t head_dim = 0;   // E
     std::size_t value_dim = 0;  // Ev (0 = head_dim)

@@ -24,23 +24,24 @@
 
 namespace xattn {
 
+// torch.nn.MultiheadAttention's constructor arguments, under their PyTorch names.
 struct MhaConfig {
-    std::size_t embed_dim = 0;
-    std::size_t num_heads = 1;
+    std::size_t embed_dim = 0;    // E, the model dim: a multiple of num_heads
+    std::size_t num_heads = 1;    // H; each head attends over E / H dims
     std::size_t kdim = 0;  // 0 = embed_dim
     std::size_t vdim = 0;  // 0 = embed_dim
-    bool bias = true;
-    bool batch_first = false;
-    bool add_bias_kv = false;
-    bool add_zero_attn = false;
+    bool bias = true;             // in_proj_bias and out_proj.bias
+    bool batch_first = false;     // inputs (N, L, E) instead of (L, N, E)
+    bool add_bias_kv = false;     // bias_k and bias_v: one learned key and value appended to every sequence
+    bool add_zero_attn = false;   // one zero key and value appended after them
     double dropout = 0.0;         // PyTorch's `dropout`: on the attention weights, in [0, 1), when training
     std::uint64_t init_seed = 0;  // seeds the default (Xavier-uniform) initialisation
 };
 
 // The scalar options of a forward (or backward) call, without the masks: what the raw layer takes.
 struct MhaSettings {
-    bool need_weights = true;
-    bool average_attn_weights = true;
+    bool need_weights = true;          // return the weights, as PyTorch does by default
+    bool average_attn_weights = true;  // weights (N, L, S) averaged over heads, else (N, H, L, S)
     bool is_causal = false;  // builds the top-left causal mask when attn_mask is not given
     bool training = false;   // apply config.dropout (module.train() in PyTorch); default as module.eval()
     std::uint64_t seed = 0;  // dropout is a pure function of (seed, position), as in scaled_dot_product_attention

@@ -1,11 +1,11 @@
 // The packed tarball, installed into a fresh project, works as a user would use it: Node ESM,
 // CommonJS, TypeScript (both module kinds, the README's examples, and node10 resolution with TypeScript 5), attw
-// finds no problem in its types, the README's examples run, 'xattn/worker' from Node ESM and CommonJS, wasmPaths
-// in Node after a deploy moved the files, a plain module page, a module Worker and a page using 'xattn/worker' in
-// Chromium, the JS suites' checks in a Chromium page (on the relaxed-SIMD builds, which Chromium runs unflagged),
-// a Vite build with the worker, an esbuild bundle given wasmPaths, and pages loading the files from a second
-// origin, each served cross-origin isolated (threaded) and not (one thread); and it ships exactly the files it
-// needs, its LICENSE among them.
+// finds no problem in its types, the README's examples run (in Node, and those that can in Chromium),
+// 'xattn/worker' from Node ESM and CommonJS, wasmPaths in Node after a deploy moved the files, a plain module
+// page, a module Worker and a page using 'xattn/worker' in Chromium, the JS suites' checks in a Chromium page (on
+// the relaxed-SIMD builds, which Chromium runs unflagged), a Vite build with the worker, an esbuild bundle given
+// wasmPaths, and pages loading the files from a second origin, each served cross-origin isolated (threaded) and
+// not (one thread); and it ships exactly the files it needs, its LICENSE among them.
 import assert from 'node:assert/strict';
 import { execFileSync } from 'node:child_process';
 import { copyFileSync, mkdirSync, readdirSync, readFileSync, renameSync, rmSync, writeFileSync } from 'node:fs';
@@ -16,6 +16,7 @@ import { fileURLToPath, pathToFileURL } from 'node:url';
 import { provideFiles, readmeBlocks, sameOutput } from '../js/readme-blocks.mjs';
 import * as files from './app-files.mjs';
 import { launch, pageResult } from './chromium.mjs';
+import { runBrowserBlocks, writeBrowserPages } from './readme-browser.mjs';
 import { serve } from './static-server.mjs';
 
 const repo = fileURLToPath(new URL('../../', import.meta.url));
@@ -125,6 +126,21 @@ describe('the packed tarball', () => {
       }
       if (lines.length !== b.prints.length || b.prints.some((want, i) => !sameOutput(lines[i], want))) {
         failures.push(`${b.file}: printed ${lines.join(' | ')}; README says ${b.prints.join(' | ')}`);
+      }
+    }
+    assert.deepEqual(failures, []);
+  });
+
+  test("the README's page and browser-ready examples (the Worker's among them) run in Chromium and print what they say", async () => {
+    const blocks = writeBrowserPages(app);
+    browser ??= await launch();
+    const failures = [];  // every block runs on both servers, so one failure does not hide another
+    for (const isolated of [true, false]) {
+      const server = await serve(app, { isolated });
+      try {
+        failures.push(...await runBrowserBlocks(browser.context, server, blocks, isolated ? 'cross-origin isolated' : 'not isolated'));
+      } finally {
+        await server.close();
       }
     }
     assert.deepEqual(failures, []);
