@@ -9,4 +9,5 @@
 #   --expose-gc                       for the tests of what garbage collection releases
 set -euo pipefail
 cd "$(dirname "$0")/.."
-exec node --no-liftoff --experimental-wasm-relaxed-simd --expose-gc --test --test-reporter=spec "${@:-tests/js/}"
+# Bounded (XATTN_JS_TIMEOUT seconds, default 1800): a hang fails the run rather than stalling it.
+exec timeout "${XATTN_JS_TIMEOUT:-1800}" node --no-liftoff --experimental-wasm-relaxed-simd --expose-gc --test --test-reporter=spec --test-timeout=600000 "${@:-tests/js/}"

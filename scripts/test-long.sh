@@ -13,7 +13,7 @@ phase "fuzzing (bounded)"
 bash scripts/fuzz.sh "${XATTN_FUZZ_SECONDS:-30}"
 phase "soak (tests/soak)"
 bash scripts/build-wasm.sh
-bash scripts/test-js.sh tests/soak/
+XATTN_JS_TIMEOUT=2700 bash scripts/test-js.sh tests/soak/
 phase "API reference (npm run docs)"
 bash scripts/docs.sh
 echo "== npm run test:long passed ($((SECONDS / 60))m$((SECONDS % 60))s)"

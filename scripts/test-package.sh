@@ -4,4 +4,5 @@
 # (wasmPaths).
 set -euo pipefail
 cd "$(dirname "$0")/.."
-node --test --test-reporter=spec tests/package/
+# Bounded: a page that never publishes its result, or a browser that does not close, must fail the run, not stall it.
+timeout 1200 node --test --test-reporter=spec --test-timeout=300000 tests/package/

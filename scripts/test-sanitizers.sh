@@ -11,8 +11,8 @@ cmake --build build/fuzz -j"$(nproc)" --target xattn_tests
 export ASAN_OPTIONS=detect_leaks=1:abort_on_error=1:strict_string_checks=1:detect_stack_use_after_return=1
 export UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1
 # One process for the whole suite: the sanitizers' start-up cost is paid once.
-./build/fuzz/xattn_tests
+timeout 1800 ./build/fuzz/xattn_tests  # bounded: a hang fails the run
 
 cmake -S . -B build/tsan -DCMAKE_BUILD_TYPE=RelWithDebInfo -DXATTN_TSAN=ON >/dev/null
 cmake --build build/tsan -j"$(nproc)" --target xattn_tsan_tests
-TSAN_OPTIONS=halt_on_error=1:second_deadlock_stack=1 ./build/tsan/xattn_tsan_tests -tc="threads*,kv cache*,*backward*"
+TSAN_OPTIONS=halt_on_error=1:second_deadlock_stack=1 timeout 1800 ./build/tsan/xattn_tsan_tests -tc="threads*,kv cache*,*backward*"

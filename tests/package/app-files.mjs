@@ -18,19 +18,20 @@ async function lesson() {
 }
 
 // The page's Workers, counted from here on: the threaded build's pool is one per thread beside the caller.
+// watched holds the Workers made since it was last cleared, each until it is terminated, so a check counts only
+// its own: a Worker that another check on the page ends meanwhile (xattn/worker's) does not disturb the count.
 function countWorkers() {
-  const count = { made: 0, live: 0 };
+  const count = { made: 0, watched: new Set() };
   const Original = globalThis.Worker;
   if (typeof Original !== 'function') return count;
   globalThis.Worker = class extends Original {
     constructor(...args) {
       super(...args);
       count.made += 1;
-      count.live += 1;
+      count.watched.add(this);
     }
     terminate() {
-      if (!this.ended) count.live -= 1;
-      this.ended = true;
+      count.watched.delete(this);
       super.terminate();
     }
   };
@@ -52,13 +53,13 @@ async function threads(createXattn, xa, workers) {
     const alone = one.scaledDotProductAttention(t, t, t).output.data;
     out.sameBits = split.every((x, i) => Object.is(x, alone[i]));
     one.dispose();
-    const live = workers.live;
+    workers.watched.clear();
     for (let i = 0; i < 5; i++) {
       const made = await createXattn();
       made.scaledDotProductAttention(t, t, t);
       made.dispose();
     }
-    out.workersLeft = workers.live - live;
+    out.workersLeft = workers.watched.size;
   }
   if (!out.isolated) {
     out.refused = await createXattn({ threads: 2 }).then(() => 'no error', (e) => String(e.message));

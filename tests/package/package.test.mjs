@@ -225,7 +225,7 @@ describe('the packed tarball', () => {
     writeFileSync(join(app, 'worker.html'), files.workerHtml);
     writeFileSync(join(app, 'worker.js'), files.workerJs);
     writeFileSync(join(app, 'async-worker.html'), files.asyncWorkerHtml);
-    browser = await launch();
+    browser ??= await launch();
     for (const isolated of [true, false]) {
       const server = await serve(app, { isolated });
       try {
