@@ -3,8 +3,8 @@
 import test, { before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
-import { decodeNpy, encodeNpy } from '../../web/src/npy.js';
-import { STUDY_ES } from '../../web/src/scaling-study.js';
+import { decodeNpy, encodeNpy } from '../../web/src/shared/npy.js';
+import { STUDY_ES } from '../../web/src/scaling/scaling-study.js';
 import { DEMO_URL, WAIT, artifact, computes, idle, launch, openDemo, setField, setFields, settled, traceShape } from './browser.js';
 
 let browser;

@@ -5,7 +5,7 @@ import test, { before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
 import path from 'node:path';
-import { encodeNpy } from '../../web/src/npy.js';
+import { encodeNpy } from '../../web/src/shared/npy.js';
 import { REPO, WAIT, artifact, computes, idle, launch, openDemo, requests, setField, setFields, settled, traceShape, typeInto } from './browser.js';
 
 let browser;

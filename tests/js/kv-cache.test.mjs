@@ -5,7 +5,7 @@ import assert from 'node:assert/strict';
 import { after, describe, test } from 'node:test';
 
 import { createXattn } from '../../js/node.js';
-import { normalTensor } from './attention-reference.mjs';
+import { normalTensor } from './test-data.mjs';
 import { BUILDS } from './golden.mjs';
 import { createXattnWorker } from '../../js/worker-node.js';
 

@@ -1,7 +1,7 @@
 // Every numeric field is read and bounded before any work, and a refusal quotes what was typed.
 import test from 'node:test';
 import assert from 'node:assert/strict';
-import { FIELDS, checkHeads, headsHint, parseField } from '../../web/src/fields.js';
+import { FIELDS, checkHeads, headsHint, parseField } from '../../web/src/shared/fields.js';
 
 test('values inside the bounds are read as numbers', () => {
   assert.deepEqual(parseField(FIELDS.B, '4'), { value: 4 });

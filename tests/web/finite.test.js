@@ -1,10 +1,10 @@
 // NaN and ±∞ in results are counted, kept visible through max-pooling, and explained.
 import test from 'node:test';
 import assert from 'node:assert/strict';
-import { badRows, countNonFinite, describeNonFinite, finiteAbsMax, overflowExplanation } from '../../web/src/finite.js';
-import { downsampleMax } from '../../web/src/downsample.js';
-import { rowSummaryHtml } from '../../web/src/weights-side.js';
-import { rowEntropy, rowSums } from '../../web/src/row-stats.js';
+import { badRows, countNonFinite, describeNonFinite, finiteAbsMax, overflowExplanation } from '../../web/src/shared/finite.js';
+import { downsampleMax } from '../../web/src/shared/downsample.js';
+import { rowSummaryHtml } from '../../web/src/lesson/weights-side.js';
+import { rowEntropy, rowSums } from '../../web/src/shared/row-stats.js';
 
 test('non-finite values are counted by kind and said in words', () => {
   const c = countNonFinite(Float32Array.of(1, NaN, Infinity, -Infinity, NaN, 0));

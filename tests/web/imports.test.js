@@ -1,7 +1,7 @@
 // Dims taken from imported .npy files, and the disagreements the page must name.
 import test from 'node:test';
 import assert from 'node:assert/strict';
-import { dimsFromImports, normaliseImport } from '../../web/src/imports.js';
+import { dimsFromImports, normaliseImport } from '../../web/src/lesson/imports.js';
 
 const dims = { B: 4, H: 4, Hkv: 4, useHeads: false, L: 10, S: 10, E: 64, Ev: 64 };
 const t = (...shape) => ({ data: new Float32Array(shape.reduce((a, b) => a * b, 1)), shape });

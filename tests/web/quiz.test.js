@@ -2,7 +2,7 @@
 // taken from the shape trace, each known confusion answered with a hint.
 import test from 'node:test';
 import assert from 'node:assert/strict';
-import { QUESTIONS, QUIZ, checkAnswer, checkQuizAnswer } from '../../web/src/quiz.js';
+import { QUESTIONS, QUIZ, checkAnswer, checkQuizAnswer } from '../../web/src/lesson/quiz.js';
 
 const byId = (id) => QUESTIONS.find((q) => q.id === id);
 

@@ -2,8 +2,8 @@
 import test from 'node:test';
 import assert from 'node:assert/strict';
 import { createXattn } from 'xattn';
-import { runScalingStudy } from '../../web/src/scaling-study.js';
-import { scalingSummary } from '../../web/src/scaling-summary.js';
+import { runScalingStudy } from '../../web/src/scaling/scaling-study.js';
+import { scalingSummary } from '../../web/src/scaling/scaling-summary.js';
 
 const lib = await createXattn();
 const grad = (q, k, v, dO, o) => lib.scaledDotProductAttentionGrad(q, k, v, dO, o);

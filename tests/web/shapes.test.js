@@ -1,7 +1,7 @@
 // The shape trace the page shows, row by row, in the lesson's notation.
 import test from 'node:test';
 import assert from 'node:assert/strict';
-import { formatShape, parseShape, traceShapes } from '../../web/src/shapes.js';
+import { formatShape, parseShape, traceShapes } from '../../web/src/shared/shapes.js';
 
 const lesson = { B: 4, L: 10, S: 10, E: 64, Ev: 64 };
 const shapeOf = (rows, name) => formatShape(rows.find((r) => r.name === name).shape);

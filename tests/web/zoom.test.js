@@ -1,7 +1,7 @@
 // The heatmap's window: zoom limits, what the wheel does, and the colour range of the cells in view.
 import test from 'node:test';
 import assert from 'node:assert/strict';
-import { MIN_WINDOW, canZoom, colourRange, wheelAction, windowMax, zoomWindow } from '../../web/src/zoom.js';
+import { MIN_WINDOW, canZoom, colourRange, wheelAction, windowMax, zoomWindow } from '../../web/src/lesson/zoom.js';
 
 const dims = { L: 1024, S: 1024 };
 const fit = { r0: 0, c0: 0, rows: 1024, cols: 1024 };
