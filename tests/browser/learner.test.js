@@ -198,13 +198,13 @@ test('item 5: at data spread 0.1 the "why scale" text agrees with its charts; Ne
   const ratio = rows.at(-1).unscaled.gradNorm / rows[0].unscaled.gradNorm;
   assert.ok(ratio > 0.5, `unscaled gradient ratio ${ratio}: the figures show no saturation`);
   const summary = await page.locator('#scaling-summary').textContent();
-  assert.doesNotMatch(summary, /saturates and passes almost no gradient/);
+  assert.doesNotMatch(summary, /the softmax saturates/);
   assert.match(summary, /the softmax does not saturate/);
   // Back to spread 1, then a new draw: other numbers, and the page says which draw it shows.
   await setField(page, 'spread', 1);
   await page.waitForFunction(() => /data spread 1\)/.test(document.getElementById('scaling-intro').textContent), null, WAIT);
   await idle(page);
-  assert.match(await page.locator('#scaling-summary').textContent(), /saturates and passes almost no gradient/);
+  assert.match(await page.locator('#scaling-summary').textContent(), /the softmax saturates/);
   assert.deepEqual(await page.evaluate(() => window.__xattnDemo.scaling.rows.map((r) => r.scoreStd)), first);
   await page.locator('#run-scaling').click();
   await page.waitForFunction(() => document.getElementById('scaling-intro').dataset.draw === '1', null, WAIT);

@@ -98,7 +98,7 @@ $('zoom-out').addEventListener('click', () => weightsView.zoom(2, weightsView.cu
 $('zoom-reset').addEventListener('click', () => weightsView.fit());
 
 setupSpeedPanel(
-  { run: $('run-speed'), table: $('speed-table'), intro: $('speed-intro'), chart: $('speed-chart'), threads: $('speed-threads'), note: $('speed-note'), bench: $('bench') },
+  { run: $('run-speed'), table: $('speed-table'), intro: $('speed-intro'), chart: $('speed-chart'), threads: $('speed-threads'), story: $('speed-story'), note: $('speed-note'), bench: $('bench') },
   { pool, status, lab: () => lab.lab },
 );
 // Cancel stops whatever runs: the lab goes back to its last finished result, the side worker stops its study.

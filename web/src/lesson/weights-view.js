@@ -276,7 +276,17 @@ export class WeightsView {
         this.showReadout();
       }
     });
-    const end = () => {
+    // A press that ends where it began (a tap on a phone, a click) reads the cell it was on: a phone sends no
+    // pointer move without a finger down, so hovering cannot do it there.
+    const end = (e) => {
+      if (e.type === 'pointerup' && this.drag && !this.drag.moved) {
+        const cell = this.cellAt(e);
+        if (cell) {
+          this.cursor = cell;
+          this.requestDraw();
+          this.showReadout();
+        }
+      }
       this.finishStroke();
       this.drag = null;
     };

@@ -1,22 +1,52 @@
 // The sentences under the "why scale by 1/√E" charts, from the measured rows. Every claim is conditional on
 // the figures it sits beside: with a small data spread the unscaled scores stay small even at E = 1024, the
-// softmax does not saturate, and saying it does would contradict the charts.
+// softmax does not saturate, and saying it does would contradict the charts; with a huge one the scores
+// overflow float32, there is nothing to plot, and the text says that instead of quoting NaN.
 import { formatNumber as f } from '../shared/shapes.js';
+import { FLOAT32_MAX } from '../shared/finite.js';
 
 // Unscaled at the largest E, the softmax counts as saturated when the typical row's largest weight is near
 // one-hot and its gradient (the Jacobian norm) has fallen to at most half its value at the smallest E.
 export const SATURATED_MAX_WEIGHT = 0.8;
 export const SATURATED_GRAD_RATIO = 0.5;
+// "Almost no gradient" only when the gradient has fallen below a tenth of its value at the smallest E.
+export const ALMOST_NONE_RATIO = 0.1;
 // The median ‖dQᵢ‖ unscaled counts as vanished below a tenth of the scaled one.
 export const VANISHED_RATIO = 0.1;
+
+const FIGURES = ['maxWeight', 'entropy', 'gradNorm', 'gradQueryMedian', 'gradQueryMean', 'gradKeyMedian', 'gradKeyMean'];
+
+// Whether every figure of a study row is a number: with the scores overflowed (±∞) they are NaN.
+export function finiteRow(r) {
+  return Number.isFinite(r.scoreStd) && FIGURES.every((k) => Number.isFinite(r.scaled[k]) && Number.isFinite(r.unscaled[k]));
+}
+
+function overflowSentence(spread, where) {
+  return (
+    `At data spread ${f(spread)} the raw scores q·k overflow float32 ${where}: each is a sum of E products of values of about ${f(spread)}, ` +
+    `past float32's largest number (${f(FLOAT32_MAX)}), so they become ±∞, the softmax computes ∞ − ∞ = NaN, and there is no weight ` +
+    `or gradient to plot there.`
+  );
+}
 
 const ratio = (a, b) => (b > 0 ? a / b : NaN);
 
 // rows: runScalingStudy's output; spread: the data spread the study drew with. Returns
-// { saturated, vanished, html } (two paragraphs).
+// { saturated, vanished, overflow, html }: overflow is 'none', 'some' (the figures stop at the last E whose
+// scores are finite) or 'all' (one paragraph, no figures).
 export function scalingSummary(rows, { spread }) {
-  const first = rows[0];
-  const last = rows[rows.length - 1];
+  const finite = rows.filter(finiteRow);
+  if (finite.length === 0) {
+    return {
+      saturated: false,
+      vanished: false,
+      overflow: 'all',
+      html: `<p>${overflowSentence(spread, 'at every E studied')} Make the data spread smaller (the lesson's is 1).</p>`,
+    };
+  }
+  const overflow = finite.length === rows.length ? 'none' : 'some';
+  const first = finite[0];
+  const last = finite[finite.length - 1];
   const s0 = first.scaled;
   const s1 = last.scaled;
   const u0 = first.unscaled;
@@ -24,7 +54,9 @@ export function scalingSummary(rows, { spread }) {
   const gradRatio = ratio(u1.gradNorm, u0.gradNorm);
   const saturated = u1.maxWeight >= SATURATED_MAX_WEIGHT && gradRatio <= SATURATED_GRAD_RATIO;
   const verdict = saturated
-    ? 'the softmax saturates and passes almost no gradient.'
+    ? gradRatio <= ALMOST_NONE_RATIO
+      ? 'the softmax saturates and passes almost no gradient.'
+      : `the softmax saturates (most of each row's weight is on one key) and passes ${f(gradRatio)}× the gradient it passed at E = ${first.E}.`
     : `at data spread ${f(spread)} the unscaled scores are still small at E = ${last.E} (standard deviation ${f(last.scoreStd)}), ` +
       `so the softmax does not saturate and the gradient survives; the 1/√E factor matters once the scores spread over several ` +
       `units (try data spread 1).`;
@@ -50,5 +82,7 @@ export function scalingSummary(rows, { spread }) {
       : '. ') +
     `Keys gather gradient from every query row${spiky ? ', those few included' : ''}: their median is ${f(u1.gradKeyMedian)}, ` +
     `${f(ratio(u1.gradKeyMedian, s1.gradKeyMedian))}× the scaled value.`;
-  return { saturated, vanished, html: `<p>${softmax}</p><p>${gradients}</p>` };
+  const stops = rows.filter((r) => !finiteRow(r)).map((r) => r.E);
+  const note = overflow === 'some' ? `<p>${overflowSentence(spread, `at E = ${stops.join(', ')}`)} The figures below are for E = ${first.E} … ${last.E}.</p>` : '';
+  return { saturated, vanished, overflow, html: `${note}<p>${softmax}</p><p>${gradients}</p>` };
 }

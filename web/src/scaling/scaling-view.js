@@ -35,6 +35,8 @@ export class ScalingView {
     Object.assign(this, { container: charts, intro, summary });
     this.plots = [];
     this.ticks = {}; // chart key → the value-axis ticks last drawn
+    this.note = Object.assign(document.createElement('p'), { className: 'chart-note', hidden: true });
+    charts.append(this.note);
     this.boxes = CHARTS.map((c) => {
       const box = document.createElement('figure');
       box.className = 'chart';
@@ -64,8 +66,9 @@ export class ScalingView {
     const xs = rows.map((r) => r.E);
     this.plots.forEach((p) => p.destroy());
     this.boxes.forEach((b) => b.replaceChildren());
-    // A log axis cannot place 0: a norm that is exactly 0 (every weight but one underflowed) leaves a gap.
-    const point = (c, v) => (c.log && !(v > 0) ? null : v);
+    // A log axis cannot place 0: a norm that is exactly 0 (every weight but one underflowed) leaves a gap. NaN
+    // (overflowed scores) is a gap on every chart, and the charts say why.
+    const point = (c, v) => (!Number.isFinite(v) || (c.log && !(v > 0)) ? null : v);
     this.plots = CHARTS.map((c, k) => {
       const data = [xs, rows.map((r) => point(c, r.scaled[c.key])), rows.map((r) => point(c, r.unscaled[c.key]))];
       const y = c.log ? { distr: 3, log: 10 } : c.range ? { range: c.range } : { auto: true };
@@ -96,15 +99,24 @@ export class ScalingView {
       };
       return new uPlot(opts, data, this.boxes[k]);
     });
-    this.writeSummary(rows, gen.spread);
+    const overflow = this.writeSummary(rows, gen.spread);
+    this.note.hidden = overflow === 'none';
+    this.note.textContent =
+      overflow === 'all'
+        ? 'Nothing to plot: at this data spread the scores overflow float32 at every E, and every figure is NaN (the text below says why).'
+        : overflow === 'some'
+          ? 'The lines stop where the scores overflow float32 (NaN figures are not plotted; the text below says where).'
+          : '';
     this.rows = rows;
   }
 
   writeSummary(rows, spread) {
-    const { html, saturated, vanished } = scalingSummary(rows, { spread });
+    const { html, saturated, vanished, overflow } = scalingSummary(rows, { spread });
     this.summary.innerHTML = html;
     this.summary.dataset.saturated = String(saturated);
     this.summary.dataset.vanished = String(vanished);
+    this.summary.dataset.overflow = overflow;
+    return overflow;
   }
 
   // What the charts were given, by chart key: [E values, scaled, unscaled] as uPlot holds them (null = no

@@ -1,6 +1,8 @@
 // The header's status area: which build runs on how many threads, progress with a Cancel button while the worker works, and the
 // error banner. Every failure ends up here as a sentence, never as a blank page.
 
+const RESIZE_NOTICE = /^ResizeObserver loop (completed with undelivered notifications|limit exceeded)/;
+
 export function createStatus({ build, box, label, bar, cancel, error, errorText, dismiss }) {
   let active = 0;
   let noteTimer = null;
@@ -58,9 +60,11 @@ export function createStatus({ build, box, label, bar, cancel, error, errorText,
     },
   };
   dismiss.addEventListener('click', () => api.clearError());
-  // Anything that escapes a handler still reaches the page as a message.
+  // Anything that escapes a handler still reaches the page as a message. The browser's notice that a
+  // ResizeObserver left notifications for the next frame is not an error of the page (every observer here
+  // redraws in time); it is not shown.
   window.addEventListener('error', (e) => {
-    if (e.message) api.error(`Unexpected error: ${e.message}`);
+    if (e.message && !RESIZE_NOTICE.test(e.message)) api.error(`Unexpected error: ${e.message}`);
   });
   window.addEventListener('unhandledrejection', (e) => api.error(`Unexpected error: ${e.reason?.message ?? e.reason}`));
   return api;

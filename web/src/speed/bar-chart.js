@@ -80,8 +80,8 @@ export function drawBarChart(container, data, { unit = 'GFLOP/s', title = '', gr
       const line = el('line', { x1: margin.left, x2: width - margin.right, y1: py, y2: py, class: 'peak', 'data-value': data.peak.value });
       line.append(el('title', {}, `${data.peak.label}: ${fmt(data.peak.value)} ${unit}`));
       svg.append(line);
-      svg.append(el('text', { x: width - margin.right - 4, y: py - 5, 'text-anchor': 'end', class: 'peak-label' }, `${data.peak.label}: ${fmt(data.peak.value)}`));
     }
+    // The key under the chart, the peak line's among it: written on the plot, its label lay across bars.
     const legend = document.createElement('ul');
     legend.className = 'bar-legend';
     data.series.forEach((s, k) => {
@@ -92,16 +92,29 @@ export function drawBarChart(container, data, { unit = 'GFLOP/s', title = '', gr
       li.append(swatch, s.label);
       legend.append(li);
     });
+    if (data.peak) {
+      const li = document.createElement('li');
+      li.className = 'peak-key';
+      const swatch = document.createElement('span');
+      swatch.className = 'swatch peak-swatch';
+      li.append(swatch, `${data.peak.label}: ${fmt(data.peak.value)} ${unit}`);
+      legend.append(li);
+    }
     container.replaceChildren(svg, legend);
   };
   render();
   container.__barChartObserver?.disconnect();
   let lastWidth = container.clientWidth;
+  let frame = null;
+  // Redrawn in the next frame, not inside the observer's callback: a chart of a new height changes the layout
+  // the observer is reporting on, and the browser then drops notifications (and says so as an error event).
   const observer = new ResizeObserver(() => {
-    if (container.clientWidth !== lastWidth) {
+    if (container.clientWidth === lastWidth || frame !== null) return;
+    frame = requestAnimationFrame(() => {
+      frame = null;
       lastWidth = container.clientWidth;
       render();
-    }
+    });
   });
   observer.observe(container);
   container.__barChartObserver = observer;

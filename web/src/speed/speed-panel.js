@@ -3,7 +3,7 @@
 // ends after such a change, the card says which settings it timed.
 import { describeProblem, renderBench, renderSpeed } from './speed-view.js';
 
-// el: { run, table, intro, chart, threads, note, bench }; lab() → { lastGood, wantedKey }.
+// el: { run, table, intro, chart, threads, story, note, bench }; lab() → { lastGood, wantedKey }.
 export function setupSpeedPanel(el, { pool, status, lab }) {
   async function run() {
     const g = lab().lastGood;

@@ -3,7 +3,9 @@
 // GFLOP/s against the measured peak; the numbers behind each chart stay available as a table, and a sentence
 // compares 1 thread with all.
 import { humanise, parseBench } from './bench-results.js';
-import { SERIES_COLOURS, drawBarChart } from './bar-chart.js';
+import { drawBarChart } from './bar-chart.js';
+import { implementationColour } from './implementation-colours.js';
+import { speedStory } from './speed-story.js';
 import { formatMs as fmtMs } from '../shared/timing.js';
 import { threadsSummary } from './speed-threads.js';
 const fmtG = (g) => (g >= 10 ? g.toFixed(1) : g.toFixed(2));
@@ -22,9 +24,6 @@ export function problemLabel(dims) {
 }
 
 const PEAK_LABEL = 'wasm SIMD peak of 1 thread, measured now';
-// Each implementation keeps its colour whichever rows ran: SIMD, scalar and plain JS the ones they had
-// before the threaded row came, which takes one the benchmark chart below does not use.
-const KIND_COLOURS = { simd: SERIES_COLOURS[0], threads: SERIES_COLOURS[6], scalar: SERIES_COLOURS[1], js: SERIES_COLOURS[2] };
 
 // 1 thread against all: the sentence, with its figures on the element for tests and the curious.
 function renderThreads(element, summary) {
@@ -34,31 +33,34 @@ function renderThreads(element, summary) {
   element.dataset.ratio = summary?.ratio ? String(summary.ratio) : '';
 }
 
-// elements: { table, intro, chart, threads }. result: the worker's speed answer.
-export function renderSpeed({ table, intro, chart, threads }, { flops, dims, results, peak }) {
-  renderThreads(threads, threadsSummary({ flops, results }));
+// elements: { table, intro, chart, threads, story }. result: the worker's speed answer.
+export function renderSpeed({ table, intro, chart, threads, story }, result) {
+  const { flops, dims, results, peak } = result;
+  const summary = threadsSummary({ flops, results });
+  renderThreads(threads, summary);
+  story.innerHTML = speedStory(result, summary).html;
+  story.hidden = false;
   intro.textContent =
     `${describeProblem(dims)} with the current mask: 2·B·H·L·S·(E + Ev) = ${flops.toExponential(3)} flops per call ` +
     `(4·B·H·L·S·E when Ev = E; the softmax is not counted). Median time per call after a warm-up call. ` +
-    (peak ? `The dashed line is this browser's wasm SIMD mul+add peak on one thread, measured just before (threads together can pass it). ` : '') +
-    (flops < 1e8 ? 'At this size the fixed cost of each call (copying Q, K, V into wasm memory and results out) dominates; try L = S = 1024.' : '');
+    (peak ? `The dashed line is this browser's wasm SIMD mul+add peak on one thread, measured just before (threads together can pass it).` : '');
   const timed = results.filter((r) => !r.unavailable);
   drawBarChart(
     chart,
     {
       groups: [problemLabel(dims)],
-      series: timed.map((r) => ({ key: r.kind, label: r.name, values: [r.gflops], colour: KIND_COLOURS[r.kind] })),
+      series: timed.map((r) => ({ key: r.kind, label: r.name, values: [r.gflops], colour: implementationColour(r.kind) })),
       peak: peak ? { value: peak, label: PEAK_LABEL } : null,
     },
     { title: `GFLOP/s of each implementation on ${describeProblem(dims)}`, groupTitle: 'B·H × L × E' },
   );
   const fastest = Math.min(...timed.map((r) => r.ms));
-  const head = '<thead><tr><th scope="col">implementation</th><th scope="col">time per call (ms)</th><th scope="col">calls</th><th scope="col">GFLOP/s</th><th scope="col">vs fastest</th><th scope="col">max |Δ| vs the first</th></tr></thead>';
+  const head = '<thead><tr><th scope="col">implementation</th><th scope="col">time per call (ms)</th><th scope="col" class="calls">calls</th><th scope="col">GFLOP/s</th><th scope="col">vs fastest</th><th scope="col">max |Δ| vs the first</th></tr></thead>';
   const body = results
     .map((r) =>
       r.unavailable
         ? `<tr data-kind="${r.kind}"><th scope="row">${escape(r.name)}</th><td colspan="5" class="muted">not available here: ${escape(r.unavailable)}</td></tr>`
-        : `<tr data-kind="${r.kind}" data-threads="${r.threads}"><th scope="row">${escape(r.name)}</th><td class="num">${fmtMs(r.ms)}</td><td class="num">${r.calls}</td>` +
+        : `<tr data-kind="${r.kind}" data-threads="${r.threads}"><th scope="row">${escape(r.name)}</th><td class="num">${fmtMs(r.ms)}</td><td class="num calls">${r.calls}</td>` +
           `<td class="num">${fmtG(r.gflops)}</td><td class="num">${(r.ms / fastest).toFixed(1)}×</td>` +
           `<td class="num">${r.maxDiff === null ? 'reference' : r.maxDiff.toExponential(1)}</td></tr>`,
     )
@@ -111,7 +113,8 @@ export async function renderBench(container) {
     rows.map((r) => `<tr>${cols.map((c) => `<td class="${/^[\d,.−-]+$/.test(r[c.id] ?? '') ? 'num' : ''}">${escape(r[c.id] ?? '')}</td>`).join('')}</tr>`).join('') +
     `</tbody></table></div>${notes ? `<ul class="bench-notes">${notes}</ul>` : ''}</details>`;
   if (bench.chart) {
-    drawBarChart(container.querySelector('.bench-chart'), bench.chart, {
+    const chart = { ...bench.chart, series: bench.chart.series.map((s, k) => ({ ...s, colour: implementationColour(s.key, k) })) };
+    drawBarChart(container.querySelector('.bench-chart'), chart, {
       title: `Benchmark GFLOP/s by shape and implementation (${bench.metaLine})`,
       groupTitle: 'B·H × L × E',
     });

@@ -1,0 +1,154 @@
+// The lab's third pass (issue 58): one test per finding of a learner's walk through the page at 390×844, 1366 and
+// 1920 px wide, and the lessons the page did not yet teach (the quiz's score and head split, the scores' heatmap
+// and the scale control; the multi-head walk has its own file). Each drives the page as a learner does and
+// checks its DOM and window.__xattnDemo.
+import test, { after, before } from 'node:test';
+import assert from 'node:assert/strict';
+import { encodeNpy } from '../../web/src/shared/npy.js';
+import { WAIT, artifact, computes, idle, launch, openDemo, setField, setFields, settled, traceShape, typeInto } from './browser.js';
+
+let browser;
+let touch; // a phone's browser: taps, not a mouse
+before(async () => {
+  browser = await launch();
+  touch = await launch({ context: { hasTouch: true, isMobile: true } });
+});
+after(async () => {
+  await browser?.close();
+  await touch?.close();
+});
+
+const PHONE = { width: 390, height: 844 };
+const traceText = (page) => page.locator('#trace tbody').textContent();
+const npyFile = (name, tensor) => ({ name, mimeType: 'application/octet-stream', buffer: Buffer.from(encodeNpy(tensor)) });
+const sideways = (page) => page.evaluate(() => document.documentElement.scrollWidth - window.innerWidth);
+const banner = (page) => page.evaluate(() => (document.getElementById('error').hidden ? null : document.getElementById('error-text').textContent));
+const speedCard = (page) => page.locator('section[aria-labelledby="speed-title"]');
+
+async function runSpeed(page) {
+  await page.locator('#run-speed').click();
+  await page.waitForSelector('#speed-table:not([hidden])', WAIT);
+  await idle(page);
+}
+
+test('item 1: after a speed comparison the card fits a phone, and resizing a desktop window shows no error', async () => {
+  const page = await openDemo(browser.context, { viewport: PHONE });
+  await idle(page);
+  await runSpeed(page);
+  await page.waitForTimeout(500); // the charts' resize observers have answered by now
+  assert.ok((await sideways(page)) <= 0, `the page scrolls sideways by ${await sideways(page)} px`);
+  const card = await speedCard(page).boundingBox();
+  assert.ok(card.x >= 0 && card.x + card.width <= PHONE.width, `the speed card spans ${card.x} … ${card.x + card.width} px`);
+  // Every chart and table inside it is as wide as the card at most (a wide table scrolls in its own box).
+  const spill = await speedCard(page).evaluate((c) =>
+    [...c.querySelectorAll('svg, .table-wrap, #speed-table, .bench-chart, p')].filter((e) => e.getBoundingClientRect().right > c.getBoundingClientRect().right + 1).map((e) => e.tagName + (e.id ? `#${e.id}` : '')),
+  );
+  assert.deepEqual(spill, []);
+  assert.equal(await banner(page), null);
+  await speedCard(page).screenshot({ path: artifact('third-speed-phone') });
+  assert.deepEqual(page.errors, []);
+  await page.close();
+
+  const desk = await openDemo(browser.context, { viewport: { width: 1366, height: 900 } });
+  await idle(desk);
+  await runSpeed(desk);
+  for (const width of [1100, 820, 1366]) {
+    await desk.setViewportSize({ width, height: 900 });
+    await desk.waitForTimeout(400);
+    assert.equal(await banner(desk), null, `after resizing to ${width} px`);
+    assert.ok((await sideways(desk)) <= 0, `sideways at ${width} px`);
+  }
+  assert.equal(await desk.evaluate(() => window.__xattnDemo.lastError), null);
+  assert.deepEqual(desk.errors, []);
+  await desk.close();
+});
+
+test('item 2: on a phone a tap on the heatmap reads that cell, and the readout is on screen with the map', async () => {
+  const page = await openDemo(touch.context, { viewport: PHONE });
+  await idle(page);
+  const canvas = page.locator('#weights-canvas');
+  await page.evaluate(() => document.getElementById('weights-canvas').scrollIntoView({ block: 'start' }));
+  const box = await canvas.boundingBox();
+  // Query 3, key 5 of the 10 × 10 map.
+  await page.touchscreen.tap(box.x + box.width * 0.55, box.y + box.height * 0.35);
+  await page.waitForFunction(() => /i = 3/.test(document.getElementById('readout').textContent), null, WAIT);
+  assert.match(await page.locator('#readout').textContent(), /i = 3.*j = 5/s);
+  const w = await page.evaluate(() => window.__xattnDemo.view.weights[3 * 10 + 5]);
+  assert.ok(Math.abs(Number(await page.locator('#readout dd').nth(4).textContent()) - w) <= 1e-4 * w);
+  // The readout is on the screen the learner taps on, not below the fold.
+  const readout = await page.locator('#readout').boundingBox();
+  assert.ok(readout.y >= 0 && readout.y + Math.min(readout.height, 120) <= PHONE.height, `readout at ${readout.y} … ${readout.y + readout.height}`);
+  // A tap elsewhere moves it; a drag still pans and reads nothing new.
+  await page.touchscreen.tap(box.x + box.width * 0.05, box.y + box.height * 0.95);
+  await page.waitForFunction(() => /i = 9/.test(document.getElementById('readout').textContent), null, WAIT);
+  assert.match(await page.locator('#readout').textContent(), /i = 9.*j = 0/s);
+  await page.screenshot({ path: artifact('third-tap-phone') });
+  assert.deepEqual(page.errors, []);
+  await page.close();
+});
+
+test('item 3: at data spread 1e20 the scaling panel says the scores overflow, and every claim fits its figures', async () => {
+  const page = await openDemo(browser.context);
+  await idle(page);
+  await setField(page, 'spread', '1e20');
+  await page.waitForFunction(() => /data spread 1(\.00)?e\+?20/.test(document.getElementById('scaling-intro').textContent), null, WAIT);
+  await idle(page);
+  const summary = await page.locator('#scaling-summary').textContent();
+  assert.match(summary, /overflow/);
+  assert.doesNotMatch(summary, /NaN×|deviation NaN|gradient survives|still small/, summary);
+  assert.match(await page.locator('#scaling-charts').textContent(), /overflow/, 'the empty charts say why');
+  // Uniform data at spread 1: "almost no gradient" only where the measured ratio is small.
+  await page.locator('#controls [name="distribution"]').selectOption('uniform');
+  await setField(page, 'spread', '1');
+  await page.waitForFunction(() => /uniform, data spread 1\)/.test(document.getElementById('scaling-intro').textContent), null, WAIT);
+  await idle(page);
+  const rows = await page.evaluate(() => window.__xattnDemo.scaling.rows);
+  const ratio = rows.at(-1).unscaled.gradNorm / rows[0].unscaled.gradNorm;
+  const text = await page.locator('#scaling-summary').textContent();
+  assert.ok(text.includes(`${Number(ratio.toPrecision(3))}×`), `the summary gives the ratio ${ratio}: ${text}`);
+  if (ratio > 0.1) assert.doesNotMatch(text, /almost no gradient/, `ratio ${ratio}`);
+  assert.deepEqual(page.errors, []);
+  await page.close();
+});
+
+// The implementations of the two speed charts, by the name each chart gives them.
+const SAME_IMPLEMENTATION = { simd: 'xattnSimd', scalar: 'xattnScalar', js: 'plainJs' };
+
+test('item 8: the speed figures come with their story, one colour per implementation, and the peak label clear of the bars', async () => {
+  const page = await openDemo(browser.context, { viewport: { width: 1366, height: 900 } });
+  await page.waitForSelector('#bench svg', WAIT);
+  await idle(page);
+  await runSpeed(page);
+  const rows = await page.locator('#speed-table tbody tr').evaluateAll((trs) => trs.map((tr) => ({ kind: tr.dataset.kind, gflops: Number(tr.querySelectorAll('td')[2]?.textContent) })));
+  const g = Object.fromEntries(rows.map((r) => [r.kind, r.gflops]));
+  const story = await page.locator('#speed-story').textContent();
+  assert.ok(story.length > 40, `the story: "${story}"`);
+  if (g.scalar > g.simd) assert.match(story, /scalar build (was faster|beat)/, story);
+  const ratio = Number(await page.locator('#speed-threads').getAttribute('data-ratio'));
+  if (ratio && ratio < 1) assert.match(story, /slower than 1 thread|took longer than 1/, story);
+  // One colour per implementation, in both charts: the same implementation the same colour, two never share one.
+  const colours = (chart) => page.locator(`${chart} svg rect[data-series]`).evaluateAll((rs) => rs.map((r) => [r.dataset.series, r.getAttribute('fill')]));
+  const live = new Map(await colours('#speed-chart'));
+  const bench = new Map(await colours('#bench'));
+  for (const [kind, key] of Object.entries(SAME_IMPLEMENTATION)) {
+    if (live.has(kind) && bench.has(key)) assert.equal(live.get(kind), bench.get(key), `${kind} / ${key}`);
+  }
+  const owner = new Map();
+  for (const [name, colour] of [...[...live].map(([k, c]) => [SAME_IMPLEMENTATION[k] ?? k, c]), ...bench]) {
+    assert.ok(!owner.has(colour) || owner.get(colour) === name, `${colour} is both ${owner.get(colour)} and ${name}`);
+    owner.set(colour, name);
+  }
+  // No text of either chart lies on a bar it does not label.
+  for (const chart of ['#speed-chart', '#bench']) {
+    const overlaps = await page.locator(`${chart} svg`).evaluate((svg) => {
+      const boxes = [...svg.querySelectorAll('rect[data-series]')].map((r) => r.getBoundingClientRect());
+      const hit = (a, b) => a.left < b.right - 0.5 && b.left < a.right - 0.5 && a.top < b.bottom - 0.5 && b.top < a.bottom - 0.5;
+      return [...svg.querySelectorAll('text.peak-label, text.value')].filter((t) => boxes.some((b) => hit(t.getBoundingClientRect(), b))).map((t) => t.textContent);
+    });
+    assert.deepEqual(overlaps, [], `${chart}: text over a bar`);
+  }
+  await speedCard(page).screenshot({ path: artifact('third-speed-desktop') });
+  assert.deepEqual(page.errors, []);
+  await page.close();
+});
+
