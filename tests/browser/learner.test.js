@@ -470,9 +470,9 @@ test('item 13: the wording: data spread, a first line that says what to do, a qu
   assert.match(await start.textContent(), /^\s*Start here:/);
   assert.ok((await start.boundingBox()).y < (await page.locator('#trace-card').boundingBox()).y);
   assert.doesNotMatch(await page.locator('#quiz-answer').getAttribute('placeholder'), /[BLSE]/);
-  const answers = { output: '(8, 128, 64)', weights: '(8, 128, 128)', kT: '(8, 32, 128)', ev: '(8, 128, 16)' };
+  const answers = { output: '(8, 128, 64)', weights: '(8, 128, 128)', kT: '(8, 32, 128)', ev: '(8, 128, 16)', heads: '(8, 4, 128, 8)' };
   const seen = [];
-  for (let k = 0; k < 4; k++) {
+  for (let k = 0; k < 5; k++) {
     const id = await page.locator('#quiz').getAttribute('data-question');
     seen.push(id);
     await page.locator('#quiz-answer').fill('(8, 128, 32)');
@@ -483,7 +483,7 @@ test('item 13: the wording: data spread, a first line that says what to do, a qu
     assert.match(await page.locator('#quiz-feedback').textContent(), /^Correct/, id);
     await page.locator('#quiz-next').click();
   }
-  assert.deepEqual(seen, ['output', 'weights', 'kT', 'ev']);
+  assert.deepEqual(seen, ['output', 'weights', 'kT', 'ev', 'heads']);
   assert.equal(await page.locator('#quiz').getAttribute('data-question'), 'output');
   assert.deepEqual(page.errors, []);
   await page.close();

@@ -152,3 +152,35 @@ test('item 8: the speed figures come with their story, one colour per implementa
   await page.close();
 });
 
+test('the quiz keeps a score, and asks how multi-head attention splits Q into heads', async () => {
+  const page = await openDemo(browser.context);
+  const answers = { output: '(8, 128, 64)', weights: '(8, 128, 128)', kT: '(8, 32, 128)', ev: '(8, 128, 16)', heads: '(8, 4, 128, 8)' };
+  const score = () => page.locator('#quiz-score').evaluate((s) => [Number(s.dataset.right), Number(s.dataset.answered), s.textContent]);
+  const seen = [];
+  for (let k = 0; k < 5; k++) {
+    const id = await page.locator('#quiz').getAttribute('data-question');
+    seen.push(id);
+    // Question 2 (weights) is answered wrong first, then right: it counts as wrong.
+    if (id === 'weights') {
+      await page.locator('#quiz-answer').fill('(8, 128, 64)');
+      await page.locator('#quiz-answer').press('Enter');
+    }
+    await page.locator('#quiz-answer').fill(answers[id]);
+    await page.locator('#quiz-answer').press('Enter');
+    assert.match(await page.locator('#quiz-feedback').textContent(), /^Correct/, id);
+    await page.locator('#quiz-next').click();
+  }
+  assert.deepEqual(seen, ['output', 'weights', 'kT', 'ev', 'heads']);
+  const [right, answered, text] = await score();
+  assert.deepEqual([right, answered], [4, 5]);
+  assert.match(text, /4 of 5 right first time/);
+  // Round again: the finished round's score stays until the first question is answered again.
+  assert.match(await page.locator('#quiz-counter').textContent(), /Question 1 of 5/);
+  assert.deepEqual((await score()).slice(0, 2), [4, 5]);
+  await page.locator('#quiz-answer').fill(answers.output);
+  await page.locator('#quiz-answer').press('Enter');
+  assert.deepEqual((await score()).slice(0, 2), [1, 1]);
+  assert.deepEqual(page.errors, []);
+  await page.close();
+});
+

@@ -109,6 +109,7 @@ status.onCancel(() => {
 setupQuiz({
   form: $('quiz'),
   counter: $('quiz-counter'),
+  score: $('quiz-score'),
   question: $('quiz-question'),
   label: $('quiz-label'),
   input: $('quiz-answer'),

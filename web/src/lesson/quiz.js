@@ -1,8 +1,9 @@
 // The lesson's quiz: Q and K of shape (8, 128, 32), V of shape (8, 128, 64). Several questions drawn from the
-// lesson's four steps: the output's shape (the lesson's own question), the weights' shape, Kᵀ's shape, and
-// what changes when Ev does. Every expected answer comes from the same shape trace the page shows, never
-// from a hard-coded string.
+// lesson's four steps: the output's shape (the lesson's own question), the weights' shape, Kᵀ's shape, what
+// changes when Ev does, and the head split of multi-head attention. Every expected answer comes from the same
+// shape traces the page shows (the lesson's and the multi-head walk's), never from a hard-coded string.
 import { formatShape, parseShape, sameShape, traceShapes } from '../shared/shapes.js';
+import { walkShape } from '../multihead/walk-shapes.js';
 
 export const QUIZ_DIMS = { B: 8, L: 128, S: 128, E: 32, Ev: 64 };
 
@@ -18,6 +19,8 @@ export const QUIZ = {
 const S = (shape) => `<span class="mono">${formatShape(shape)}</span>`;
 const setting = `Q and K have shape ${S(QUIZ.query)} and V has shape ${S(QUIZ.value)}.`;
 const EV_CHANGED = 16;
+// Multi-head attention over the quiz's queries: E = 32 features split into H = 4 heads.
+const HEADS = { B: QUIZ_DIMS.B, L: QUIZ_DIMS.L, E: QUIZ_DIMS.E, H: 4 };
 
 // Each question: id, the prompt (HTML), what the answer field is labelled, the expected shape, and the wrong
 // answers worth a specific hint (a known confusion), each with its message.
@@ -70,6 +73,21 @@ export const QUESTIONS = [
     ],
     fallback: `(B, L, S) × (B, S, Ev) gives (B, L, Ev): with Ev = ${EV_CHANGED} only the last dim changes.`,
   },
+  {
+    id: 'heads',
+    prompt:
+      `Multi-head attention with embed dim E = ${HEADS.E} and H = ${HEADS.H} heads projects X ${S([HEADS.B, HEADS.L, HEADS.E])} to Q of the ` +
+      `same shape, then splits Q into heads so that each head attends on its own. What is the shape of Q's heads?`,
+    label: "Q's heads",
+    answer: walkShape(HEADS, 'heads'),
+    explain: `Each head gets E/H = ${HEADS.E / HEADS.H} of the ${HEADS.E} features, and the heads move next to the batch dim: (B, H, L, E/H), ${HEADS.B * HEADS.H} separate attentions.`,
+    confusions: [
+      [walkShape(HEADS, 'split'), "is the split before the transpose: the heads then move next to the batch dim, so that each head's (L, E/H) matrix attends on its own."],
+      [[HEADS.B, HEADS.H, HEADS.L, HEADS.E], `gives every head all ${HEADS.E} features; the split cuts them into H groups of E/H.`],
+      [QUIZ.query, "is Q before the split. The split adds the head dim H and divides E by it."],
+    ],
+    fallback: `Q (B, L, E) is viewed as (B, L, H, E/H), then transposed to put H next to B.`,
+  },
 ];
 
 // { correct, message } for what the person typed in answer to `question`.
@@ -89,4 +107,39 @@ export function checkAnswer(question, text) {
 // The lesson's own question, kept under its old name for callers that ask only that one.
 export function checkQuizAnswer(text) {
   return checkAnswer(QUESTIONS[0], text);
+}
+
+// The quiz's score: each question counts once, by its first answer; later tries still get their hint but do
+// not change the score. Once every question has its first answer the round is complete; the page starts a
+// new one when the learner answers the first question again.
+export class QuizScore {
+  constructor(total) {
+    this.total = total;
+    this.first = new Map(); // question id → whether its first answer was right
+  }
+
+  answer(id, correct) {
+    if (!this.first.has(id)) this.first.set(id, correct);
+  }
+
+  get answered() {
+    return this.first.size;
+  }
+
+  get right() {
+    return [...this.first.values()].filter(Boolean).length;
+  }
+
+  get complete() {
+    return this.answered === this.total;
+  }
+
+  text() {
+    if (this.answered === 0) return `Score: none answered yet (each question counts by its first answer).`;
+    return `Score: ${this.right} of ${this.answered} right first time` + (this.complete ? ` — all ${this.total} questions answered.` : '.');
+  }
+
+  reset() {
+    this.first.clear();
+  }
 }
