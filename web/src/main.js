@@ -1,6 +1,6 @@
 // The page's wiring: the status line, the compute workers, and each chapter's panel, connected to one
 // another; and window.__xattnDemo, the page's data for the browser tests and the console. What each chapter
-// does lives in its folder (lesson, masks, heads, averaging, scaling, speed, train, decode).
+// does lives in its folder (lesson, masks, heads, averaging, multihead, scaling, speed, train, decode).
 import './styles.css';
 import { WorkerPool } from './worker-pool.js';
 import { createStatus } from './shared/status.js';
@@ -14,6 +14,7 @@ import { setupScalingPanel } from './scaling/scaling-panel.js';
 import { setupSpeedPanel } from './speed/speed-panel.js';
 import { setupTrainPanel } from './train/train-panel.js';
 import { setupDecodePanel } from './decode/decode-panel.js';
+import { setupWalkPanel } from './multihead/walk-panel.js';
 
 const $ = (id) => document.getElementById(id);
 
@@ -116,6 +117,7 @@ setupQuiz({
   feedback: $('quiz-feedback'),
   next: $('quiz-next'),
 });
+const multihead = setupWalkPanel($('multihead-card'));
 const training = setupTrainPanel($('train-card'));
 // The step-time study runs in the side worker, with the page's progress bar and Cancel.
 const decoding = setupDecodePanel($('decode-card'), {
@@ -164,4 +166,6 @@ window.__xattnDemo = {
   // The decoding panel's state: settings, every step (its row of weights and its |Δ| from full attention),
   // full causal attention's weights, playing, and the last step-time study with what its chart was given.
   decode: decoding,
+  // The multi-head walk: its settings, every step, the module's own output and weights, and the gap between.
+  multihead,
 };
