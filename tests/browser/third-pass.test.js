@@ -111,6 +111,21 @@ test('item 3: at data spread 1e20 the scaling panel says the scores overflow, an
   await page.close();
 });
 
+test('item 5: a refusal quotes what was typed, whatever it is', async () => {
+  const page = await openDemo(browser.context);
+  await idle(page);
+  for (const [typed, shown] of [['6e', '6e'], ['--5', '−−5'], ['1-2', '1−2'], ['abc', 'abc']]) {
+    await typeInto(page, 'E', typed);
+    assert.equal(await page.locator('#controls [name="E"]').inputValue(), typed);
+    assert.match(await traceText(page), new RegExp(`E must be a whole number from 1 to 1024; got ${shown}`), typed);
+    assert.doesNotMatch(await traceText(page), /empty field/, typed);
+  }
+  await typeInto(page, 'E', '64');
+  await idle(page);
+  assert.deepEqual(page.errors, []);
+  await page.close();
+});
+
 // The implementations of the two speed charts, by the name each chart gives them.
 const SAME_IMPLEMENTATION = { simd: 'xattnSimd', scalar: 'xattnScalar', js: 'plainJs' };
 

@@ -16,8 +16,8 @@ test('B beyond its maximum of 64 is refused, quoting the number typed', () => {
   assert.equal(parseField(FIELDS.B, '65').problem, 'B must be a whole number from 1 to 64; got 65');
 });
 
-test('−3, 2.5, 1e3 and an empty field are named as typed, never as NaN', () => {
-  const typed = { '-3': '−3', '2.5': '2.5', '1e3': '1e3', '': 'an empty field', abc: 'abc' };
+test('−3, 2.5, 1e3, 6e, −−5, 1−2 and an empty field are named as typed, never as NaN', () => {
+  const typed = { '-3': '−3', '2.5': '2.5', '1e3': '1e3', '': 'an empty field', abc: 'abc', '6e': '6e', '--5': '−−5', '1-2': '1−2' };
   for (const [text, shown] of Object.entries(typed)) {
     const { problem } = parseField(FIELDS.L, text);
     assert.equal(problem, `L must be a whole number from 1 to 4096; got ${shown}`, text);

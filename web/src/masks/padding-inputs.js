@@ -5,7 +5,7 @@ export function paddingSpec(b, S) {
   return { label: `keys kept by b = ${b}`, kind: 'int', min: 0, max: S };
 }
 
-// One number input per shown batch element: how many keys it keeps (the rest is padding). Built only while
+// One input per shown batch element: how many keys it keeps (the rest is padding). Built only while
 // key padding is on, and only for the B elements that exist: the cost follows what is on the screen.
 export function renderPaddingInputs(container, values, S) {
   container.replaceChildren(
@@ -13,10 +13,10 @@ export function renderPaddingInputs(container, values, S) {
       const label = document.createElement('label');
       label.textContent = `b = ${b}`;
       const input = document.createElement('input');
-      input.type = 'number';
-      input.min = '0';
-      input.max = String(S);
-      input.step = '1';
+      // Text, like every numeric field of the page, so that a refusal quotes what was typed (fields.js).
+      input.type = 'text';
+      input.inputMode = 'numeric';
+      input.spellcheck = false;
       input.dataset.max = String(S);
       input.value = String(v);
       input.dataset.b = String(b);

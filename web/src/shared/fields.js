@@ -26,10 +26,12 @@ export function describeBounds(spec) {
   return `a number above ${spec.min} and at most ${spec.max.toExponential(1).replace('e+', 'e')}`;
 }
 
-// The text as the learner sees it, for messages: trimmed, with a typographic minus, or "empty".
+// The text as the learner typed it, for messages: trimmed, each hyphen as a typographic minus, or "empty".
+// Every numeric field of the page is a text field (inputmode numeric where a phone should offer digits): a
+// number field hands scripts '' for text it cannot read, such as "6e" or "1-2", which would then be misquoted.
 export function quoteTyped(text) {
   const t = String(text ?? '').trim();
-  return t === '' ? 'an empty field' : t.replace(/^-/, '−');
+  return t === '' ? 'an empty field' : t.replace(/-/g, '−');
 }
 
 // Reads one field. Returns { value } or { problem } where the problem names the field, its bounds and what
