@@ -201,8 +201,8 @@ test('export gives valid .npy files of the page\'s tensors, and an imported Q se
   assert.deepEqual(back, [...q.data]);
   // A file that is not .npy is a readable error, and the page keeps working.
   await page.locator('input[data-import="key"]').setInputFiles({ name: 'k.npy', mimeType: 'application/octet-stream', buffer: Buffer.from('hello') });
-  await page.waitForSelector('#error:not([hidden])', WAIT);
-  assert.match(await page.locator('#error-text').textContent(), /k\.npy: not a \.npy file/);
+  await page.waitForSelector('#import-error:not([hidden])', WAIT);
+  assert.match(await page.locator('#import-error').textContent(), /k\.npy: not a \.npy file/);
   assert.deepEqual(page.errors, []);
   await page.close();
 });

@@ -17,7 +17,7 @@ after(async () => {
 });
 
 const traceText = (page) => page.locator('#trace tbody').textContent();
-const errorShown = (page) => page.locator('#error').isVisible();
+const importErrorShown = (page) => page.locator('#import-error').isVisible();
 const npyFile = (name, tensor) => ({ name, mimeType: 'application/octet-stream', buffer: Buffer.from(encodeNpy(tensor)) });
 
 // Draws one cell of the weights map by hand: edit mode on, click the cell's centre, edit mode off.
@@ -75,10 +75,10 @@ test('item 2: an import error stays until the learner changes something, and a r
   const before = await traceShape(page, 'K');
   // K whose E (9) differs from Q's (8), and whose S (7) differs from the form's (10).
   await page.locator('input[data-import="key"]').setInputFiles(npyFile('k.npy', { data: new Float32Array(2 * 7 * 9), shape: [2, 7, 9] }));
-  await page.waitForSelector('#error:not([hidden])', WAIT);
-  assert.match(await page.locator('#error-text').textContent(), /E is 8 in Q \(2, 5, 8\) but 9 in K \(2, 7, 9\)/);
-  await page.waitForTimeout(1500); // the banner used to vanish after ~130 ms
-  assert.equal(await errorShown(page), true);
+  await page.waitForSelector('#import-error:not([hidden])', WAIT);
+  assert.match(await page.locator('#import-error').textContent(), /E is 8 in Q \(2, 5, 8\) but 9 in K \(2, 7, 9\)/);
+  await page.waitForTimeout(1500); // the message used to vanish after ~130 ms
+  assert.equal(await importErrorShown(page), true);
   assert.equal(await page.locator('#controls [name="S"]').inputValue(), '10');
   assert.equal(await page.locator('#controls [name="S"]').isDisabled(), false);
   assert.equal(await traceShape(page, 'K'), before);
@@ -92,14 +92,14 @@ test('item 2: an import error stays until the learner changes something, and a r
     [{ name: 'cut.npy', mimeType: 'application/octet-stream', buffer: bytes.subarray(0, bytes.length - 40) }, /cut\.npy/],
   ]) {
     await page.locator('input[data-import="key"]').setInputFiles(file);
-    await page.waitForFunction((src) => new RegExp(src).test(document.getElementById('error-text').textContent), why.source, WAIT);
+    await page.waitForFunction((src) => new RegExp(src).test(document.getElementById('import-error').textContent), why.source, WAIT);
     await page.waitForTimeout(700);
-    assert.equal(await errorShown(page), true, String(why));
+    assert.equal(await importErrorShown(page), true, String(why));
     assert.equal(await computes(page), n);
   }
   // A change by the learner clears it.
   await page.locator('#controls [name="causal"]').check();
-  assert.equal(await errorShown(page), false);
+  assert.equal(await importErrorShown(page), false);
   await settled(page, n + 1);
   assert.deepEqual(page.errors, []);
   await page.close();

@@ -111,6 +111,30 @@ test('item 3: at data spread 1e20 the scaling panel says the scores overflow, an
   await page.close();
 });
 
+test('item 4: an import error is said next to the Data controls, in the learner\'s words', async () => {
+  const page = await openDemo(browser.context);
+  await idle(page);
+  const n = await computes(page);
+  await page.locator('input[data-import="key"]').setInputFiles({ name: 'notes.npy', mimeType: 'text/plain', buffer: Buffer.from('hello') });
+  await page.waitForSelector('#import-error:not([hidden])', WAIT);
+  const message = await page.locator('#import-error').textContent();
+  assert.match(message, /notes\.npy/);
+  assert.match(message, /not a \.npy file/);
+  assert.match(message, /np\.save/);
+  assert.doesNotMatch(message, /\\x93|NUMPY/);
+  // Where the learner is looking: inside the Data fieldset, beside the file inputs.
+  assert.equal(await page.locator('fieldset:has(input[data-import]) #import-error').count(), 1);
+  assert.equal(await banner(page), null, 'not (only) in the banner at the top');
+  await page.waitForTimeout(700);
+  assert.equal(await page.locator('#import-error').isVisible(), true);
+  assert.equal(await computes(page), n);
+  // A change by the learner clears it.
+  await page.locator('#controls [name="causal"]').check();
+  assert.equal(await page.locator('#import-error').isVisible(), false);
+  assert.deepEqual(page.errors, []);
+  await page.close();
+});
+
 test('item 5: a refusal quotes what was typed, whatever it is', async () => {
   const page = await openDemo(browser.context);
   await idle(page);
@@ -122,6 +146,37 @@ test('item 5: a refusal quotes what was typed, whatever it is', async () => {
   }
   await typeInto(page, 'E', '64');
   await idle(page);
+  assert.deepEqual(page.errors, []);
+  await page.close();
+});
+
+test('item 6: imports are checked against the lab\'s bounds; NaN in a file is said as such; a preset says it drops them', async () => {
+  const page = await openDemo(browser.context);
+  await idle(page);
+  let n = await computes(page);
+  // L = 5000 is more than the lab's 4096: refused at import, nothing locked, nothing changed.
+  await page.locator('input[data-import="query"]').setInputFiles(npyFile('long.npy', { data: new Float32Array(5000 * 8), shape: [1, 5000, 8] }));
+  await page.waitForSelector('#import-error:not([hidden])', WAIT);
+  assert.match(await page.locator('#import-error').textContent(), /long\.npy: L = 5000 .*4096/);
+  assert.equal(await page.locator('#controls [name="L"]').isDisabled(), false);
+  assert.equal(await page.locator('#controls [name="L"]').inputValue(), '10');
+  assert.doesNotMatch(await traceText(page), /5000/);
+  assert.equal(await computes(page), n);
+  // NaN from the file: the note says the file holds it, not that the spread is too large.
+  const q = Float32Array.from({ length: 5 * 8 }, (_, k) => Math.sin(k));
+  q[2 * 8 + 3] = NaN;
+  await page.locator('input[data-import="query"]').setInputFiles(npyFile('nan.npy', { data: q, shape: [1, 5, 8] }));
+  await settled(page, n + 1);
+  const note = await page.locator('#overflow-note').textContent();
+  assert.match(note, /1 of 5 rows holds weights that are not numbers/);
+  assert.match(note, /nan\.npy|imported/);
+  assert.doesNotMatch(note, /data spread/);
+  // The 1024² preset replaces the imported Q with generated data, and says so.
+  n = await computes(page);
+  await page.locator('[data-preset="long"]').click();
+  await settled(page, n + 1);
+  assert.match(await page.locator('#import-note').textContent(), /nan\.npy.*(no longer|dropped|replaced)/);
+  assert.equal(await page.locator('#import-note').isVisible(), true);
   assert.deepEqual(page.errors, []);
   await page.close();
 });

@@ -48,6 +48,21 @@ test('the explanation names the overflow of the scores, with the figures that ca
   assert.equal(overflowExplanation({ ...overflowedView(1), weights: Float32Array.of(0.5, 0.5, 0.5, 0.5) }), null);
 });
 
+test('NaN that came with an imported file is said as such, never blamed on the data spread; the verb agrees', () => {
+  const weights = Float32Array.of(0.5, 0.5, NaN, NaN);
+  const view = {
+    ...overflowedView(1),
+    weights,
+    query: Float32Array.of(1, NaN),
+    value: Float32Array.of(1, 2),
+    sources: { query: 'nan.npy' },
+  };
+  const text = overflowExplanation(view);
+  assert.match(text, /^1 of 2 rows holds weights that are not numbers \(2 NaN\)/);
+  assert.match(text, /Q \(imported from nan\.npy\) holds 1 NaN/);
+  assert.doesNotMatch(text, /data spread|overflow/);
+});
+
 test('the row summary says NaN rows hold NaN instead of "sum to 1 (largest error NaN)"', () => {
   const html = rowSummaryHtml(overflowedView(1e20));
   assert.doesNotMatch(html, /sum to 1|largest error NaN/);

@@ -83,7 +83,7 @@ const lab = setupLab(
     gqaHint: $('gqa-hint'),
     resultCards: [$('weights-card'), $('tensors-card'), $('averaging-card'), $('heads-card')],
     masks: { paddingInputs: $('padding-inputs'), note: $('custom-mask-note'), clear: $('clear-mask'), edit: $('edit-mask'), canvas: $('weights-canvas') },
-    imports: { note: $('import-note'), clear: $('clear-imports') },
+    imports: { note: $('import-note'), clear: $('clear-imports'), error: $('import-error') },
   },
   { pool, status, views: { show: showSlice, setEditing: (on) => weightsView.setEditing(on) }, onComputed: (s) => scaling.run(s) },
 );

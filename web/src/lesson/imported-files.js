@@ -6,9 +6,10 @@ import { EXPORT_NAMES, setupDataPanel } from './io-view.js';
 import { readControls, writeControls } from './controls.js';
 import { dimsFromImports } from './imports.js';
 
-// lab: { imported, locked }; fetchTensor(name) → Promise of a held tensor; onChange(): the dims changed;
-// onError(err): a refused file or a failed export.
-export function setupImports(form, lab, { note, clear, fetchTensor, onChange, onError }) {
+// lab: { imported, locked }; el: { note, clear, error } (the note on the files in use, "Back to generated", the
+// refusals' line beside the file inputs, where the learner is looking); fetchTensor(name) → Promise of a held
+// tensor; onChange(): the dims changed; onError(err): a failed export (the page's banner).
+export function setupImports(form, lab, { note, clear, error, fetchTensor, onChange, onError }) {
   function writeNote() {
     const names = Object.entries(lab.imported).map(([n, t]) => `${EXPORT_NAMES[n]} ${t.label} ${formatShape(t.shape)}`);
     note.hidden = names.length === 0;
@@ -16,7 +17,18 @@ export function setupImports(form, lab, { note, clear, fetchTensor, onChange, on
     clear.disabled = names.length === 0;
   }
 
-  // A file joins the others only if they all agree.
+  // A refusal stays beside the file inputs until the learner changes something (clearError).
+  function showError(err) {
+    error.hidden = false;
+    error.textContent = err.message;
+  }
+
+  function clearError() {
+    error.hidden = true;
+    error.textContent = '';
+  }
+
+  // A file joins the others only if they all agree, and fit the lab's fields.
   function accept(name, tensor) {
     const next = { ...lab.imported, [name]: tensor };
     const c = readControls(form);
@@ -29,10 +41,17 @@ export function setupImports(form, lab, { note, clear, fetchTensor, onChange, on
     onChange();
   }
 
-  function forget() {
+  // Back to generated Q, K, V. why: what replaced the files (a preset), said in the note so that the files do
+  // not vanish unremarked; without it the note goes.
+  function forget(why = null) {
+    const files = Object.values(lab.imported).map((t) => t.label);
     lab.imported = {};
     lab.locked = {};
     writeNote();
+    if (why && files.length) {
+      note.hidden = false;
+      note.textContent = `${files.join(', ')} ${files.length === 1 ? 'is' : 'are'} no longer used: ${why} Import ${files.length === 1 ? 'it' : 'them'} again to use ${files.length === 1 ? 'it' : 'them'}.`;
+    }
   }
 
   setupDataPanel(form, {
@@ -44,6 +63,7 @@ export function setupImports(form, lab, { note, clear, fetchTensor, onChange, on
       onChange();
     },
     onError,
+    onImportError: showError,
   });
-  return { writeNote, forget };
+  return { writeNote, forget, clearError };
 }

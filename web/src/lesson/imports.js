@@ -1,5 +1,8 @@
 // Dims from imported .npy tensors. Q (B, L, E), K (B, S, E), V (B, S, Ev); with heads (B, H, L, E),
-// (B, Hkv, S, E), (B, Hkv, S, Ev). A 2-dim (L, E) file is read as one batch element: (1, L, E).
+// (B, Hkv, S, E), (B, Hkv, S, Ev). A 2-dim (L, E) file is read as one batch element: (1, L, E). A file whose
+// dims the lab's fields could not hold (L = 5000 > 4096) is refused at import, so no locked field is ever out
+// of its bounds.
+import { FIELDS } from '../shared/fields.js';
 import { formatShape } from '../shared/shapes.js';
 
 const LETTERS = {
@@ -36,7 +39,12 @@ export function dimsFromImports(dims, imported) {
   const source = {};
   for (const n of names) {
     const shape = imported[n].shape;
+    const file = imported[n].label ? `${imported[n].label}: ` : '';
     LETTERS[rank][n].forEach((letter, k) => {
+      const { max } = FIELDS[letter];
+      if (shape[k] > max) {
+        problems.push(`${file}${letter} = ${shape[k]} in ${LABEL[n]} ${formatShape(shape)} is more than the lab takes: ${letter} is at most ${max}`);
+      }
       if (letter in source && next[letter] !== shape[k]) {
         problems.push(`${letter} is ${next[letter]} in ${source[letter]} but ${shape[k]} in ${LABEL[n]} ${formatShape(shape)}`);
         return;

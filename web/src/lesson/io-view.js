@@ -24,8 +24,9 @@ export async function readImport(name, file) {
 }
 
 // Wires the Data fieldset: export buttons ([data-export]), file inputs ([data-import]) and #clear-imports.
-// onImport(name, tensor) may throw to refuse a file; every failure goes to onError with a readable message.
-export function setupDataPanel(form, { fetchTensor, onImport, onClear, onError }) {
+// onImport(name, tensor) may throw to refuse a file; a refused file goes to onImportError, a failed export to
+// onError, each with a readable message.
+export function setupDataPanel(form, { fetchTensor, onImport, onClear, onError, onImportError }) {
   for (const button of form.querySelectorAll('[data-export]')) {
     button.addEventListener('click', async () => {
       try {
@@ -47,7 +48,7 @@ export function setupDataPanel(form, { fetchTensor, onImport, onClear, onError }
         if (error) throw new Error(error);
         onImport(name, { ...tensor, label: file.name });
       } catch (err) {
-        onError(prefixed('Import', err));
+        onImportError(err);
       }
     });
   }

@@ -63,7 +63,9 @@ export function setupLab(el, { pool, status, views, onComputed }) {
     const key = s.problems.length ? `invalid ${JSON.stringify(s.problems)}` : settingsKey(s, lab.imported);
     if (key === lab.wantedKey) return;
     lab.wantedKey = key;
-    status.clearError(); // the learner changed something: an old message no longer applies
+    // The learner changed something: an old message no longer applies.
+    status.clearError();
+    imports.clearError();
     clearTimeout(debounce);
     debounce = null;
     if (s.problems.length) {
@@ -104,6 +106,8 @@ export function setupLab(el, { pool, status, views, onComputed }) {
   }
 
   function show(view) {
+    // Which tensors came from files, by name (query → 'q.npy'), for the sentences about the view's numbers.
+    view.sources = Object.fromEntries(Object.entries(lab.imported).map(([n, t]) => [n, t.label]));
     lab.view = view;
     views.show(view, lab.dims, lab.computes);
   }
@@ -144,8 +148,10 @@ export function setupLab(el, { pool, status, views, onComputed }) {
     status.note('Cancelled: back to the last finished result.');
   }
 
-  function usePreset(name) {
-    imports.forget();
+  // A preset sets every control, and goes back to generated Q, K, V (saying so when files were in use).
+  function usePreset(name, label) {
+    imports.forget(`the preset “${label}” uses generated Q, K and V.`);
+    maskControls.setDrawing(false);
     lab.masks.clear();
     writeControls(form, PRESETS[name], {});
     onControlsChanged();
@@ -154,7 +160,7 @@ export function setupLab(el, { pool, status, views, onComputed }) {
   form.addEventListener('input', onControlsChanged);
   form.addEventListener('change', onControlsChanged);
   form.addEventListener('submit', (e) => e.preventDefault());
-  for (const button of form.querySelectorAll('[data-preset]')) button.addEventListener('click', () => usePreset(button.dataset.preset));
+  for (const button of form.querySelectorAll('[data-preset]')) button.addEventListener('click', () => usePreset(button.dataset.preset, button.textContent.trim()));
   onControlsChanged();
 
   return {

@@ -51,21 +51,42 @@ export function describeNonFinite({ nan, posInf, negInf }) {
   return parts.join(', ');
 }
 
-// Why the weights of a slice are not numbers, from what the page has: the slice's Q and K and its E.
-// A score q·k sums E products q_e·k_e; if the largest |q| times the largest |k|, times E, passes float32's
-// largest value, the scores can overflow. Returns a sentence, or null when the weights are all finite.
+// Why the weights of a slice are not numbers, from what the page has: the slice's Q, K and V, its E, and which
+// of them came from files (view.sources: query → 'q.npy'). Inputs that hold NaN or ±∞ themselves are named
+// first (an imported file); otherwise a score q·k sums E products q_e·k_e, and if the largest |q| times the
+// largest |k|, times E, passes float32's largest value, the scores can overflow. Returns a sentence, or null
+// when the weights are all finite.
 export function overflowExplanation(view) {
   const w = countNonFinite(view.weights);
   if (w.bad === 0) return null;
   const rows = badRows(view.weights, view.L, view.S);
+  const head = `${rows} of ${view.L} rows ${rows === 1 ? 'holds' : 'hold'} weights that are not numbers (${describeNonFinite(w)}).`;
+  const inputs = [
+    ['Q', 'query'],
+    ['K', 'key'],
+    ['V', 'value'],
+  ]
+    .filter(([, name]) => view[name])
+    .map(([letter, name]) => ({ letter, name, bad: countNonFinite(view[name]) }))
+    .filter((t) => t.bad.bad > 0);
+  if (inputs.length) {
+    const from = (name) => (view.sources?.[name] ? ` (imported from ${view.sources[name]})` : '');
+    const which = inputs.map((t) => `${t.letter}${from(t.name)} ${t.bad.bad === 1 ? 'holds' : 'hold'} ${describeNonFinite(t.bad)}`).join('; ');
+    return (
+      `${head} The inputs are not all numbers: ${which}. A NaN in row i of Q makes row i of the weights NaN; in row j of K, ` +
+      `every row that sees key j; in V, only the output. Import a file without them, or go back to generated data.`
+    );
+  }
   const qMax = finiteAbsMax(view.query);
   const kMax = finiteAbsMax(view.key);
   const bound = qMax * kMax * view.E;
   const fmt = (x) => x.toExponential(1).replace('e+', 'e');
-  const cause =
-    bound > FLOAT32_MAX
-      ? `Q and K hold values up to ${fmt(qMax)} and ${fmt(kMax)}, so a score q·k (a sum of E = ${view.E} products) can reach about ${fmt(bound)}, ` +
-        `beyond float32's largest number, ${fmt(FLOAT32_MAX)}: the scores overflow to ±∞, the softmax computes ∞ − ∞ = NaN, and NaN spreads to the whole row and to the output.`
-      : `Q and K are not that large (up to ${fmt(qMax)} and ${fmt(kMax)}), so the NaN came with the inputs themselves (an imported file holding NaN or ±∞?).`;
-  return `${rows} of ${view.L} rows hold weights that are not numbers (${describeNonFinite(w)}). ${cause} Make the data spread smaller to get numbers back.`;
+  if (bound <= FLOAT32_MAX) {
+    return `${head} Q and K are not that large (up to ${fmt(qMax)} and ${fmt(kMax)}), so the scores cannot overflow; the NaN came from elsewhere.`;
+  }
+  return (
+    `${head} Q and K hold values up to ${fmt(qMax)} and ${fmt(kMax)}, so a score q·k (a sum of E = ${view.E} products) can reach about ` +
+    `${fmt(bound)}, beyond float32's largest number, ${fmt(FLOAT32_MAX)}: the scores overflow to ±∞, the softmax computes ∞ − ∞ = NaN, ` +
+    `and NaN spreads to the whole row and to the output. Make the data spread smaller to get numbers back.`
+  );
 }

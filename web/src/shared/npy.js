@@ -147,7 +147,10 @@ export function parseHeaderDict(text) {
 export function decodeNpy(bytes) {
   const u8 = bytes instanceof Uint8Array ? bytes : new Uint8Array(bytes);
   if (u8.length < 10 || !MAGIC.every((b, i) => u8[i] === b)) {
-    throw new RangeError('not a .npy file: it does not start with \\x93NUMPY');
+    // What the file starts with, when it is text a person could recognise (a CSV, a note, JSON).
+    const start = String.fromCharCode(...u8.subarray(0, 24)).split(/[\r\n]/)[0];
+    const shown = /^[\x20-\x7e]{1,}$/.test(start) ? ` (it starts with “${start}”)` : '';
+    throw new RangeError(`not a .npy file${shown}: the lab reads the arrays NumPy saves with np.save(file, array)`);
   }
   const view = new DataView(u8.buffer, u8.byteOffset, u8.byteLength);
   const major = u8[6];
