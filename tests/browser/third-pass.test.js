@@ -181,6 +181,57 @@ test('item 6: imports are checked against the lab\'s bounds; NaN in a file is sa
   await page.close();
 });
 
+test('item 7: the training panel: a refused seed stops Start, pace changes at once, a loaded run keeps its step, the pace menu fits', async () => {
+  const page = await openDemo(browser.context, { viewport: { width: 1366, height: 900 } });
+  await page.waitForFunction(() => window.__xattnDemo.training.ready && window.__xattnDemo.training.snapshots > 0, null, WAIT);
+  await page.locator('#train-card').scrollIntoViewIfNeeded();
+  // The pace menu shows its whole label at 1366 px.
+  const pace = page.locator('#train-controls [name="pace"]');
+  const fits = await pace.evaluate((select) => {
+    const ctx = document.createElement('canvas').getContext('2d');
+    const style = getComputedStyle(select);
+    ctx.font = `${style.fontWeight} ${style.fontSize} ${style.fontFamily}`;
+    const text = ctx.measureText(select.selectedOptions[0].textContent).width;
+    const room = select.clientWidth - parseFloat(style.paddingLeft) - parseFloat(style.paddingRight) - 16; // the arrow
+    return { text, room };
+  });
+  assert.ok(fits.text <= fits.room, `the pace label needs ${fits.text} px, the menu shows ${fits.room}`);
+  // A refused seed: its message, and Start is off until it is fixed.
+  const seed = page.locator('#train-controls [name="seed"]');
+  await seed.fill('-5');
+  await seed.dispatchEvent('change');
+  await page.waitForFunction(() => window.__xattnDemo.training.lastError, null, WAIT);
+  assert.match(await page.locator('#train-error').textContent(), /seed must be a whole number from 0 to 4294967295; got −5/);
+  assert.equal(await page.locator('#train-start').isDisabled(), true);
+  await seed.fill('1');
+  await seed.dispatchEvent('change');
+  await page.waitForFunction(() => !window.__xattnDemo.training.lastError && window.__xattnDemo.training.step === 0, null, WAIT);
+  assert.equal(await page.locator('#train-start').isEnabled(), true);
+  // Pace: start very slowly, switch to full speed while it runs: it speeds up without a new Start.
+  await pace.selectOption('4');
+  await page.locator('#train-controls [name="steps"]').fill('100000');
+  await page.click('#train-start');
+  await page.waitForFunction(() => window.__xattnDemo.training.step >= 2, null, WAIT);
+  await pace.selectOption('0');
+  const from = await page.evaluate(() => window.__xattnDemo.training.step);
+  await page.waitForTimeout(2500);
+  const gained = (await page.evaluate(() => window.__xattnDemo.training.step)) - from;
+  assert.ok(gained > 40, `${gained} steps in 2.5 s after switching to full speed (4 steps/s would give about 10)`);
+  await page.click('#train-pause');
+  await page.waitForFunction(() => !window.__xattnDemo.training.running, null, WAIT);
+  // Export the run, reset, load it back: the panel says the step the file was trained to.
+  const step = await page.evaluate(() => window.__xattnDemo.training.step);
+  const [download] = await Promise.all([page.waitForEvent('download', WAIT), page.click('#train-export')]);
+  const file = await download.path();
+  await page.click('#train-reset');
+  await page.waitForFunction(() => window.__xattnDemo.training.step === 0, null, WAIT);
+  await page.locator('#train-load').setInputFiles(file);
+  await page.waitForFunction((s) => window.__xattnDemo.training.step === s, step, WAIT);
+  assert.match(await page.locator('#train-status').textContent(), new RegExp(`^Paused at step ${step}\\b`));
+  assert.deepEqual(page.errors, []);
+  await page.close();
+});
+
 // The implementations of the two speed charts, by the name each chart gives them.
 const SAME_IMPLEMENTATION = { simd: 'xattnSimd', scalar: 'xattnScalar', js: 'plainJs' };
 

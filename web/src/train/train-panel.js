@@ -27,6 +27,7 @@ export function setupTrainPanel(root) {
     snapshots: 0,
     ready: false,
     lastError: null,
+    refused: null, // a run setting the panel refuses (a bad seed): nothing trains until it is fixed
     loaded: null,
   };
   const charts = new TrainCharts($('train-charts'));
@@ -44,10 +45,11 @@ export function setupTrainPanel(root) {
     $('train-explain').innerHTML = `<strong>${t.label}.</strong> ${t.explain} <br /><strong>Pattern to expect:</strong> ${t.pattern}`;
   }
 
+  // Start and Export act on the run on screen, so not while the controls describe another one they refuse.
   function syncButtons() {
-    $('train-start').disabled = !state.ready || state.running;
+    $('train-start').disabled = !state.ready || state.running || state.refused !== null;
     $('train-pause').disabled = !state.running;
-    $('train-export').disabled = !state.ready || state.running || !state.settings;
+    $('train-export').disabled = !state.ready || state.running || !state.settings || state.refused !== null;
     root.dataset.training = state.running ? 'running' : 'paused';
   }
 
@@ -60,6 +62,8 @@ export function setupTrainPanel(root) {
   // A new run from the controls (a changed setting, Reset).
   function configure() {
     const { problem, settings } = readTrainSettings(form);
+    state.refused = problem;
+    syncButtons();
     if (problem) {
       showError(problem);
       return;
@@ -89,13 +93,14 @@ export function setupTrainPanel(root) {
     draw();
   }
 
-  function onLoaded({ settings, fromComment }) {
+  function onLoaded({ settings, step, fromComment }) {
     state.loaded = settings;
+    state.refused = null;
     writeTrainSettings(form, settings);
     explain(settings.task);
     $('train-io-note').textContent =
-      `Loaded: trained ${settings.step ?? '?'} steps with seed ${settings.seed}.` +
-      (fromComment ? '' : ' The file does not say its task and heads: the panel’s are used.');
+      `Loaded: trained ${step} steps with seed ${settings.seed}; Start goes on from step ${step} (Adam's running averages and the ` +
+      `batches start afresh).` + (fromComment ? '' : ' The file does not say its task and heads: the panel’s are used.');
   }
 
   function onExported({ bytes, filename }) {
@@ -142,6 +147,7 @@ export function setupTrainPanel(root) {
   form.addEventListener('submit', (e) => e.preventDefault());
   form.addEventListener('change', (e) => {
     if (e.target.closest('[data-run-setting]')) configure();
+    if (e.target.name === 'pace' && state.running) client.setPace(readPace(form));
   });
   $('train-start').addEventListener('click', start);
   $('train-pause').addEventListener('click', () => client.pause());
