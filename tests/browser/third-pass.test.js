@@ -273,6 +273,36 @@ test('item 8: the speed figures come with their story, one colour per implementa
   await page.close();
 });
 
+test('item 9: heads side by side says how to see it, wraps many heads, follows its checkbox, and shows the picked head', async () => {
+  const page = await openDemo(browser.context, { viewport: { width: 1366, height: 900 } });
+  await idle(page);
+  assert.equal(await page.locator('#heads-card').isVisible(), true, 'the card is there before heads are on');
+  assert.match(await page.locator('#heads-hint').textContent(), /heads/);
+  await page.locator('#heads-on').click();
+  assert.equal(await page.locator('#controls [name="useHeads"]').isChecked(), true);
+  await setFields(page, { H: 32, Hkv: 8 });
+  await page.waitForFunction(() => window.__xattnDemo.view?.thumbs.length === 32, null, WAIT);
+  await idle(page);
+  await page.locator('#heads-every-b').check();
+  await page.waitForFunction(() => document.querySelectorAll('#heads-grid button.head').length === 4 * 32, null, WAIT);
+  assert.doesNotMatch(await page.locator('#heads-hint').textContent(), /for b = 0/);
+  const grid = page.locator('#heads-grid');
+  assert.ok(await grid.evaluate((g) => g.scrollWidth <= g.clientWidth + 1), 'no thumbnail beyond the card');
+  const lines = await page.locator('#heads-grid button.head span').evaluateAll((spans) =>
+    spans.map((s) => s.getBoundingClientRect().height / parseFloat(getComputedStyle(s).lineHeight)),
+  );
+  assert.ok(Math.max(...lines) < 1.5, `a label takes ${Math.max(...lines)} lines`);
+  await page.locator('#heads-grid button.head[data-b="3"][data-h="30"]').scrollIntoViewIfNeeded();
+  await page.locator('#heads-grid button.head[data-b="3"][data-h="30"]').click();
+  await page.waitForFunction(() => window.__xattnDemo.view?.b === 3 && window.__xattnDemo.view?.h === 30, null, WAIT);
+  await page.waitForTimeout(300);
+  const map = await page.locator('#weights-canvas').boundingBox();
+  assert.ok(map.y >= -map.height / 2 && map.y < 900, `the big map is at ${map.y} px, off screen`);
+  await page.locator('#heads-card').screenshot({ path: artifact('third-heads') });
+  assert.deepEqual(page.errors, []);
+  await page.close();
+});
+
 test('the quiz keeps a score, and asks how multi-head attention splits Q into heads', async () => {
   const page = await openDemo(browser.context);
   const answers = { output: '(8, 128, 64)', weights: '(8, 128, 128)', kT: '(8, 32, 128)', ev: '(8, 128, 16)', heads: '(8, 4, 128, 8)' };

@@ -48,11 +48,31 @@ const weightsView = new WeightsView(
   { onPaint: (cells, hide) => lab.paint(cells, hide), isHiddenByHand: (i, j) => lab.lab.masks.isHidden(i, j) },
 );
 const tensorViews = new TensorViews($('tensor-grid'));
+// A thumbnail opens its (b, h) in the big map, which is brought on screen (it can be far above the grid).
 const headsView = new HeadsView(
-  { card: $('heads-card'), grid: $('heads-grid'), hint: $('heads-hint'), every: $('heads-every-b'), legend: $('heads-legend'), legendTicks: $('heads-legend-ticks') },
-  (pick) => lab.pick(pick),
+  {
+    card: $('heads-card'),
+    grid: $('heads-grid'),
+    hint: $('heads-hint'),
+    every: $('heads-every-b'),
+    legend: $('heads-legend'),
+    legendTicks: $('heads-legend-ticks'),
+    headsOn: $('heads-on'),
+    toolbar: $('heads-toolbar'),
+  },
+  (pick) => lab.pick(pick).then(() => bringOnScreen($('weights-canvas'))),
   (count) => pool.everyBatchThumbs(count),
+  () => {
+    const box = $('controls').elements.useHeads;
+    box.checked = true;
+    box.dispatchEvent(new Event('change', { bubbles: true }));
+  },
 );
+
+function bringOnScreen(element) {
+  const r = element.getBoundingClientRect();
+  if (r.bottom < 0 || r.top > window.innerHeight) element.scrollIntoView({ block: 'center' });
+}
 const averagingView = new AveragingView({ steps: $('averaging-steps'), analogy: $('averaging-analogy'), intro: $('averaging-intro') });
 
 function showSlice(view, dims, computes) {

@@ -10,32 +10,50 @@ import { formatNumber } from '../shared/shapes.js';
 export const MAX_THUMBS = 512;
 
 export class HeadsView {
-  // onPick({ b, h }); fetchEvery(count) → Promise<[{ b, thumbs }]> for batch elements 0 … count − 1.
-  constructor({ card, grid, hint, every, legend, legendTicks }, onPick, fetchEvery) {
-    Object.assign(this, { card, grid, hint, every, legend, legendTicks, onPick, fetchEvery });
+  // elements: { card, grid, hint, every, legend, legendTicks, headsOn (the button that turns heads on), toolbar };
+  // onPick({ b, h }); fetchEvery(count) → Promise<[{ b, thumbs }]> for batch elements 0 … count − 1;
+  // onHeadsOn(): the learner asked for heads from this card.
+  constructor({ card, grid, hint, every, legend, legendTicks, headsOn, toolbar }, onPick, fetchEvery, onHeadsOn) {
+    Object.assign(this, { card, grid, hint, every, legend, legendTicks, headsOn, toolbar, onPick, fetchEvery });
     this.rows = null;
     this.version = null;
     this.everyVersion = null;
     every.addEventListener('change', () => this.refresh());
+    headsOn.addEventListener('click', onHeadsOn);
   }
 
+  // The card is always there: without heads it says how to get them, with a button that turns them on.
   setData(view, dims, version) {
     Object.assign(this, { view, dims, version });
-    this.card.hidden = view.thumbs.length === 0;
-    if (this.card.hidden) return;
+    const off = view.thumbs.length === 0;
+    this.headsOn.hidden = !off;
+    this.toolbar.hidden = off;
+    if (off) {
+      this.grid.replaceChildren();
+      this.hint.textContent =
+        'The lesson\'s example has one head. Tick “heads” in the Tensors controls (or press the button) to give Q, K and V H heads: ' +
+        'every head\'s weights then appear here side by side.';
+      return;
+    }
+    this.refresh();
+  }
+
+  writeHint() {
+    const { view, dims } = this;
     const group = dims.H / dims.Hkv;
+    const every = this.every.checked;
     this.hint.textContent =
-      `Weights of every head ${this.every.checked ? 'and batch element' : `for b = ${view.b}`} (each thumbnail max-pooled to at most ` +
-      `${this.every.checked ? 32 : 48}×${this.every.checked ? 32 : 48}), on one colour scale; click one to see it above. ` +
+      `Weights of every head ${every ? 'and batch element' : `for b = ${view.b}`} (each thumbnail max-pooled to at most ` +
+      `${every ? 32 : 48}×${every ? 32 : 48}), on one colour scale; click one to see it in the big map. ` +
       (group > 1
         ? `GQA: Hkv = ${dims.Hkv} key/value head${dims.Hkv === 1 ? '' : 's'}, ${dims.Hkv === 1 ? 'shared by all' : 'each shared by'} ${group} query heads.`
         : `H = ${dims.H} head${dims.H === 1 ? '' : 's'}, each with its own K and V.`);
-    this.refresh();
   }
 
   async refresh() {
     const { view, dims } = this;
-    if (!view || this.card.hidden) return;
+    if (!view || view.thumbs.length === 0) return;
+    this.writeHint();
     if (!this.every.checked) {
       this.render([{ b: view.b, thumbs: view.thumbs }]);
       return;
@@ -83,7 +101,10 @@ export class HeadsView {
         canvas.height = tr;
         drawMatrix(canvas.getContext('2d'), { x: 0, y: 0, w: cols, h: tr }, { data, stride: cols, window: { r0: 0, c0: 0, rows: tr, cols }, lo: 0, hi: scale, lut: SEQUENTIAL, hidden });
         const label = document.createElement('span');
-        label.textContent = group > 1 ? `h ${head} · kv ${kv}` : `h ${head}`;
+        // Compact where thumbnails are small (every batch element), so the label keeps to its one line.
+        const compact = this.every.checked;
+        label.textContent = group > 1 ? (compact ? `h${head}·kv${kv}` : `h ${head} · kv ${kv}`) : `h ${head}`;
+        label.title = group > 1 ? `head ${head}, key/value head ${kv}` : `head ${head}`;
         button.append(canvas, label);
         button.addEventListener('click', () => this.onPick({ b, h: head }));
         children.push(button);
