@@ -303,6 +303,22 @@ test('item 9: heads side by side says how to see it, wraps many heads, follows i
   await page.close();
 });
 
+test('item 10: Cancel leaves the disabled H and Hkv as they were', async () => {
+  const page = await openDemo(browser.context);
+  await idle(page);
+  const n = await computes(page);
+  await setFields(page, { B: 16, L: 2048, S: 2048, E: 128, Ev: 128 });
+  await page.waitForFunction(() => /batch element \d+ of 16/.test(document.getElementById('progress-label').textContent), null, WAIT);
+  await page.locator('#cancel').click();
+  await idle(page);
+  assert.equal(await computes(page), n);
+  assert.equal(await page.locator('#controls [name="H"]').inputValue(), '4');
+  assert.equal(await page.locator('#controls [name="Hkv"]').inputValue(), '4');
+  assert.equal(await page.locator('#controls [name="H"]').isDisabled(), true);
+  assert.deepEqual(page.errors, []);
+  await page.close();
+});
+
 test('the quiz keeps a score, and asks how multi-head attention splits Q into heads', async () => {
   const page = await openDemo(browser.context);
   const answers = { output: '(8, 128, 64)', weights: '(8, 128, 128)', kT: '(8, 32, 128)', ev: '(8, 128, 16)', heads: '(8, 4, 128, 8)' };

@@ -36,6 +36,9 @@ export function readControls(form) {
   const gen = { seed: read('seed'), distribution: f.distribution.value, spread: read('spread') };
   return {
     dims,
+    // The H and Hkv fields as they stand: with heads off they are not read (dims.H = 1), yet writing the
+    // settings back (after a cancel) must leave them as they were.
+    headFields: { H: f.H.value, Hkv: f.Hkv.value },
     gen,
     causal: f.causal.checked,
     alignment: form.querySelector('input[name="alignment"]:checked').value,
@@ -56,10 +59,12 @@ export function markInvalid(form, invalid) {
 
 // Writes settings back (presets, imports, restoring after a cancel). `locked` maps dims fixed by imported
 // files to the file that fixes them; those inputs are disabled.
-export function writeControls(form, { dims, gen, causal, alignment, paddingOn }, locked = {}) {
+export function writeControls(form, { dims, headFields, gen, causal, alignment, paddingOn }, locked = {}) {
   const f = form.elements;
   for (const name of DIM_NAMES) {
-    if (Number.isFinite(dims[name])) f[name].value = String(dims[name]);
+    const headDim = name === 'H' || name === 'Hkv';
+    if (headDim && !dims.useHeads && headFields) f[name].value = headFields[name];
+    else if (Number.isFinite(dims[name])) f[name].value = String(dims[name]);
   }
   f.useHeads.checked = dims.useHeads;
   if (gen) {
