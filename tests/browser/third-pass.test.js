@@ -319,6 +319,51 @@ test('item 10: Cancel leaves the disabled H and Hkv as they were', async () => {
   await page.close();
 });
 
+test('item 11: the wording: whole sentences, the right direction, labels, agreement, a panel that says it is refused', async () => {
+  const page = await openDemo(browser.context);
+  await idle(page);
+  // Too big for memory: the stale note is two sentences, not "because These shapes".
+  await setFields(page, { B: 64, L: 4096, S: 4096 });
+  await page.waitForSelector('#error:not([hidden])', WAIT);
+  await page.waitForFunction(() => !document.querySelector('#weights-card .stale-note').hidden, null, WAIT);
+  const stale = await page.locator('#weights-card .stale-note').textContent();
+  assert.doesNotMatch(stale, /because These/);
+  assert.match(stale, /These shapes need/);
+  let n = await computes(page);
+  await page.locator('[data-preset="lesson"]').click();
+  await settled(page, n + 1);
+  // The status line's time says what it is.
+  assert.match(await page.locator('#build-info').textContent(), /attention (computed )?in \d/);
+  // A NaN weight's readout points at the note where it is: below the map.
+  n = await computes(page);
+  await setField(page, 'spread', '1e20');
+  await settled(page, n + 1);
+  await page.locator('#weights-canvas').focus();
+  await page.keyboard.press('ArrowRight');
+  const readout = await page.locator('#readout').textContent();
+  assert.match(readout, /NaN/);
+  assert.doesNotMatch(readout, /above the map/);
+  assert.match(readout, /below the map/);
+  // Drawing mode ends with a preset.
+  await page.locator('#edit-mask').click();
+  assert.equal(await page.locator('#edit-mask').getAttribute('aria-pressed'), 'true');
+  n = await computes(page);
+  await page.locator('[data-preset="lesson"]').click();
+  await settled(page, n + 1);
+  assert.equal(await page.locator('#edit-mask').getAttribute('aria-pressed'), 'false');
+  assert.equal(await page.locator('#weights-canvas').evaluate((c) => c.classList.contains('editing')), false);
+  // The decoding panel does not say "Ready" with the old shapes after refusing H = 4 over Hkv = 8.
+  await page.waitForFunction(() => window.__xattnDemo.decode.ready, null, WAIT);
+  await page.selectOption('#decode-controls [name="Hkv"]', '8');
+  await page.waitForFunction(() => window.__xattnDemo.decode.lastError, null, WAIT);
+  const status = await page.locator('#decode-status').textContent();
+  assert.doesNotMatch(status, /Ready/);
+  assert.match(status, /refused|fix/i);
+  assert.equal(await page.locator('#decode-cache .kv-slot').count(), 0, 'no cache of the old shapes on screen');
+  assert.deepEqual(page.errors, []);
+  await page.close();
+});
+
 test('the quiz keeps a score, and asks how multi-head attention splits Q into heads', async () => {
   const page = await openDemo(browser.context);
   const answers = { output: '(8, 128, 64)', weights: '(8, 128, 128)', kT: '(8, 32, 128)', ev: '(8, 128, 16)', heads: '(8, 4, 128, 8)' };

@@ -130,7 +130,7 @@ export function readoutHtml(view, cursor, blocks) {
   ];
   let note = '';
   if (view.fullyMasked[i]) note = '<p class="bad">Every key is hidden from this query: its weights are all 0 and its output row is 0, never NaN.</p>';
-  else if (Number.isNaN(view.weights[k])) note = '<p class="nan-text">This weight is NaN: the row\'s scores overflowed float32 (see above the map).</p>';
+  else if (Number.isNaN(view.weights[k])) note = '<p class="nan-text">This weight is NaN, not a number: the note below the map says why.</p>';
   else if (!view.allowed[k]) note = '<p class="muted">This key is hidden from this query, so its weight is exactly 0.</p>';
   const blocky = blocks.blockR > 1 || blocks.blockC > 1;
   return (

@@ -12,9 +12,11 @@ export function markStale(cards, reason) {
   }
 }
 
-// The sentence for a set of problems with the controls, naming what is still shown.
+// The sentences for a set of problems with the controls, naming what is still shown. Each problem is a
+// sentence of its own: a message may start with a capital ("These shapes need …"), which "because" would not.
 export function staleReason(problems, shownDims) {
-  if (!shownDims) return `Nothing computed: ${problems.join('; ')}.`;
+  const why = problems.map((p) => `${p.charAt(0).toUpperCase()}${p.slice(1).replace(/\.$/, '')}.`).join(' ');
+  if (!shownDims) return `Nothing computed. ${why}`;
   const { B, L, S, E, Ev } = shownDims;
-  return `Not updated: still showing B = ${B}, L = ${L}, S = ${S}, E = ${E}, Ev = ${Ev}, because ${problems.join('; ')}.`;
+  return `Not updated: still showing B = ${B}, L = ${L}, S = ${S}, E = ${E}, Ev = ${Ev}. ${why}`;
 }

@@ -9,7 +9,7 @@ export function createStatus({ build, box, label, bar, cancel, error, errorText,
   const api = {
     lastError: null,
     setBuild({ simd, relaxedSimd = false, version, threads = 1 }, ms = null) {
-      const took = ms === null ? '' : ` · ${ms < 1 ? ms.toPrecision(2) : ms.toFixed(ms < 100 ? 1 : 0)} ms`;
+      const took = ms === null ? '' : ` · attention in ${ms < 1 ? ms.toPrecision(2) : ms.toFixed(ms < 100 ? 1 : 0)} ms`;
       // A no-break space keeps "2 threads" together where the line wraps (a phone).
       const text = `xattn ${version} · ${relaxedSimd ? 'WebAssembly relaxed-SIMD build' : simd ? 'WebAssembly SIMD build' : 'WebAssembly scalar build'} · ${threads}\u00a0thread${threads === 1 ? '' : 's'}${took}`;
       // While a note shows, the build name waits to come back.
