@@ -463,7 +463,8 @@ test('item 12: a 1024² map rescales its colours to the window, the wheel scroll
 
 test('item 13: the wording: data spread, a first line that says what to do, a quiz of several questions', async () => {
   const page = await openDemo(browser.context);
-  assert.equal(await page.locator('#controls [name="scale"]').count(), 0);
+  // "scale" is attention's own (1/√E unless set), never the data's spread.
+  assert.match(await page.locator('#controls [name="scale"]').locator('xpath=..').textContent(), /1\/√E/);
   assert.match(await page.locator('#controls [name="spread"]').locator('xpath=..').textContent(), /data spread/);
   assert.match(await page.locator('#controls [name="distribution"]').textContent(), /N\(0, σ²\)/);
   const start = page.locator('#start-here');

@@ -396,3 +396,45 @@ test('the quiz keeps a score, and asks how multi-head attention splits Q into he
   await page.close();
 });
 
+test('the heatmap shows the raw scores, the scaled scores or the weights; a scale control changes the attention', async () => {
+  const page = await openDemo(browser.context);
+  await idle(page);
+  const view = await page.evaluate(() => {
+    const v = window.__xattnDemo.view;
+    return { q: [...v.query], k: [...v.key], E: v.E, S: v.S, weights: [...v.weights] };
+  });
+  const dot = (i, j) => view.q.slice(i * view.E, (i + 1) * view.E).reduce((a, x, e) => a + x * view.k[j * view.E + e], 0);
+  const show = page.locator('#show-matrix');
+  for (const [what, want] of [['raw', dot(2, 7)], ['scaled', dot(2, 7) / 8], ['weights', view.weights[2 * 10 + 7]]]) {
+    await show.selectOption(what);
+    await page.waitForFunction((w) => document.getElementById('weights-canvas').dataset.showing === w, what, WAIT);
+    const shown = await page.evaluate(() => window.__xattnDemo.shownMatrix);
+    assert.ok(Math.abs(shown[2 * 10 + 7] - want) <= 1e-4 * Math.abs(want) + 1e-6, `${what}: ${shown[2 * 10 + 7]} vs ${want}`);
+    assert.match(await page.locator('#weights-canvas').getAttribute('aria-label'), what === 'weights' ? /^Attention weights/ : what === 'raw' ? /^Raw scores/ : /^Scaled scores/);
+  }
+  // The map's colours are signed for scores: a negative score is blue, not the dark of a small weight.
+  await show.selectOption('raw');
+  assert.match(await page.locator('#legend-ticks').textContent(), /−/);
+  await show.selectOption('weights');
+  // The scale control: a tiny scale flattens every row to the plain average 1/S, and the trace and the readout
+  // say the scale used.
+  const n = await computes(page);
+  await setField(page, 'scale', '1e-9');
+  await settled(page, n + 1);
+  const flat = await page.evaluate(() => [...window.__xattnDemo.view.weights]);
+  for (const w of flat) assert.ok(Math.abs(w - 0.1) < 1e-6, `weight ${w}`);
+  assert.match(await page.locator('#trace tr[data-tensor="scaled scores"]').textContent(), /× 1\.00e-9/);
+  await page.locator('#weights-canvas').focus();
+  assert.match(await page.locator('#readout').textContent(), /scaled × 1e-9/);
+  for (const bad of ['x', '0', '-1']) {
+    await setField(page, 'scale', bad);
+    assert.match(await traceText(page), /scale must be a number above 0 and at most 1\.0e6, or empty for 1\/√E/, bad);
+  }
+  await setField(page, 'scale', '');
+  await settled(page, n + 2);
+  assert.ok(Math.abs((await page.evaluate(() => window.__xattnDemo.view.weights[27])) - view.weights[27]) < 1e-7, 'an empty scale is 1/√E again');
+  assert.match(await page.locator('#trace tr[data-tensor="scaled scores"]').textContent(), /1\/√E/);
+  await page.locator('#weights-card').screenshot({ path: artifact('third-scores') });
+  assert.deepEqual(page.errors, []);
+  await page.close();
+});

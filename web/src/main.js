@@ -42,6 +42,8 @@ const weightsView = new WeightsView(
     legendTicks: $('legend-ticks'),
     rowSummary: $('row-summary'),
     colourRange: $('colour-range'),
+    show: $('show-matrix'),
+    title: $('weights-title'),
     nanSwatch: $('nan-swatch'),
     overflow: $('overflow-note'),
   },
@@ -162,6 +164,10 @@ window.__xattnDemo = {
   },
   get view() {
     return lab.lab.view;
+  },
+  // The matrix the big map shows (weights, scaled or raw scores, as its "show" menu says), as an array.
+  get shownMatrix() {
+    return lab.lab.view ? Array.from(weightsView.matrix()) : null;
   },
   // The averaging card's chosen cell (i, j).
   get averagingCell() {

@@ -141,7 +141,7 @@ export class AveragingView {
         `<p><strong>K — what do I contain.</strong> Row ${j} of K is what position ${j} offers to be found by. ` +
         (masked
           ? `Key ${j} comes after query ${i}: the mask hides it (−∞), so its weight is 0.</p>`
-          : `Their match is q<sub>${i}</sub>·k<sub>${j}</sub>/√${E} = <span class="mono">${fmt(score, 3)}</span>; the softmax over keys 0 … ${i} turns it into the weight <span class="mono">${fmt(w, 3)}</span>.</p>`) +
+          : `Their match is q<sub>${i}</sub>·k<sub>${j}</sub>${d.defaultScale === false ? ` × ${fmt(d.scale, 3)}` : `/√${E}`} = <span class="mono">${fmt(score, 3)}</span>; the softmax over keys 0 … ${i} turns it into the weight <span class="mono">${fmt(w, 3)}</span>.</p>`) +
         `<p><strong>V — what I will communicate.</strong> Row ${j} of V is what position ${j} passes on: ` +
         (masked ? 'none of it reaches output row ' + i + '.' : `${fmt(w, 3)} of it goes into output row ${i}, against ${fmt(1 / (i + 1), 3)} in the plain average.`) +
         `</p><p class="hint">Click a cell of any weight map (or focus one and use the arrow keys) to choose another pair. ${this.where}.</p>`,

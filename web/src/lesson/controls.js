@@ -1,7 +1,7 @@
 // The control form ↔ the page's settings. Reading never throws and never guesses: every numeric field goes
 // through fields.js, and a field that fails names itself, its bounds and the text typed in `problems`
 // (the page then computes nothing and says why).
-import { FIELDS, checkHeads, parseField } from '../shared/fields.js';
+import { FIELDS, checkHeads, parseField, parseScale } from '../shared/fields.js';
 
 export const DIM_NAMES = ['B', 'H', 'Hkv', 'L', 'S', 'E', 'Ev'];
 
@@ -34,7 +34,13 @@ export function readControls(form) {
     }
   }
   const gen = { seed: read('seed'), distribution: f.distribution.value, spread: read('spread') };
+  const scale = parseScale(f.scale.value);
+  if (scale.problem) {
+    problems.push(scale.problem);
+    invalid.push('scale');
+  }
   return {
+    scale: scale.problem ? NaN : scale.value, // null: the default 1/√E
     dims,
     // The H and Hkv fields as they stand: with heads off they are not read (dims.H = 1), yet writing the
     // settings back (after a cancel) must leave them as they were.
@@ -50,7 +56,7 @@ export function readControls(form) {
 
 // Marks the fields that failed (aria-invalid, which the stylesheet outlines in red) and clears the others.
 export function markInvalid(form, invalid) {
-  for (const name of [...DIM_NAMES, 'seed', 'spread']) {
+  for (const name of [...DIM_NAMES, 'seed', 'spread', 'scale']) {
     const input = form.elements[name];
     if (invalid.includes(name)) input.setAttribute('aria-invalid', 'true');
     else input.removeAttribute('aria-invalid');
@@ -59,7 +65,7 @@ export function markInvalid(form, invalid) {
 
 // Writes settings back (presets, imports, restoring after a cancel). `locked` maps dims fixed by imported
 // files to the file that fixes them; those inputs are disabled.
-export function writeControls(form, { dims, headFields, gen, causal, alignment, paddingOn }, locked = {}) {
+export function writeControls(form, { dims, headFields, gen, scale, causal, alignment, paddingOn }, locked = {}) {
   const f = form.elements;
   for (const name of DIM_NAMES) {
     const headDim = name === 'H' || name === 'Hkv';
@@ -72,6 +78,9 @@ export function writeControls(form, { dims, headFields, gen, causal, alignment, 
     f.distribution.value = gen.distribution;
     f.spread.value = String(gen.spread);
   }
+  // A preset names no scale: it goes back to the default. A refused scale (NaN) is left as typed.
+  if (scale === null || scale === undefined) f.scale.value = '';
+  else if (Number.isFinite(scale)) f.scale.value = String(scale);
   if (causal !== undefined) f.causal.checked = causal;
   if (alignment) form.querySelector(`input[name="alignment"][value="${alignment}"]`).checked = true;
   if (paddingOn !== undefined) f.padding.checked = paddingOn;

@@ -7,6 +7,7 @@
 // fires when it loses focus after its input events) does nothing.
 import { syncEnabled, markInvalid, writeControls } from './controls.js';
 import { headsHint } from '../shared/fields.js';
+import { formatNumber } from '../shared/shapes.js';
 import { markStale, staleReason } from '../shared/stale.js';
 import { MaskState } from '../masks/mask-state.js';
 import { setupMaskControls } from '../masks/mask-controls.js';
@@ -46,6 +47,8 @@ export function setupLab(el, { pool, status, views, onComputed }) {
     syncEnabled(form, lab.locked);
     markInvalid(form, s.invalid);
     maskControls.sync(s);
+    // The scale field shows the default it stands for while empty.
+    if (Number.isInteger(s.dims.E)) form.elements.scale.placeholder = `1/√E = ${formatNumber(1 / Math.sqrt(s.dims.E))}`;
     // The hint is written only for dims that passed every check, so it can never contradict an error.
     const hint = s.problems.length ? null : headsHint(s.dims);
     el.gqaHint.hidden = hint === null;

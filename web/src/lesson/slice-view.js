@@ -42,6 +42,9 @@ export function sliceView(held, { b, h }) {
     thumbs: dims.useHeads ? headThumbs(held, b, allowed, THUMB) : [],
     // From averaging to attention, on this slice's first positions, with the lab's scale (the package is
     // loaded: it computed the held result).
-    averaging: averagingSteps({ query, key, value, L, S, E: dims.E, Ev: dims.Ev, scale }, (q, k, v, o) => held.lib.scaledDotProductAttention(q, k, v, o)),
+    averaging: {
+      ...averagingSteps({ query, key, value, L, S, E: dims.E, Ev: dims.Ev, scale }, (q, k, v, o) => held.lib.scaledDotProductAttention(q, k, v, o)),
+      defaultScale: held.options.scale === undefined,
+    },
   };
 }

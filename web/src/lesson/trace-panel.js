@@ -14,6 +14,7 @@ export function renderShapes(table, s) {
   renderTrace(
     tbody,
     traceShapes(s.dims, {
+      scale: s.scale,
       maskShape,
       maskKinds: describeMask(s.mask),
       maskRow: causalOnly

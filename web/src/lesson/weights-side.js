@@ -46,16 +46,18 @@ export function drawRowStrip(canvas, view, win) {
   }
 }
 
-export function drawLegend(canvas, ticks, lo, hi) {
+// The colour key under the map: the scale it uses (the weights' sequential one, or the scores' diverging one)
+// and three ticks, written with a typographic minus.
+export function drawLegend(canvas, ticks, lo, hi, lut = SEQUENTIAL) {
   const ctx = canvas.getContext('2d');
   for (let x = 0; x < canvas.width; x++) {
-    ctx.fillStyle = cssColor(SEQUENTIAL, Math.round((x / (canvas.width - 1)) * 255));
+    ctx.fillStyle = cssColor(lut, Math.round((x / (canvas.width - 1)) * 255));
     ctx.fillRect(x, 0, 1, canvas.height);
   }
   ticks.replaceChildren(
     ...[lo, (lo + hi) / 2, hi].map((v) => {
       const span = document.createElement('span');
-      span.textContent = formatNumber(v);
+      span.textContent = formatNumber(v).replace('-', '−');
       return span;
     }),
   );
@@ -125,7 +127,7 @@ export function readoutHtml(view, cursor, blocks) {
     ['query', `i = ${i}`],
     ['key', `j = ${j}`],
     ['raw score q·k', fmt(raw)],
-    [`scaled × 1/√${view.E}`, view.allowed[k] ? fmt(raw * view.scale) : `${fmt(raw * view.scale)} → −∞ (masked)`],
+    [view.defaultScale === false ? `scaled × ${fmt(view.scale)}` : `scaled × 1/√${view.E}`, view.allowed[k] ? fmt(raw * view.scale) : `${fmt(raw * view.scale)} → −∞ (masked)`],
     ['weight', fmt(view.weights[k], 5)],
   ];
   let note = '';

@@ -1,11 +1,20 @@
-// The attention-weights heatmap of one (b, h) slice, (L, S): zoom and pan over a window of cells, a
-// readout of query i, key j, raw score, scaled score and weight for the cell under the pointer or the
-// keyboard cursor, row sums and row entropy beside each row, and the drawing of a custom mask by clicking.
-import { SEQUENTIAL } from '../shared/colormap.js';
+// The attention heatmap of one (b, h) slice, (L, S): the weights, or the scores before the softmax (raw q·k, or
+// scaled), as the "show" menu says; zoom and pan over a window of cells, a readout of query i, key j, raw score,
+// scaled score and weight for the cell under the pointer or the keyboard cursor, row sums and row entropy beside
+// each row, and the drawing of a custom mask by clicking.
+import { DIVERGING, SEQUENTIAL } from '../shared/colormap.js';
 import { drawMatrix, fitCanvas, hatchRows } from '../shared/heatmap.js';
+import { attentionGeometry, scoreMatrix } from '../shared/attention-reference.js';
 import { drawLegend, drawRowStrip, readoutHtml, rowSummaryHtml } from './weights-side.js';
-import { colourRange, wheelAction, zoomWindow } from './zoom.js';
+import { colourRange, scoreRange, wheelAction, zoomWindow } from './zoom.js';
 import { countNonFinite, overflowExplanation } from '../shared/finite.js';
+
+// What the map can show: the lesson's step 3 (weights), step 2 before the mask (scaled scores), step 1 (raw).
+const SHOWN = {
+  weights: { name: 'Attention weights', title: 'Attention weights', lut: SEQUENTIAL },
+  scaled: { name: 'Scaled scores', title: 'Scaled scores, before the softmax', lut: DIVERGING },
+  raw: { name: 'Raw scores q·k', title: 'Raw scores q·k, before the scale', lut: DIVERGING },
+};
 
 // The hover cursor is drawn at least this big (CSS px) around its cell, with guides along its row and column:
 // on a 1024×1024 map a cell is a fraction of a pixel, and a cell-sized box would be invisible.
@@ -13,7 +22,8 @@ const CURSOR_MIN_PX = 12;
 
 export class WeightsView {
   // elements: { canvas, strip, axisTop, axisLeft, readout, legendCanvas, legendTicks, rowSummary, colourRange,
-  // nanSwatch, overflow }
+  // show (the menu: weights, scaled or raw scores), title (the card's, which says what is shown), nanSwatch,
+  // overflow }
   // onPaint(cells, hide): cells drawn in mask mode, [[i, j], …], and whether they are to be hidden.
   // isHiddenByHand(i, j): whether the custom mask already hides a cell (decides what a stroke paints).
   constructor(elements, { onPaint, isHiddenByHand }) {
@@ -31,6 +41,38 @@ export class WeightsView {
     this.bindEvents();
     new ResizeObserver(() => this.draw()).observe(this.canvas);
     this.colourRange.addEventListener('change', () => this.draw());
+    this.show.addEventListener('change', () => {
+      this.labelColourRange();
+      this.title.textContent = SHOWN[this.show.value].title;
+      this.draw();
+    });
+  }
+
+  // The colour menu's options in the terms of what is shown: weights run from 0, scores around 0 (for which
+  // "0 … 1" means nothing, and is the whole slice's range like "max of the slice").
+  labelColourRange() {
+    const scores = this.show.value !== 'weights';
+    const labels = scores
+      ? { window: '± max |score| in view', slice: '± max |score| of the slice', one: '± max |score| of the slice' }
+      : { window: '0 … max in view', slice: '0 … max of the slice', one: '0 … 1' };
+    for (const option of this.colourRange.options) option.textContent = labels[option.value];
+  }
+
+  // The matrix the map shows, (L, S). The scores are computed here, once per slice and only when asked for:
+  // step 1 of the float64 reference on the slice's Q (L, E) and K (S, E), then × the slice's scale.
+  matrix() {
+    const view = this.view;
+    const mode = this.show.value;
+    if (mode === 'weights') return view.weights;
+    if (!view.rawScores) {
+      const q = { data: view.query, shape: [view.L, view.E] };
+      const k = { data: view.key, shape: [view.S, view.E] };
+      const v = { data: view.value, shape: [view.S, view.Ev] };
+      view.rawScores = scoreMatrix(q, k, attentionGeometry(q, k, v), 0);
+    }
+    if (mode === 'raw') return view.rawScores;
+    view.scaledScores ??= view.rawScores.map((x) => x * view.scale);
+    return view.scaledScores;
   }
 
   setData(view) {
@@ -63,13 +105,18 @@ export class WeightsView {
     this.canvas.classList.toggle('editing', on);
   }
 
-  // The colour range for the current window and mode (see zoom.js), computed once per window.
+  // The colour range for the current window, matrix and mode (see zoom.js), computed once per window: 0 … max
+  // for the weights, symmetric around 0 for the scores.
   range() {
     const { view, window: win } = this;
-    const key = `${this.colourRange.value} ${win.r0},${win.c0},${win.rows},${win.cols}`;
+    const key = `${this.show.value} ${this.colourRange.value} ${win.r0},${win.c0},${win.rows},${win.cols}`;
     if (this.rangeCache?.view !== view || this.rangeCache.key !== key) {
       const whole = { r0: 0, c0: 0, rows: view.L, cols: view.S };
-      this.rangeCache = { view, key, range: colourRange(this.colourRange.value, view.weights, view.S, win, whole) };
+      const range =
+        this.show.value === 'weights'
+          ? colourRange(this.colourRange.value, view.weights, view.S, win, whole)
+          : scoreRange(this.colourRange.value, this.matrix(), view.S, win, whole, view.hiddenCells ?? (view.hiddenCells = invert(view.allowed)));
+      this.rangeCache = { view, key, range };
     }
     return this.rangeCache.range;
   }
@@ -82,7 +129,7 @@ export class WeightsView {
     const { view, window: win } = this;
     const { w, h, dpr } = fitCanvas(this.canvas);
     const { lo, hi } = this.range();
-    const key = `${w}x${h} ${win.r0},${win.c0},${win.rows},${win.cols} ${lo}-${hi}`;
+    const key = `${w}x${h} ${this.show.value} ${win.r0},${win.c0},${win.rows},${win.cols} ${lo}-${hi}`;
     if (!this.base || this.base.view !== view || this.base.key !== key) this.drawBase(view, key, w, h, dpr, lo, hi);
     const ctx = this.canvas.getContext('2d');
     ctx.clearRect(0, 0, w, h);
@@ -150,22 +197,24 @@ export class WeightsView {
     const ctx = canvas.getContext('2d');
     const area = { x: 0, y: 0, w, h };
     const hidden = view.hiddenCells ?? (view.hiddenCells = invert(view.allowed));
-    this.blocks = drawMatrix(ctx, area, { data: view.weights, stride: view.S, window: win, lo, hi, lut: SEQUENTIAL, hidden });
+    const shown = SHOWN[this.show.value];
+    this.blocks = drawMatrix(ctx, area, { data: this.matrix(), stride: view.S, window: win, lo, hi, lut: shown.lut, hidden });
     hatchRows(ctx, area, win, view.fullyMasked, dpr);
     const cellW = w / win.cols;
     const cellH = h / win.rows;
     if (cellW >= 6 * dpr && cellH >= 6 * dpr) this.drawGrid(ctx, area, cellW, cellH, dpr);
     this.base = { view, key, canvas };
     drawRowStrip(this.strip, view, win);
-    drawLegend(this.legendCanvas, this.legendTicks, lo, hi);
+    drawLegend(this.legendCanvas, this.legendTicks, lo, hi, shown.lut);
     this.canvas.dataset.colourHi = String(hi);
+    this.canvas.dataset.showing = this.show.value;
     this.writeAxes();
     const blocky = this.blocks.blockR > 1 || this.blocks.blockC > 1;
     this.canvas.setAttribute(
       'aria-label',
-      `Attention weights of b = ${view.b}${view.thumbs.length ? `, h = ${view.h}` : ''}: ${view.L} queries by ${view.S} keys, ` +
+      `${shown.name} of b = ${view.b}${view.thumbs.length ? `, h = ${view.h}` : ''}: ${view.L} queries by ${view.S} keys, ` +
         `showing rows ${win.r0} to ${win.r0 + win.rows - 1} and columns ${win.c0} to ${win.c0 + win.cols - 1}` +
-        (blocky ? `, each pixel the largest of a ${this.blocks.blockR} by ${this.blocks.blockC} block` : '') +
+        (blocky ? `, each pixel the largest${this.show.value === 'weights' ? '' : ' value'} of a ${this.blocks.blockR} by ${this.blocks.blockC} block` : '') +
         `. Use the arrow keys to read cells.`,
     );
     this.canvas.dataset.rows = String(view.L);

@@ -51,3 +51,25 @@ export function colourRange(mode, weights, stride, win, whole) {
   const hi = windowMax(weights, stride, mode === 'slice' ? whole : win);
   return { lo: 0, hi: hi || 1 };
 }
+
+// Largest finite |x| in a window (0 when there is none). Masked cells are left out by the caller's `hidden`
+// (1 = masked): their raw score exists but is not in play.
+export function windowAbsMax(data, stride, { r0, c0, rows, cols }, hidden = null) {
+  let m = 0;
+  for (let i = r0; i < r0 + rows; i++) {
+    const base = i * stride;
+    for (let j = c0; j < c0 + cols; j++) {
+      if (hidden && hidden[base + j]) continue;
+      const a = Math.abs(data[base + j]);
+      if (a > m && a !== Infinity) m = a;
+    }
+  }
+  return m;
+}
+
+// The colour range of a map of scores, symmetric around 0 (scores are signed): ± the largest |score| in view,
+// or of the whole slice ('slice' and 'one', which means nothing for scores).
+export function scoreRange(mode, scores, stride, win, whole, hidden) {
+  const a = windowAbsMax(scores, stride, mode === 'window' ? win : whole, hidden);
+  return { lo: -(a || 1), hi: a || 1 };
+}

@@ -18,12 +18,16 @@ export const FIELDS = {
   // The data spread σ: N(0, σ²) or U(−σ, σ). Up to float32's largest value, so a learner can push the
   // scores into overflow and see what that does (NaN weights), which is worth seeing once.
   spread: { label: 'data spread', what: 'data spread', kind: 'positive', min: 0, max: 3.4e38 },
+  // Attention's scale (PyTorch's `scale`), empty for its default 1/√E. Above 0 (the package refuses 0): a tiny
+  // scale flattens every row towards the plain average, a large one towards one key.
+  scale: { label: 'scale', what: 'attention scale', kind: 'positive', min: 0, max: 1e6, orDefault: '1/√E' },
 };
 
 // Writes the bounds of a field the way a person reads them: "a whole number from 1 to 64".
 export function describeBounds(spec) {
   if (spec.kind === 'int') return `a whole number from ${spec.min} to ${spec.max}`;
-  return `a number above ${spec.min} and at most ${spec.max.toExponential(1).replace('e+', 'e')}`;
+  const empty = spec.orDefault ? `, or empty for ${spec.orDefault}` : '';
+  return `a number above ${spec.min} and at most ${spec.max.toExponential(1).replace('e+', 'e')}${empty}`;
 }
 
 // The text as the learner typed it, for messages: trimmed, each hyphen as a typographic minus, or "empty".
@@ -53,6 +57,11 @@ export function parseField(spec, text) {
   }
   if (!(v > spec.min) || v > spec.max) return bad();
   return { value: v };
+}
+
+// The scale field: empty is PyTorch's default (null here, 1/√E in the package), else a number in its bounds.
+export function parseScale(text) {
+  return String(text ?? '').trim() === '' ? { value: null } : parseField(FIELDS.scale, text);
 }
 
 // The head dims depend on each other: checked after each one reads as a number.

@@ -50,7 +50,8 @@ export function inputShapes({ B, H = 1, Hkv = H, L, S, E, Ev, useHeads = false }
 // so the table keeps its height when a mask is turned on and the heatmap below it does not jump under the
 // pointer. The row is named 'mask' whatever it holds, and its note says the kinds: a name of one line keeps
 // the row's height the same as masks come and go. Shapes follow PyTorch's scaled_dot_product_attention.
-export function traceShapes(dims, { maskShape = null, maskKinds = 'the mask', maskRow = null } = {}) {
+// `scale`: the scale set by hand, or null for PyTorch's default 1/√E.
+export function traceShapes(dims, { maskShape = null, maskKinds = 'the mask', maskRow = null, scale = null } = {}) {
   const { B, L, S, E, Ev, useHeads = false } = dims;
   const H = useHeads ? dims.H : 1;
   const Hkv = useHeads ? dims.Hkv ?? H : 1;
@@ -85,14 +86,23 @@ export function traceShapes(dims, { maskShape = null, maskKinds = 'the mask', ma
       letters: [...leadLetters, 'L', 'S'],
       note: `${formatShape([L, E])} × ${formatShape([E, S])} per ${useHeads ? 'head' : 'batch element'}: a score per (i, j)`,
     },
-    {
-      step: '2',
-      name: 'scaled scores',
-      expr: `scores / √${E}`,
-      shape: [...lead, L, S],
-      letters: [...leadLetters, 'L', 'S'],
-      note: `× 1/√E = ${formatNumber(1 / Math.sqrt(E))}; same shape`,
-    },
+    scale === null
+      ? {
+          step: '2',
+          name: 'scaled scores',
+          expr: `scores / √${E}`,
+          shape: [...lead, L, S],
+          letters: [...leadLetters, 'L', 'S'],
+          note: `× 1/√E = ${formatNumber(1 / Math.sqrt(E))}; same shape`,
+        }
+      : {
+          step: '2',
+          name: 'scaled scores',
+          expr: `scores × ${formatNumber(scale)}`,
+          shape: [...lead, L, S],
+          letters: [...leadLetters, 'L', 'S'],
+          note: `× ${formatNumber(scale)}, set by hand (1/√E would be ${formatNumber(1 / Math.sqrt(E))}); same shape`,
+        },
   );
   if (maskShape) {
     rows.push({
