@@ -16,7 +16,7 @@ namespace bench {
 // there is none.
 #if defined(__wasm_simd128__)
 __attribute__((noinline)) inline double peak_once() {
-    // wasm has no FMA in Node 20: 7 multiply chains and 7 add chains of f32x4, as web/src/simd-peak.js has them
+    // wasm has no FMA in Node 20: 7 multiply chains and 7 add chains of f32x4, as web/src/speed/simd-peak.js has them
     // (why 7 and one shared constant: see there).
     v128_t m0 = wasm_f32x4_splat(1.0f), m1 = wasm_f32x4_splat(1.1f), m2 = wasm_f32x4_splat(1.2f),
            m3 = wasm_f32x4_splat(1.3f), m4 = wasm_f32x4_splat(1.4f), m5 = wasm_f32x4_splat(1.5f),

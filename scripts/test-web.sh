@@ -2,10 +2,10 @@
 # The web demo's tests: unit tests of the page's own logic (node:test), then end-to-end tests in headless
 # Debian Chromium (playwright-core) against the demo served by Vite's dev server (what `npm start` runs) on
 # a free port of 127.0.0.1 (tests/browser/server.test.js among them: the server's rules), then a smoke test
-# of the production build (`vite build`, served by `vite preview`), which proves the package and the training
-# and decoding Workers bundle, and the server's rules and cross-origin isolation (the page runs the threaded
-# build) again against `vite preview`. Servers are stopped on exit;
-# screenshots go to build/artifacts/. Exits non-zero on any failure.
+# of the production build (`vite build`, served by `vite preview`), which proves the package, the training
+# Worker and the package's own Worker (the decoding panel, the multi-head walk) bundle, and the server's rules
+# and cross-origin isolation (the page runs the threaded build) again against `vite preview`. Servers are
+# stopped on exit; screenshots go to build/artifacts/. Exits non-zero on any failure.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -80,9 +80,12 @@ XATTN_DEMO_URL="$url" XATTN_DEMO_LABEL=build timeout 300 node --test --test-time
 # The training panel's own Worker must bundle too: the accuracy test against the built page.
 XATTN_DEMO_URL="$url" XATTN_DEMO_LABEL=build timeout 300 node --test --test-timeout=120000 \
   --test-name-pattern="reaches 95% held-out" tests/browser/training.test.js
-# And the decoding panel's Worker: its triangle against full causal attention, on the built page.
+# And the package's own Worker (createXattnWorker), as the decoding panel and the multi-head walk use it: the
+# triangle against full causal attention, and the walk against torch's fixture, on the built page.
 XATTN_DEMO_URL="$url" XATTN_DEMO_LABEL=build timeout 300 node --test --test-timeout=120000 \
   --test-name-pattern="each step fills one row" tests/browser/decoding.test.js
+XATTN_DEMO_URL="$url" XATTN_DEMO_LABEL=build timeout 300 node --test --test-timeout=120000 \
+  --test-name-pattern="the walk shows" tests/browser/multihead.test.js
 echo "== web demo: server rules (tests/browser/server.test.js) against vite preview at $url"
 XATTN_DEMO_URL="$url" XATTN_DEMO_LABEL=build timeout 300 node --test --test-timeout=120000 tests/browser/server.test.js
 # Cross-origin isolation and threads on the built page: the headers on every response, the thread counts, the

@@ -1,5 +1,5 @@
-// Vite serves (and can build) the demo from web/. The page imports the package by its name, 'xattn', as a
-// user would; the alias points that name at the package's browser entry in this repository.
+// Vite serves (and can build) the demo from web/. The page imports the package by its names, 'xattn' and
+// 'xattn/worker', as a user would; the aliases point them at the package's browser entries in this repository.
 import { defineConfig } from 'vite';
 import { existsSync, readFileSync, statSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
@@ -150,8 +150,13 @@ export default defineConfig({
   appType: 'mpa',
   // Vite's dependency cache lives in build/ with the other generated files.
   cacheDir: path.join(repo, 'build', 'vite-cache'),
+  // The package's two entries, 'xattn' and 'xattn/worker', at their browser files (exact matches: a bare
+  // 'xattn' alias would also rewrite 'xattn/worker' as a path under browser.js).
   resolve: {
-    alias: { xattn: path.join(repo, 'js', 'browser.js') },
+    alias: [
+      { find: /^xattn$/, replacement: path.join(repo, 'js', 'browser.js') },
+      { find: /^xattn\/worker$/, replacement: path.join(repo, 'js', 'worker.js') },
+    ],
   },
   plugins: [crossOriginIsolation(), refuseOutside(), benchResults(), apiReference()],
   worker: { format: 'es' },

@@ -11,7 +11,7 @@ import path from 'node:path';
 import { relaxedSimdSupported } from '../../js/detect.js';
 import { createXattn } from '../../js/node.js';
 import { attentionModel } from './onnx-model.mjs';
-import { plainAttention } from './plain.mjs';
+import { attentionReference } from '../../web/src/shared/attention-reference.js';
 
 const require = createRequire(import.meta.url);
 
@@ -160,8 +160,9 @@ function plainImpl() {
     tolerance: TOLERANCE,
     version: process.version,
     load() {},
-    prepare({ dims, query, key, value, scale }) {
-      return () => plainAttention(dims, query.data, key.data, value.data, scale);
+    prepare({ query, key, value, scale }) {
+      // The float64 reference, one row of weights at a time: the plain JavaScript a user without WebAssembly writes.
+      return () => attentionReference(query, key, value, { scale, needWeights: false }).output.data;
     },
   };
 }

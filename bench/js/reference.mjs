@@ -1,6 +1,7 @@
-// The agreement check: a float64 reference on a sample of output rows, and a tolerance test against it.
-// The reference is written for obviousness, not speed (three separate passes per row), and shares no
-// code with the timed plain-JS implementation, so it also checks that one.
+// The agreement check: the float64 reference (web/src/shared/attention-reference.js) on a sample of output rows,
+// and a tolerance test against it. The plain-JS column times that same reference over every row, so its check
+// is the reference agreeing with itself on the sample; check 2 (agreementAll) compares it with the scalar build.
+import { attentionReference } from '../../web/src/shared/attention-reference.js';
 
 // Rows to check, as [m, i] (matrix m of the BH, query row i), spread over every head and the whole length,
 // within a budget of reference FLOPs so the check stays a small part of the run.
@@ -21,26 +22,16 @@ export function sampleRows({ BH, L, S, E, Ev }, flopBudget = 3e8) {
   return rows;
 }
 
-// Output rows in float64: softmax(scale · q Kᵀ) V for each sampled (m, i).
+// Output rows in float64 for each sampled (m, i): the float64 reference on that one query row against its
+// matrix's keys and values.
 export function referenceRows(problem, rows) {
   const { dims: { L, S, E, Ev }, query, key, value, scale } = problem;
   const out = new Float64Array(rows.length * Ev);
-  const scores = new Float64Array(S);
   rows.forEach(([m, i], r) => {
-    const q = (m * L + i) * E;
-    for (let j = 0; j < S; j++) {
-      let dot = 0;
-      for (let e = 0; e < E; e++) dot += query.data[q + e] * key.data[(m * S + j) * E + e];
-      scores[j] = dot * scale;
-    }
-    let max = -Infinity;
-    for (let j = 0; j < S; j++) max = Math.max(max, scores[j]);
-    let sum = 0;
-    for (let j = 0; j < S; j++) sum += Math.exp(scores[j] - max);
-    for (let j = 0; j < S; j++) {
-      const p = Math.exp(scores[j] - max) / sum;
-      for (let e = 0; e < Ev; e++) out[r * Ev + e] += p * value.data[(m * S + j) * Ev + e];
-    }
+    const q = { data: query.data.subarray((m * L + i) * E, (m * L + i + 1) * E), shape: [1, E] };
+    const k = { data: key.data.subarray(m * S * E, (m + 1) * S * E), shape: [S, E] };
+    const v = { data: value.data.subarray(m * S * Ev, (m + 1) * S * Ev), shape: [S, Ev] };
+    out.set(attentionReference(q, k, v, { scale, needWeights: false }).output.data, r * Ev);
   });
   return out;
 }
@@ -50,7 +41,8 @@ export function referenceRows(problem, rows) {
 export function agreement(output, problem, rows, ref, { atol, rtol }) {
   const { L, Ev } = problem.dims;
   const expected = problem.dims.BH * L * Ev;
-  if (!(output instanceof Float32Array) || output.length !== expected) {
+  // float32 from every implementation but the plain-JS reference, whose float64 rows are its own.
+  if (!(output instanceof Float32Array || output instanceof Float64Array) || output.length !== expected) {
     return { ok: false, why: `output is ${output?.constructor?.name} of length ${output?.length}, expected Float32Array(${expected})` };
   }
   let maxAbs = 0;

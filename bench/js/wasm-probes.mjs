@@ -1,6 +1,6 @@
 // Tiny WebAssembly modules, written out byte by byte, measuring in this process what bounds the kernels: the
 // memory read bandwidth (v128 loads summed over a buffer larger than the caches) and the SIMD arithmetic peak:
-// for plain SIMD128 the page's own loop (web/src/simd-peak.js: 7 chains of f32x4 multiplies beside 7 chains of
+// for plain SIMD128 the page's own loop (web/src/speed/simd-peak.js: 7 chains of f32x4 multiplies beside 7 chains of
 // f32x4 adds, as bench/peak.hpp has them), for relaxed SIMD 12 chains of one f32x4.relaxed_madd each (Node 20
 // needs --experimental-wasm-relaxed-simd, Chromium runs it as is).
 //
@@ -8,8 +8,8 @@
 // once, before the loop, and what is left measures adds alone. That reads the same as the true peak on a core
 // with separate multiply and add pipes (AMD's Zen), but twice the true peak wherever the two share pipes
 // (Intel's cores, Arm's), and every "% of peak" there half what it is.
-import { FLOPS_PER_ITERATION as PEAK_FLOPS_PER_ITERATION, measureSimdPeak as measurePagePeak, peakModuleBytes } from '../../web/src/simd-peak.js';
-import { HEADER, OP, f32, name, section, sleb, uleb } from '../../web/src/wasm-bytes.js';
+import { FLOPS_PER_ITERATION as PEAK_FLOPS_PER_ITERATION, measureSimdPeak as measurePagePeak, peakModuleBytes } from '../../web/src/speed/simd-peak.js';
+import { HEADER, OP, f32, name, section, sleb, uleb } from '../../web/src/speed/wasm-bytes.js';
 
 // (memory (export "memory") pages) (func (export "sum") (param $bytes i32) (param $passes i32) (result f32)):
 // reads bytes [0, $bytes) $passes times, 64 bytes (4 v128 loads into 4 accumulators) per iteration.

@@ -31,8 +31,9 @@ const FLAGS = [
   '--disable-sync',
 ];
 
-// args: flags beyond FLAGS, for a test that needs the browser set up otherwise.
-export async function launch({ args = [] } = {}) {
+// args: flags beyond FLAGS, for a test that needs the browser set up otherwise; context: more of
+// playwright's context options (hasTouch: true for a phone's taps).
+export async function launch({ args = [], context: contextOptions = {} } = {}) {
   if (!DEMO_URL) throw new Error('XATTN_DEMO_URL is not set: run the browser tests through scripts/test-web.sh');
   const profile = mkdtempSync(path.join(tmpdir(), 'xattn-chromium-'));
   const context = await chromium.launchPersistentContext(profile, {
@@ -41,6 +42,7 @@ export async function launch({ args = [] } = {}) {
     args: [...FLAGS, ...args],
     viewport: { width: 1280, height: 800 },
     acceptDownloads: true,
+    ...contextOptions,
   });
   return {
     context,

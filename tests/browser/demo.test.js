@@ -3,8 +3,8 @@
 import test, { before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
-import { decodeNpy, encodeNpy } from '../../web/src/npy.js';
-import { STUDY_ES } from '../../web/src/scaling-study.js';
+import { decodeNpy, encodeNpy } from '../../web/src/shared/npy.js';
+import { STUDY_ES } from '../../web/src/scaling/scaling-study.js';
 import { DEMO_URL, WAIT, artifact, computes, idle, launch, openDemo, setField, setFields, settled, traceShape } from './browser.js';
 
 let browser;
@@ -201,8 +201,8 @@ test('export gives valid .npy files of the page\'s tensors, and an imported Q se
   assert.deepEqual(back, [...q.data]);
   // A file that is not .npy is a readable error, and the page keeps working.
   await page.locator('input[data-import="key"]').setInputFiles({ name: 'k.npy', mimeType: 'application/octet-stream', buffer: Buffer.from('hello') });
-  await page.waitForSelector('#error:not([hidden])', WAIT);
-  assert.match(await page.locator('#error-text').textContent(), /k\.npy: not a \.npy file/);
+  await page.waitForSelector('#import-error:not([hidden])', WAIT);
+  assert.match(await page.locator('#import-error').textContent(), /k\.npy: not a \.npy file/);
   assert.deepEqual(page.errors, []);
   await page.close();
 });

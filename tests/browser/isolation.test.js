@@ -6,7 +6,7 @@
 import test, { after, before } from 'node:test';
 import assert from 'node:assert/strict';
 import { createXattn } from 'xattn';
-import { formatMs } from '../../web/src/speed.js';
+import { formatMs } from '../../web/src/shared/timing.js';
 import { DEMO_URL, WAIT, artifact, computes, launch, openDemo, setFields, settled, traceShape } from './browser.js';
 
 const MAX_THREADS = 4; // the package's threaded build: the calling thread and a pool of 3

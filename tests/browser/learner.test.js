@@ -5,7 +5,7 @@ import test, { before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
 import path from 'node:path';
-import { encodeNpy } from '../../web/src/npy.js';
+import { encodeNpy } from '../../web/src/shared/npy.js';
 import { REPO, WAIT, artifact, computes, idle, launch, openDemo, requests, setField, setFields, settled, traceShape, typeInto } from './browser.js';
 
 let browser;
@@ -17,7 +17,7 @@ after(async () => {
 });
 
 const traceText = (page) => page.locator('#trace tbody').textContent();
-const errorShown = (page) => page.locator('#error').isVisible();
+const importErrorShown = (page) => page.locator('#import-error').isVisible();
 const npyFile = (name, tensor) => ({ name, mimeType: 'application/octet-stream', buffer: Buffer.from(encodeNpy(tensor)) });
 
 // Draws one cell of the weights map by hand: edit mode on, click the cell's centre, edit mode off.
@@ -75,10 +75,10 @@ test('item 2: an import error stays until the learner changes something, and a r
   const before = await traceShape(page, 'K');
   // K whose E (9) differs from Q's (8), and whose S (7) differs from the form's (10).
   await page.locator('input[data-import="key"]').setInputFiles(npyFile('k.npy', { data: new Float32Array(2 * 7 * 9), shape: [2, 7, 9] }));
-  await page.waitForSelector('#error:not([hidden])', WAIT);
-  assert.match(await page.locator('#error-text').textContent(), /E is 8 in Q \(2, 5, 8\) but 9 in K \(2, 7, 9\)/);
-  await page.waitForTimeout(1500); // the banner used to vanish after ~130 ms
-  assert.equal(await errorShown(page), true);
+  await page.waitForSelector('#import-error:not([hidden])', WAIT);
+  assert.match(await page.locator('#import-error').textContent(), /E is 8 in Q \(2, 5, 8\) but 9 in K \(2, 7, 9\)/);
+  await page.waitForTimeout(1500); // the message used to vanish after ~130 ms
+  assert.equal(await importErrorShown(page), true);
   assert.equal(await page.locator('#controls [name="S"]').inputValue(), '10');
   assert.equal(await page.locator('#controls [name="S"]').isDisabled(), false);
   assert.equal(await traceShape(page, 'K'), before);
@@ -92,14 +92,14 @@ test('item 2: an import error stays until the learner changes something, and a r
     [{ name: 'cut.npy', mimeType: 'application/octet-stream', buffer: bytes.subarray(0, bytes.length - 40) }, /cut\.npy/],
   ]) {
     await page.locator('input[data-import="key"]').setInputFiles(file);
-    await page.waitForFunction((src) => new RegExp(src).test(document.getElementById('error-text').textContent), why.source, WAIT);
+    await page.waitForFunction((src) => new RegExp(src).test(document.getElementById('import-error').textContent), why.source, WAIT);
     await page.waitForTimeout(700);
-    assert.equal(await errorShown(page), true, String(why));
+    assert.equal(await importErrorShown(page), true, String(why));
     assert.equal(await computes(page), n);
   }
   // A change by the learner clears it.
   await page.locator('#controls [name="causal"]').check();
-  assert.equal(await errorShown(page), false);
+  assert.equal(await importErrorShown(page), false);
   await settled(page, n + 1);
   assert.deepEqual(page.errors, []);
   await page.close();
@@ -198,13 +198,13 @@ test('item 5: at data spread 0.1 the "why scale" text agrees with its charts; Ne
   const ratio = rows.at(-1).unscaled.gradNorm / rows[0].unscaled.gradNorm;
   assert.ok(ratio > 0.5, `unscaled gradient ratio ${ratio}: the figures show no saturation`);
   const summary = await page.locator('#scaling-summary').textContent();
-  assert.doesNotMatch(summary, /saturates and passes almost no gradient/);
+  assert.doesNotMatch(summary, /the softmax saturates/);
   assert.match(summary, /the softmax does not saturate/);
   // Back to spread 1, then a new draw: other numbers, and the page says which draw it shows.
   await setField(page, 'spread', 1);
   await page.waitForFunction(() => /data spread 1\)/.test(document.getElementById('scaling-intro').textContent), null, WAIT);
   await idle(page);
-  assert.match(await page.locator('#scaling-summary').textContent(), /saturates and passes almost no gradient/);
+  assert.match(await page.locator('#scaling-summary').textContent(), /the softmax saturates/);
   assert.deepEqual(await page.evaluate(() => window.__xattnDemo.scaling.rows.map((r) => r.scoreStd)), first);
   await page.locator('#run-scaling').click();
   await page.waitForFunction(() => document.getElementById('scaling-intro').dataset.draw === '1', null, WAIT);
@@ -463,16 +463,17 @@ test('item 12: a 1024² map rescales its colours to the window, the wheel scroll
 
 test('item 13: the wording: data spread, a first line that says what to do, a quiz of several questions', async () => {
   const page = await openDemo(browser.context);
-  assert.equal(await page.locator('#controls [name="scale"]').count(), 0);
+  // "scale" is attention's own (1/√E unless set), never the data's spread.
+  assert.match(await page.locator('#controls [name="scale"]').locator('xpath=..').textContent(), /1\/√E/);
   assert.match(await page.locator('#controls [name="spread"]').locator('xpath=..').textContent(), /data spread/);
   assert.match(await page.locator('#controls [name="distribution"]').textContent(), /N\(0, σ²\)/);
   const start = page.locator('#start-here');
   assert.match(await start.textContent(), /^\s*Start here:/);
   assert.ok((await start.boundingBox()).y < (await page.locator('#trace-card').boundingBox()).y);
   assert.doesNotMatch(await page.locator('#quiz-answer').getAttribute('placeholder'), /[BLSE]/);
-  const answers = { output: '(8, 128, 64)', weights: '(8, 128, 128)', kT: '(8, 32, 128)', ev: '(8, 128, 16)' };
+  const answers = { output: '(8, 128, 64)', weights: '(8, 128, 128)', kT: '(8, 32, 128)', ev: '(8, 128, 16)', heads: '(8, 4, 128, 8)' };
   const seen = [];
-  for (let k = 0; k < 4; k++) {
+  for (let k = 0; k < 5; k++) {
     const id = await page.locator('#quiz').getAttribute('data-question');
     seen.push(id);
     await page.locator('#quiz-answer').fill('(8, 128, 32)');
@@ -483,7 +484,7 @@ test('item 13: the wording: data spread, a first line that says what to do, a qu
     assert.match(await page.locator('#quiz-feedback').textContent(), /^Correct/, id);
     await page.locator('#quiz-next').click();
   }
-  assert.deepEqual(seen, ['output', 'weights', 'kT', 'ev']);
+  assert.deepEqual(seen, ['output', 'weights', 'kT', 'ev', 'heads']);
   assert.equal(await page.locator('#quiz').getAttribute('data-question'), 'output');
   assert.deepEqual(page.errors, []);
   await page.close();

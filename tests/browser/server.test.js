@@ -165,12 +165,14 @@ test('every answer carries COOP and COEP (the page is cross-origin isolated)', a
   const paths = ['/', '/bench/results.json', '/no-such-page.html', '/../package.json', `/@fs${repo}/package.json`];
   if (preview) {
     const assets = readdirSync(path.join(repo, 'build', 'web', 'assets'));
-    const workers = assets.filter((f) => /^(worker|train-worker|decode-worker)-.*\.js$/.test(f));
+    // The lab's compute worker, the training worker, and the package's own (createXattnWorker: the decoding panel
+    // and the multi-head walk); Vite names each <name>-<8-character hash>.js.
+    const workers = assets.filter((f) => /^(worker|train-worker|worker-thread)-[\w-]{8}\.js$/.test(f));
     assert.equal(workers.length, 3, `the three Worker scripts among the built assets: ${assets}`);
     paths.push(...assets.filter((f) => /\.(js|mjs|wasm)$/.test(f)).map((f) => `/assets/${f}`));
   } else {
     paths.push('/src/main.js', '/src/worker.js?worker_file&type=module', '/src/train/train-worker.js?worker_file&type=module',
-      '/src/decode/decode-worker.js?worker_file&type=module', `/@fs${repo}/js/browser.js`);
+      `/@fs${repo}/js/worker-thread.js?worker_file&type=module`, `/@fs${repo}/js/browser.js`);
     for (const f of ['xattn-simd.wasm', 'xattn-scalar.wasm', 'xattn-simd-threads.wasm', 'xattn-simd-threads.mjs', 'xattn-simd-threads-worker-source.mjs']) {
       paths.push(`/@fs${path.join(repo, 'dist', f)}`);
     }

@@ -223,8 +223,11 @@ test('Export .npz, then Load it back: the same held-out accuracy', async () => {
   const loaded = await training(page);
   assert.deepEqual([loaded.settings.task, loaded.settings.H, loaded.settings.seed], ['reverse', 2, 3]);
   assert.equal(await page.locator('#train-controls [name="task"]').inputValue(), 'reverse');
+  // The loaded run goes on from the step the file was trained to.
   const back = loaded.evals.at(-1);
-  assert.equal(back.step, 0);
+  assert.equal(back.step, 60);
+  assert.equal(loaded.step, 60);
+  assert.match(await page.locator('#train-status').textContent(), /^Paused at step 60\b/);
   assert.deepEqual([back.sequence, back.token, back.loss], [trained.sequence, trained.token, trained.loss]);
   assert.ok(trained.token > 0.2 && trained.sequence < 1, JSON.stringify(trained));
   assert.match(await page.locator('#train-io-note').textContent(), /Loaded: trained 60 steps with seed 3/);

@@ -1,14 +1,16 @@
-// The kernels through the JS API on every build (golden.mjs BUILDS), against a float64 reference written here:
-// sizes around the vector widths and key tiles (16-query groups, tiles of up to 96 keys), boolean, float and
-// causal masks, the backward over the same sizes and masks with GQA, and the NaN rules (a key a query may not
-// see never reaches it, whatever K or V hold there; a fully masked row gives 0; a NaN key a query sees makes its
-// row NaN, however far a later key moves the max; NaN in query row i reaches only output row i). Dimension
-// legend: B·H folded into one leading dim BH, L queries, S keys, E query/key dim, Ev value dim.
+// The kernels through the JS API on every build (golden.mjs BUILDS), against the float64 reference
+// (web/src/shared/attention-reference.js): sizes around the vector widths and key tiles (16-query groups, tiles
+// of up to 96 keys), boolean, float and causal masks, the backward over the same sizes and masks with GQA, and
+// the NaN rules (a key a query may not see never reaches it, whatever K or V hold there; a fully masked row
+// gives 0; a NaN key a query sees makes its row NaN, however far a later key moves the max; NaN in query row i
+// reaches only output row i). Dimension legend: B·H folded into one leading dim BH, L queries, S keys, E
+// query/key dim, Ev value dim.
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
 
 import { createXattn } from '../../js/node.js';
-import { farFrom, randomTensor as tensor, reference, referenceGrad, uniform } from './attention-reference.mjs';
+import { attentionReference as reference, attentionReferenceGrad as referenceGrad } from '../../web/src/shared/attention-reference.js';
+import { farFrom, randomTensor as tensor, uniform } from './test-data.mjs';
 import { BUILDS, GRAD_TOLERANCE } from './golden.mjs';
 
 const close = (got, want, label) => assert.equal(farFrom(got, want, label), '');
@@ -47,9 +49,9 @@ for (const { options: buildOptions, label } of BUILDS) {
         const q = tensor([2, L, E], L), k = tensor([2, S, E], S), v = tensor([2, S, Ev], Ev);
         const want = reference(q, k, v, { scale: 1 / Math.sqrt(E) });
         const r = xa.scaledDotProductAttention(q, k, v, { needWeights: true });
-        close(r.output.data, want.out, `${L}x${S}x${E}x${Ev} output`);
-        close(r.weights.data, want.weights, `${L}x${S}x${E}x${Ev} weights`);
-        close(xa.scaledDotProductAttention(q, k, v).output.data, want.out, `${L}x${S}x${E}x${Ev} streaming`);
+        close(r.output.data, want.output.data, `${L}x${S}x${E}x${Ev} output`);
+        close(r.weights.data, want.weights.data, `${L}x${S}x${E}x${Ev} weights`);
+        close(xa.scaledDotProductAttention(q, k, v).output.data, want.output.data, `${L}x${S}x${E}x${Ev} streaming`);
       }
     });
 
@@ -60,23 +62,23 @@ for (const { options: buildOptions, label } of BUILDS) {
       const bools = Uint8Array.from({ length: L * S }, (_, x) => (Math.floor(x / S) % 7 === 3 ? 0 : next() < 0.6 ? 1 : 0));
       const floats = Float32Array.from({ length: L * S }, () => (next() < 0.2 ? -Infinity : 3 * next() - 1.5));
       const cases = [
-        [{ attnMask: { data: bools, shape: [L, S] } }, { allowed: (b, i, j) => bools[i * S + j] === 1 }],
-        [{ attnMask: { data: floats, shape: [L, S] } }, { allowed: (b, i, j) => floats[i * S + j] !== -Infinity, add: (b, i, j) => floats[i * S + j] }],
-        [{ isCausal: true }, { allowed: (b, i, j) => j <= i }],
-        [{ isCausal: true, causalAlignment: 'bottom-right' }, { allowed: (b, i, j) => j <= i + S - L }],
+        [{ attnMask: { data: bools, shape: [L, S] } }, { maskValue: (b, i, j) => (bools[i * S + j] === 1 ? 0 : -Infinity) }],
+        [{ attnMask: { data: floats, shape: [L, S] } }, { maskValue: (b, i, j) => floats[i * S + j] }],
+        [{ isCausal: true }, { maskValue: (b, i, j) => (j <= i ? 0 : -Infinity) }],
+        [{ isCausal: true, causalAlignment: 'bottom-right' }, { maskValue: (b, i, j) => (j <= i + S - L ? 0 : -Infinity) }],
       ];
       for (const [options, rule] of cases) {
         const want = reference(q, k, v, { ...rule, scale });
         for (const needWeights of [false, true]) {
           const r = xa.scaledDotProductAttention(q, k, v, { ...options, needWeights });
-          close(r.output.data, want.out, `${JSON.stringify(options).slice(0, 40)} output`);
-          if (needWeights) close(r.weights.data, want.weights, 'weights');
+          close(r.output.data, want.output.data, `${JSON.stringify(options).slice(0, 40)} output`);
+          if (needWeights) close(r.weights.data, want.weights.data, 'weights');
         }
       }
       // Bottom-right with L > S: the first L - S rows see no key.
       const qq = tensor([1, 60, 8], 5), kk = tensor([1, 20, 8], 6), vv = tensor([1, 20, 8], 7);
       const r = xa.scaledDotProductAttention(qq, kk, vv, { isCausal: true, causalAlignment: 'bottom-right' });
-      close(r.output.data, reference(qq, kk, vv, { allowed: (b, i, j) => j <= i - 40, scale: 1 / Math.sqrt(8) }).out, 'L > S');
+      close(r.output.data, reference(qq, kk, vv, { maskValue: (b, i, j) => (j <= i - 40 ? 0 : -Infinity), scale: 1 / Math.sqrt(8) }).output.data, 'L > S');
       assert.ok(r.output.data.subarray(0, 40 * 8).every((x) => x === 0));
     });
 
@@ -89,10 +91,10 @@ for (const { options: buildOptions, label } of BUILDS) {
         const want = referenceGrad(q, k, v, dO, { scale: 1 / Math.sqrt(E) });
         const r = xa.scaledDotProductAttentionGrad(q, k, v, dO);
         const at = `${BH}×${L}×${S}, E ${E}, Ev ${Ev}`;
-        closeGrad(r.output.data, want.out, `${at} output`);
-        closeGrad(r.gradQuery.data, want.dq, `${at} dQ`);
-        closeGrad(r.gradKey.data, want.dk, `${at} dK`);
-        closeGrad(r.gradValue.data, want.dv, `${at} dV`);
+        closeGrad(r.output.data, want.output.data, `${at} output`);
+        closeGrad(r.gradQuery.data, want.gradQuery.data, `${at} dQ`);
+        closeGrad(r.gradKey.data, want.gradKey.data, `${at} dK`);
+        closeGrad(r.gradValue.data, want.gradValue.data, `${at} dV`);
       }
     });
 
@@ -105,21 +107,21 @@ for (const { options: buildOptions, label } of BUILDS) {
       const floats = Float32Array.from({ length: L * S }, () => (next() < 0.2 ? -Infinity : 3 * next() - 1.5));
       const padding = Uint8Array.from({ length: B * S }, (_, x) => (x % S < S - 30 * (Math.floor(x / S) + 1) ? 1 : 0));
       const cases = [
-        [{ attnMask: { data: bools, shape: [L, S] } }, { allowed: (b, i, j) => bools[i * S + j] === 1 }],
-        [{ attnMask: { data: floats, shape: [L, S] } }, { allowed: (b, i, j) => floats[i * S + j] !== -Infinity, add: (b, i, j) => floats[i * S + j] }],
-        [{ attnMask: { data: padding, shape: [B, 1, 1, S] } }, { allowed: (b, i, j) => padding[Math.floor(b / Hq) * S + j] === 1 }],
-        [{ isCausal: true }, { allowed: (b, i, j) => j <= i }],
-        [{ isCausal: true, causalAlignment: 'bottom-right' }, { allowed: (b, i, j) => j <= i + S - L }],
+        [{ attnMask: { data: bools, shape: [L, S] } }, { maskValue: (b, i, j) => (bools[i * S + j] === 1 ? 0 : -Infinity) }],
+        [{ attnMask: { data: floats, shape: [L, S] } }, { maskValue: (b, i, j) => floats[i * S + j] }],
+        [{ attnMask: { data: padding, shape: [B, 1, 1, S] } }, { maskValue: (b, i, j) => (padding[Math.floor(b / Hq) * S + j] === 1 ? 0 : -Infinity) }],
+        [{ isCausal: true }, { maskValue: (b, i, j) => (j <= i ? 0 : -Infinity) }],
+        [{ isCausal: true, causalAlignment: 'bottom-right' }, { maskValue: (b, i, j) => (j <= i + S - L ? 0 : -Infinity) }],
       ];
       const flat = (t) => ({ data: t.data, shape: [B * Hq, L, t.shape[3]] });
       for (const [options, rule] of cases) {
         const want = referenceGrad(flat(q), repeatHeads(k, G), repeatHeads(v, G), flat(dO), { ...rule, scale });
         const r = xa.scaledDotProductAttentionGrad(q, k, v, dO, { ...options, enableGqa: true });
         const at = JSON.stringify({ ...options, attnMask: options.attnMask?.shape });
-        closeGrad(r.output.data, want.out, `${at} output`);
-        closeGrad(r.gradQuery.data, want.dq, `${at} dQ`);
-        closeGrad(r.gradKey.data, sumHeads(want.dk, G, S, E), `${at} dK`);
-        closeGrad(r.gradValue.data, sumHeads(want.dv, G, S, Ev), `${at} dV`);
+        closeGrad(r.output.data, want.output.data, `${at} output`);
+        closeGrad(r.gradQuery.data, want.gradQuery.data, `${at} dQ`);
+        closeGrad(r.gradKey.data, sumHeads(want.gradKey.data, G, S, E), `${at} dK`);
+        closeGrad(r.gradValue.data, sumHeads(want.gradValue.data, G, S, Ev), `${at} dV`);
       }
     });
 
@@ -132,10 +134,10 @@ for (const { options: buildOptions, label } of BUILDS) {
         v.data.fill(j % 2 ? Infinity : NaN, j * Ev, (j + 1) * Ev);
       }
       const bools = Uint8Array.from({ length: L * S }, (_, x) => (hidden.has(x % S) ? 0 : 1));
-      const want = reference(q, k, v, { allowed: (b, i, j) => !hidden.has(j), scale: 1 / Math.sqrt(E) });
+      const want = reference(q, k, v, { maskValue: (b, i, j) => (hidden.has(j) ? -Infinity : 0), scale: 1 / Math.sqrt(E) });
       for (const needWeights of [false, true]) {
         const r = xa.scaledDotProductAttention(q, k, v, { attnMask: { data: bools, shape: [L, S] }, needWeights });
-        close(r.output.data, want.out, `hidden keys, needWeights ${needWeights}`);
+        close(r.output.data, want.output.data, `hidden keys, needWeights ${needWeights}`);
       }
     });
 
@@ -157,10 +159,10 @@ for (const { options: buildOptions, label } of BUILDS) {
           if (next() < 0.8) k.data.fill(200, far * E, far * E + E);
         }
         const causal = next() < 0.5;
-        const want = reference(q, k, v, { allowed: causal ? (b, i, j) => j <= i : () => true, scale: 1 / Math.sqrt(E) });
+        const want = reference(q, k, v, { maskValue: causal ? (b, i, j) => (j <= i ? 0 : -Infinity) : null, scale: 1 / Math.sqrt(E) });
         for (const needWeights of [false, true]) {
           const out = xa.scaledDotProductAttention(q, k, v, { isCausal: causal, needWeights }).output.data;
-          close(out, want.out, `call ${call} (${BH}×${L}×${S}, E ${E}, causal ${causal}, needWeights ${needWeights})`);
+          close(out, want.output.data, `call ${call} (${BH}×${L}×${S}, E ${E}, causal ${causal}, needWeights ${needWeights})`);
         }
       }
     });

@@ -6,7 +6,7 @@ import { after, describe, test } from 'node:test';
 
 import { createXattn } from '../../js/node.js';
 import { createTestingXattn } from './testing-build.mjs';
-import { normalTensor } from './attention-reference.mjs';
+import { normalTensor } from './test-data.mjs';
 import { BUILDS } from './golden.mjs';
 import { createXattnWorker } from '../../js/worker-node.js';
 

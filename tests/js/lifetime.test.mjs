@@ -9,7 +9,7 @@ import { readdirSync } from 'node:fs';
 import { describe, test } from 'node:test';
 
 import { createXattn } from '../../js/node.js';
-import { randomTensor } from './attention-reference.mjs';
+import { randomTensor } from './test-data.mjs';
 
 const MiB = 2 ** 20;
 const noGc = typeof globalThis.gc !== 'function' && 'needs --expose-gc';

@@ -1,5 +1,5 @@
-// MultiheadAttention through the JS API on every build (golden.mjs BUILDS), against a float64 reference written
-// here (mha-reference.mjs): modules and calls beside the PyTorch fixtures' small ones, with head dims around the
+// MultiheadAttention through the JS API on every build (golden.mjs BUILDS), against the float64 reference
+// (web/src/shared/mha-reference.js): modules and calls beside the PyTorch fixtures' small ones, with head dims around the
 // 4-lane vectors, kdim and vdim of their own, query rows across the 16-row groups and keys across the 96-key
 // tiles, every layout, bias_k / zero keys, and masks of every kind. The wasm kernels (plain, relaxed, threaded)
 // compile only to wasm, so this is where their projections and heads meet awkward sizes. Dims: N batch, L
@@ -8,9 +8,9 @@ import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
 
 import { createXattn } from '../../js/node.js';
-import { farFrom, randomTensor as tensor, uniform } from './attention-reference.mjs';
+import { farFrom, randomTensor as tensor, uniform } from './test-data.mjs';
 import { BUILDS, GRAD_TOLERANCE } from './golden.mjs';
-import { mhaReference } from './mha-reference.mjs';
+import { mhaReference } from '../../web/src/shared/mha-reference.js';
 
 // Seeded parameters for a resolved config: weights uniform in ±1/√fan_in, biases in ±1.
 function parametersFor(config, seed) {

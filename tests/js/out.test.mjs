@@ -7,7 +7,7 @@ import { describe, test } from 'node:test';
 import { createXattn } from '../../js/node.js';
 import { createXattnWorker } from '../../js/worker-node.js';
 import { createTestingXattn } from './testing-build.mjs';
-import { randomTensor as seeded, sameBits } from './attention-reference.mjs';
+import { randomTensor as seeded, sameBits } from './test-data.mjs';
 import { loadCases, mhaConfig, mhaOptions, mhaParameters, mismatch, sdpaOptions, tensor } from './golden.mjs';
 
 const lesson = loadCases('sdpa.txt').find((c) => c.name === 'lesson_example_4x10x64');

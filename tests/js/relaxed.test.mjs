@@ -8,7 +8,7 @@ import { describe, test } from 'node:test';
 
 import { relaxedSimdSupported } from '../../js/detect.js';
 import { createXattn } from '../../js/node.js';
-import { normalTensor } from './attention-reference.mjs';
+import { normalTensor } from './test-data.mjs';
 import { countOps } from './wasm-ops.mjs';
 
 const FLAG = '--experimental-wasm-relaxed-simd';

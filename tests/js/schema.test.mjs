@@ -12,7 +12,7 @@ import { makeXattn } from '../../js/api.js';
 import { instantiate } from '../../js/instantiate.js';
 import { createXattn } from '../../js/node.js';
 import { relaxedSimdSupported } from '../../js/detect.js';
-import { randomTensor } from './attention-reference.mjs';
+import { randomTensor } from './test-data.mjs';
 
 const repo = fileURLToPath(new URL('../..', import.meta.url));
 // The calls the shipped builds export (src/bindings/embind.cpp); the testing build adds its own.

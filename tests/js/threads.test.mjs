@@ -7,7 +7,7 @@ import { describe, test } from 'node:test';
 
 import { relaxedSimdSupported } from '../../js/detect.js';
 import { createXattn } from '../../js/node.js';
-import { randomTensor, sameBits } from './attention-reference.mjs';
+import { randomTensor, sameBits } from './test-data.mjs';
 import { createTestingXattn } from './testing-build.mjs';
 import { loadCases, mask, mhaConfig, mhaOptions, mhaParameters, sdpaOptions, tensor } from './golden.mjs';
 

@@ -1,9 +1,10 @@
 // The JS suites' checks, run in a browser page on one instance (the package test serves this file beside the
-// fixtures, golden-cases.mjs and attention-reference.mjs): every sdpa, MultiheadAttention and SDPA gradient
-// fixture against PyTorch, the kernels against the float64 reference around vector widths and key tiles with
+// fixtures, golden-cases.mjs, test-data.mjs and the float64 reference attention-reference.js): every sdpa,
+// MultiheadAttention and SDPA gradient fixture against PyTorch, the kernels against the float64 reference around vector widths and key tiles with
 // masks and the NaN rules, and KV cache decoding against SDPA. Resolves to { build, counts, failures }; the
 // tolerances are the Node suites' own.
-import { randomTensor, reference, farFrom, uniform } from './attention-reference.mjs';
+import { attentionReference as reference } from './attention-reference.js';
+import { randomTensor, farFrom, uniform } from './test-data.mjs';
 import {
   gradMismatch, mhaConfig, mhaOptions, mhaParameters, mismatch, parseCases, sdpaGradOptions, sdpaOptions, tensor,
 } from './golden-cases.mjs';
@@ -49,8 +50,8 @@ export async function runSuites(xa, fetchText) {
     const q = randomTensor([2, L, E], L), k = randomTensor([2, S, E], S), v = randomTensor([2, S, Ev], Ev);
     const want = reference(q, k, v, { scale: 1 / Math.sqrt(E) });
     const r = xa.scaledDotProductAttention(q, k, v, { needWeights: true });
-    check('kernels', farFrom(r.output.data, want.out, `${L}x${S}x${E}x${Ev} output`) ||
-      farFrom(r.weights.data, want.weights, `${L}x${S}x${E}x${Ev} weights`));
+    check('kernels', farFrom(r.output.data, want.output.data, `${L}x${S}x${E}x${Ev} output`) ||
+      farFrom(r.weights.data, want.weights.data, `${L}x${S}x${E}x${Ev} weights`));
   }
   {
     const [L, S, E, Ev] = [37, 150, 24, 20];
@@ -64,13 +65,13 @@ export async function runSuites(xa, fetchText) {
       for (let i = 0; i < L; i++) bools[i * S + j] = 0;
     }
     const scale = 1 / Math.sqrt(E);
-    const masked = reference(q, k, v, { allowed: (b, i, j) => bools[i * S + j] === 1, scale });
+    const masked = reference(q, k, v, { maskValue: (b, i, j) => (bools[i * S + j] === 1 ? 0 : -Infinity), scale });
     const r = xa.scaledDotProductAttention(q, k, v, { attnMask: { data: bools, shape: [L, S] }, needWeights: true });
-    check('kernels', farFrom(r.output.data, masked.out, 'masked output') || farFrom(r.weights.data, masked.weights, 'masked weights'));
+    check('kernels', farFrom(r.output.data, masked.output.data, 'masked output') || farFrom(r.weights.data, masked.weights.data, 'masked weights'));
     const finite = (t) => ({ ...t, data: t.data.map((x) => (Number.isFinite(x) ? x : 0)) });
-    const causal = reference(q, finite(k), finite(v), { allowed: (b, i, j) => j <= i + S - L, scale });
+    const causal = reference(q, finite(k), finite(v), { maskValue: (b, i, j) => (j <= i + S - L ? 0 : -Infinity), scale });
     const c = xa.scaledDotProductAttention(q, finite(k), finite(v), { isCausal: true, causalAlignment: 'bottom-right' });
-    check('kernels', farFrom(c.output.data, causal.out, 'causal bottom-right'));
+    check('kernels', farFrom(c.output.data, causal.output.data, 'causal bottom-right'));
   }
 
   // KV cache: a token at a time, GQA 8 query heads over 2, equals SDPA over the whole K and V at each step.

@@ -3,8 +3,8 @@
 import test from 'node:test';
 import assert from 'node:assert/strict';
 import { createXattn } from 'xattn';
-import { AVERAGING_MAX, averagingSteps, maxAbsDifference } from '../../web/src/averaging.js';
-import { randomValues } from '../../web/src/prng.js';
+import { AVERAGING_MAX, averagingSteps, maxAbsDifference } from '../../web/src/averaging/averaging.js';
+import { randomValues } from '../../web/src/shared/prng.js';
 
 const xa = await createXattn();
 const sdpa = (q, k, v, o) => xa.scaledDotProductAttention(q, k, v, o);

@@ -2,7 +2,7 @@
 // metadata, and a table whose columns a reader can name and whose counts are exact.
 import test from 'node:test';
 import assert from 'node:assert/strict';
-import { formatCell, humanise, metaLine, newestRun, parseBench } from '../../web/src/bench-results.js';
+import { formatCell, humanise, metaLine, newestRun, parseBench } from '../../web/src/speed/bench-results.js';
 
 // The benchmark's layout, cut down to two shapes.
 const bench = {

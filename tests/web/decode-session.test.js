@@ -1,26 +1,35 @@
-// The decoding session and the step-time study on the package itself (Node, both builds where they matter):
+// The decoding session and the step-time study on the package itself (Node: both builds, and the worker entry
+// the panel uses):
 // every cached step's row is full causal attention's row, and the study times the same step both ways.
 import test from 'node:test';
 import assert from 'node:assert/strict';
 import { createXattn } from 'xattn';
+import { createXattnWorker } from 'xattn/worker';
 import { DecodeSession } from '../../web/src/decode/decode-session.js';
 import { decodeInputs } from '../../web/src/decode/decode-sequence.js';
 import { timeDecodeSteps } from '../../web/src/decode/decode-timing.js';
 import { timingSummary } from '../../web/src/decode/decode-timing-summary.js';
-import { plainAttention } from '../../web/src/plain-attention.js';
+import { attentionReference } from '../../web/src/shared/attention-reference.js';
 
 const settings = { H: 4, Hkv: 2, E: 8, Ev: 8, T: 7, seed: 42 };
 
-for (const simd of [true, false]) {
-  test(`each step's row is full causal attention's row (${simd ? 'SIMD' : 'scalar'} build)`, async () => {
-    const lib = await createXattn({ simd });
-    const session = new DecodeSession(lib, settings);
+// The panel runs the session on the package's worker entry; the tests run it there and on both builds directly.
+const APIS = [
+  ['SIMD build', () => createXattn({ simd: true })],
+  ['scalar build', () => createXattn({ simd: false })],
+  ['createXattnWorker, as the panel', () => createXattnWorker({ threads: 1 })],
+];
+
+for (const [label, open] of APIS) {
+  test(`each step's row is full causal attention's row (${label})`, async () => {
+    const lib = await open();
+    const session = await DecodeSession.create(lib, settings);
     const { H, T, Ev } = settings;
-    // An independent reference: the page's plain-JS attention, causal, with each query head's k/v head.
+    // An independent reference: the float64 reference, causal, with each query head's k/v head.
     const { query, key, value } = decodeInputs(settings);
-    const plain = plainAttention(query, key, value, { isCausal: true, enableGqa: true });
+    const plain = attentionReference(query, key, value, { isCausal: true, enableGqa: true });
     for (let t = 0; t < T; t++) {
-      const s = session.step();
+      const s = await session.step();
       assert.equal(s.t, t);
       assert.equal(s.length, t + 1);
       assert.deepEqual(s.weightsShape, [1, H, 1, t + 1]);
@@ -36,13 +45,14 @@ for (const simd of [true, false]) {
         assert.ok(Math.abs(sum - 1) < 1e-5);
       }
     }
-    assert.throws(() => session.step(), /all 7 positions are decoded: Reset starts again/);
-    session.reset();
+    await assert.rejects(session.step(), /all 7 positions are decoded: Reset starts again/);
+    await session.reset();
     assert.equal(session.t, 0);
-    const again = session.step();
+    const again = await session.step();
     assert.equal(again.t, 0);
     assert.deepEqual([...again.weights], [1, 1, 1, 1]); // one key: all of every head's weight
-    session.dispose();
+    await session.dispose();
+    await lib.terminate?.();
   });
 }
 

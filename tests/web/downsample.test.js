@@ -1,7 +1,7 @@
 // Max-pooling for drawing big matrices: every source cell lands in exactly one block.
 import test from 'node:test';
 import assert from 'node:assert/strict';
-import { downsampleAll, downsampleMax } from '../../web/src/downsample.js';
+import { downsampleAll, downsampleMax } from '../../web/src/shared/downsample.js';
 
 test('a 5×5 matrix into at most 2×2 blocks of 3×3 (the last ones partial) keeps each block max', () => {
   const src = Float32Array.from({ length: 25 }, (_, k) => (k === 12 ? 100 : k));

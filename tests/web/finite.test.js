@@ -1,10 +1,10 @@
 // NaN and ±∞ in results are counted, kept visible through max-pooling, and explained.
 import test from 'node:test';
 import assert from 'node:assert/strict';
-import { badRows, countNonFinite, describeNonFinite, finiteAbsMax, overflowExplanation } from '../../web/src/finite.js';
-import { downsampleMax } from '../../web/src/downsample.js';
-import { rowSummaryHtml } from '../../web/src/weights-side.js';
-import { rowEntropy, rowSums } from '../../web/src/row-stats.js';
+import { badRows, countNonFinite, describeNonFinite, finiteAbsMax, overflowExplanation } from '../../web/src/shared/finite.js';
+import { downsampleMax } from '../../web/src/shared/downsample.js';
+import { rowSummaryHtml } from '../../web/src/lesson/weights-side.js';
+import { rowEntropy, rowSums } from '../../web/src/shared/row-stats.js';
 
 test('non-finite values are counted by kind and said in words', () => {
   const c = countNonFinite(Float32Array.of(1, NaN, Infinity, -Infinity, NaN, 0));
@@ -46,6 +46,21 @@ test('the explanation names the overflow of the scores, with the figures that ca
   assert.match(text, /beyond float32's largest number, 3\.4e38/);
   assert.match(text, /∞ − ∞ = NaN/);
   assert.equal(overflowExplanation({ ...overflowedView(1), weights: Float32Array.of(0.5, 0.5, 0.5, 0.5) }), null);
+});
+
+test('NaN that came with an imported file is said as such, never blamed on the data spread; the verb agrees', () => {
+  const weights = Float32Array.of(0.5, 0.5, NaN, NaN);
+  const view = {
+    ...overflowedView(1),
+    weights,
+    query: Float32Array.of(1, NaN),
+    value: Float32Array.of(1, 2),
+    sources: { query: 'nan.npy' },
+  };
+  const text = overflowExplanation(view);
+  assert.match(text, /^1 of 2 rows holds weights that are not numbers \(2 NaN\)/);
+  assert.match(text, /Q \(imported from nan\.npy\) holds 1 NaN/);
+  assert.doesNotMatch(text, /data spread|overflow/);
 });
 
 test('the row summary says NaN rows hold NaN instead of "sum to 1 (largest error NaN)"', () => {

@@ -1,7 +1,7 @@
 // Masks survive dimension edits: typing S = 20 passes through S = 2, and nothing the learner set is lost.
 import test from 'node:test';
 import assert from 'node:assert/strict';
-import { MaskState } from '../../web/src/mask-state.js';
+import { MaskState } from '../../web/src/masks/mask-state.js';
 
 test('key padding typed by the learner is clipped to S while S is small and comes back with it', () => {
   const m = new MaskState();

@@ -2,7 +2,7 @@
 // boolean attnMask that broadcasts (SDPA polarity: 1 = may attend).
 import test from 'node:test';
 import assert from 'node:assert/strict';
-import { allowedMatrix, defaultPadding, fullyMaskedRows, maskShapeFor, sdpaMaskOptions } from '../../web/src/masks.js';
+import { allowedMatrix, defaultPadding, fullyMaskedRows, maskShapeFor, sdpaMaskOptions } from '../../web/src/masks/masks.js';
 
 const dims = { B: 2, L: 3, S: 4, E: 8, Ev: 8, useHeads: false };
 const none = { causal: false, alignment: 'top-left', padding: null, custom: null };

@@ -6,7 +6,7 @@ import { execFileSync } from 'node:child_process';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { decodeNpy, encodeNpy, parseHeaderDict } from '../../web/src/npy.js';
+import { decodeNpy, encodeNpy, parseHeaderDict } from '../../web/src/shared/npy.js';
 
 const fixtures = path.join(path.dirname(fileURLToPath(import.meta.url)), 'fixtures');
 const read = (name) => decodeNpy(readFileSync(path.join(fixtures, name)));

@@ -1,7 +1,7 @@
 // The demo's seeded generator: known answers, determinism per seed and stream, and the distributions.
 import test from 'node:test';
 import assert from 'node:assert/strict';
-import { Prng, randomValues } from '../../web/src/prng.js';
+import { Prng, randomValues } from '../../web/src/shared/prng.js';
 
 test('xoshiro128** from state {1, 2, 3, 4} gives the reference outputs', () => {
   // The first ten outputs of the reference C implementation from this state.

@@ -2,7 +2,8 @@
 // taken from the shape trace, each known confusion answered with a hint.
 import test from 'node:test';
 import assert from 'node:assert/strict';
-import { QUESTIONS, QUIZ, checkAnswer, checkQuizAnswer } from '../../web/src/quiz.js';
+import { QUESTIONS, QUIZ, QuizScore, checkAnswer, checkQuizAnswer } from '../../web/src/lesson/quiz.js';
+import { walkShapes } from '../../web/src/multihead/walk-shapes.js';
 
 const byId = (id) => QUESTIONS.find((q) => q.id === id);
 
@@ -14,11 +15,14 @@ test("the lesson's question is the first, and its answer comes from the trace", 
   assert.equal(QUESTIONS[0].id, 'output');
 });
 
-test('four questions from the lesson: output, weights, Kᵀ, and what changes with Ev', () => {
-  assert.deepEqual(QUESTIONS.map((q) => q.id), ['output', 'weights', 'kT', 'ev']);
+test('five questions: output, weights, Kᵀ, what changes with Ev, and the head split', () => {
+  assert.deepEqual(QUESTIONS.map((q) => q.id), ['output', 'weights', 'kT', 'ev', 'heads']);
   assert.deepEqual(byId('weights').answer, [8, 128, 128]);
   assert.deepEqual(byId('kT').answer, [8, 32, 128]);
   assert.deepEqual(byId('ev').answer, [8, 128, 16]);
+  // The head split's answer is the multi-head walk's own row for Q's heads: (B, H, L, E/H).
+  assert.deepEqual(byId('heads').answer, [8, 4, 128, 8]);
+  assert.deepEqual(walkShapes({ B: 8, L: 128, E: 32, H: 4 }).find((r) => r.id === 'heads').letters, ['B', 'H', 'L', 'E/H']);
   // No prompt gives the answer's form away.
   for (const q of QUESTIONS) assert.doesNotMatch(q.prompt, /\(B, L, Ev\)|\(B, L, S\)|\(B, E, S\)/, q.id);
 });
@@ -51,4 +55,29 @@ test('wrong answers are rejected, the usual confusions with a hint', () => {
   const junk = checkQuizAnswer('no idea');
   assert.equal(junk.correct, false);
   assert.match(junk.message, /whole numbers/);
+});
+
+test('the head split: the view before the transpose and heads with every feature get their own hints', () => {
+  const q = byId('heads');
+  assert.match(checkAnswer(q, '(8, 128, 4, 8)').message, /before the transpose/);
+  assert.match(checkAnswer(q, '(8, 4, 128, 32)').message, /every head all 32 features/);
+  assert.match(checkAnswer(q, '(8, 128, 32)').message, /Q before the split/);
+  assert.equal(checkAnswer(q, '8 x 4 x 128 x 8').correct, true);
+});
+
+test('the score counts each question once, by its first answer, and a round ends when all are answered', () => {
+  const score = new QuizScore(3);
+  assert.match(score.text(), /none answered yet/);
+  score.answer('a', false);
+  score.answer('a', true); // a later try does not change the score
+  score.answer('b', true);
+  assert.equal(score.right, 1);
+  assert.equal(score.answered, 2);
+  assert.equal(score.complete, false);
+  assert.equal(score.text(), 'Score: 1 of 2 right first time.');
+  score.answer('c', true);
+  assert.equal(score.complete, true);
+  assert.equal(score.text(), 'Score: 2 of 3 right first time — all 3 questions answered.');
+  score.reset();
+  assert.equal(score.answered, 0);
 });

@@ -1,7 +1,7 @@
 // Row measures beside the heatmap and in the scaling panel.
 import test from 'node:test';
 import assert from 'node:assert/strict';
-import { mean, median, rowEntropy, rowNorms, rowSums, saturationStats, softmaxGradNorm } from '../../web/src/row-stats.js';
+import { mean, median, rowEntropy, rowNorms, rowSums, saturationStats, softmaxGradNorm } from '../../web/src/shared/row-stats.js';
 
 test('row sums are 1 for softmax rows and 0 for a zeroed row', () => {
   assert.deepEqual([...rowSums(Float32Array.of(0.25, 0.75, 0, 0), 2, 2)], [1, 0]);

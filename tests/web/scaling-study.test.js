@@ -2,8 +2,8 @@
 import test from 'node:test';
 import assert from 'node:assert/strict';
 import { createXattn } from 'xattn';
-import { GRAD_OUTPUT, runScalingStudy, STUDY_ES, STUDY_EV, STUDY_TRIALS } from '../../web/src/scaling-study.js';
-import { meanStd } from '../../web/src/row-stats.js';
+import { GRAD_OUTPUT, runScalingStudy, STUDY_ES, STUDY_EV, STUDY_TRIALS } from '../../web/src/scaling/scaling-study.js';
+import { meanStd } from '../../web/src/shared/row-stats.js';
 
 const lib = await createXattn();
 const grad = (q, k, v, dO, o) => lib.scaledDotProductAttentionGrad(q, k, v, dO, o);

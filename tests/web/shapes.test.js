@@ -1,7 +1,7 @@
 // The shape trace the page shows, row by row, in the lesson's notation.
 import test from 'node:test';
 import assert from 'node:assert/strict';
-import { formatShape, parseShape, traceShapes } from '../../web/src/shapes.js';
+import { formatShape, parseShape, traceShapes } from '../../web/src/shared/shapes.js';
 
 const lesson = { B: 4, L: 10, S: 10, E: 64, Ev: 64 };
 const shapeOf = (rows, name) => formatShape(rows.find((r) => r.name === name).shape);
@@ -78,4 +78,11 @@ test('without a mask tensor the page\'s mask row still appears, saying so, with 
   assert.equal(row.note, 'no mask');
   assert.equal(rows.indexOf(row), rows.findIndex((r) => r.name === 'weights') - 1);
   assert.equal(traceShapes(lesson).some((r) => r.name === 'mask'), false);
+});
+
+test('a scale set by hand is written in the scaled scores row, with the default it replaces', () => {
+  const row = traceShapes({ B: 4, L: 10, S: 10, E: 64, Ev: 64 }, { scale: 0.5 }).find((r) => r.name === 'scaled scores');
+  assert.equal(row.expr, 'scores × 0.5');
+  assert.match(row.note, /× 0\.5, set by hand \(1\/√E would be 0\.125\); same shape/);
+  assert.deepEqual(row.shape, [4, 10, 10]);
 });

@@ -1,7 +1,7 @@
 // The hand-written wasm module that measures the SIMD mul+add peak for the speed chart.
 import test from 'node:test';
 import assert from 'node:assert/strict';
-import { measureSimdPeak, peakModuleBytes } from '../../web/src/simd-peak.js';
+import { measureSimdPeak, peakModuleBytes } from '../../web/src/speed/simd-peak.js';
 
 test('the module is valid wasm, and its loop computes what it says', () => {
   const bytes = peakModuleBytes();

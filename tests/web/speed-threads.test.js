@@ -2,8 +2,8 @@
 // compares 1 thread with all of them, from the figures alone.
 import test from 'node:test';
 import assert from 'node:assert/strict';
-import { SPEED_RUNNERS, oneThreadReason, threadsName, threadsSummary } from '../../web/src/speed-threads.js';
-import { formatMs } from '../../web/src/speed.js';
+import { SPEED_RUNNERS, oneThreadReason, threadsName, threadsSummary } from '../../web/src/speed/speed-threads.js';
+import { formatMs } from '../../web/src/shared/timing.js';
 
 test('the SIMD build on 1 thread runs first (the reference), then on all threads, scalar, plain JS', () => {
   assert.deepEqual(SPEED_RUNNERS.map((r) => r.kind), ['simd', 'threads', 'scalar', 'js']);

@@ -1,7 +1,7 @@
 // The speed panel's arithmetic and its timing loop, driven by a fake clock so nothing depends on real time.
 import test from 'node:test';
 import assert from 'node:assert/strict';
-import { attentionFlops, gflopsPerSecond, maxAbsDiff, median, timeRuns } from '../../web/src/speed.js';
+import { attentionFlops, gflopsPerSecond, maxAbsDiff, median, timeRuns } from '../../web/src/shared/timing.js';
 
 test('flops are 4·B·H·L·S·E when Ev = E, and 2·B·H·L·S·(E + Ev) in general', () => {
   assert.equal(attentionFlops({ B: 4, L: 10, S: 10, E: 64, Ev: 64 }), 4 * 4 * 10 * 10 * 64);

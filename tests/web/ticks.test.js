@@ -1,7 +1,7 @@
 // Axis ticks: round steps, at least two ticks on any range, and bar axes from zero past the largest bar.
 import test from 'node:test';
 import assert from 'node:assert/strict';
-import { ticksBetween, ticksFromZero } from '../../web/src/ticks.js';
+import { ticksBetween, ticksFromZero } from '../../web/src/shared/ticks.js';
 
 test('a narrow range still gets several labelled ticks', () => {
   // The softmax-gradient chart's scaled series spans about 0.41 … 0.43: one tick was all it had.

@@ -5,7 +5,7 @@ import assert from 'node:assert/strict';
 import { embed, embedBackward } from '../../web/src/train/embedding.js';
 import { linear, linearBackward } from '../../web/src/train/linear.js';
 import { accuracy, argmaxRows, crossEntropy } from '../../web/src/train/cross-entropy.js';
-import { randomValues } from '../../web/src/prng.js';
+import { randomValues } from '../../web/src/shared/prng.js';
 import { centralDifference, dot } from './train-gradcheck.js';
 
 const near = (a, b, tol, what) => assert.ok(Math.abs(a - b) <= tol * (1 + Math.abs(b)), `${what}: ${a} vs ${b}`);

@@ -4,7 +4,7 @@ import test from 'node:test';
 import assert from 'node:assert/strict';
 import { createXattn } from 'xattn';
 import { MHA_NAMES, TinyModel, initParameters, parameterShapes } from '../../web/src/train/model.js';
-import { Prng } from '../../web/src/prng.js';
+import { Prng } from '../../web/src/shared/prng.js';
 import { centralDifference } from './train-gradcheck.js';
 
 const xa = await createXattn();

@@ -1,7 +1,7 @@
 // The heatmap's window: zoom limits, what the wheel does, and the colour range of the cells in view.
 import test from 'node:test';
 import assert from 'node:assert/strict';
-import { MIN_WINDOW, canZoom, colourRange, wheelAction, windowMax, zoomWindow } from '../../web/src/zoom.js';
+import { MIN_WINDOW, canZoom, colourRange, wheelAction, windowMax, zoomWindow, scoreRange } from '../../web/src/lesson/zoom.js';
 
 const dims = { L: 1024, S: 1024 };
 const fit = { r0: 0, c0: 0, rows: 1024, cols: 1024 };
@@ -37,4 +37,14 @@ test('the colour range follows the window, the slice or 0 … 1', () => {
   assert.deepEqual(colourRange('one', w, 4, win, whole), { lo: 0, hi: 1 });
   // A window of zeros (fully masked rows) keeps 0 … 1.
   assert.deepEqual(colourRange('window', w, 4, { r0: 2, c0: 0, rows: 2, cols: 2 }, whole), { lo: 0, hi: 1 });
+});
+
+test('scores are coloured around 0: ± the largest |score| in view or of the slice, masked cells left out', () => {
+  // A 2 × 3 matrix of scores; cell (1, 2) is masked and holds the largest |score|.
+  const scores = Float64Array.of(1, -4, 2, 0.5, 3, -9);
+  const hidden = Uint8Array.of(0, 0, 0, 0, 0, 1);
+  const whole = { r0: 0, c0: 0, rows: 2, cols: 3 };
+  assert.deepEqual(scoreRange('slice', scores, 3, whole, whole, hidden), { lo: -4, hi: 4 });
+  assert.deepEqual(scoreRange('window', scores, 3, { r0: 1, c0: 0, rows: 1, cols: 2 }, whole, hidden), { lo: -3, hi: 3 });
+  assert.deepEqual(scoreRange('slice', new Float64Array(6), 3, whole, whole, null), { lo: -1, hi: 1 });
 });

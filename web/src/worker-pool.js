@@ -13,16 +13,18 @@
 // compute, beside the compute workers, and on a 2-core machine its threads would only take cores from them;
 // its calls are small (L, S ≤ 128), and the decoding step-time study's point is the cache against a full
 // copy, not threads. Its speed comparison makes a 1-thread and an all-threads instance of its own.
-import { WorkerClient } from './worker-client.js';
+import { WorkerClient } from './shared/jobs-client.js';
+
+const createWorker = () => new Worker(new URL('./worker.js', import.meta.url), { type: 'module' });
 
 export const ROLE_THREADS = { compute: undefined, side: 1 };
 
 export class WorkerPool {
   constructor({ onCrash }) {
     const compute = { threads: ROLE_THREADS.compute };
-    this.holder = new WorkerClient({ onCrash, init: compute });
-    this.runner = new WorkerClient({ onCrash, init: compute });
-    this.side = new WorkerClient({ onCrash, init: { threads: ROLE_THREADS.side } });
+    this.holder = new WorkerClient({ create: createWorker, onCrash, init: compute });
+    this.runner = new WorkerClient({ create: createWorker, onCrash, init: compute });
+    this.side = new WorkerClient({ create: createWorker, onCrash, init: { threads: ROLE_THREADS.side } });
     this.requests = 0; // every request made, for the tests' "one request per change"
   }
 

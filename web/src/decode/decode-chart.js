@@ -2,7 +2,7 @@
 // cache length n, for the KvCache (float32 and float16 storage) and for recomputing from a full copy.
 import uPlot from 'uplot';
 import 'uplot/dist/uPlot.min.css';
-import { formatNumber } from '../shapes.js';
+import { formatNumber } from '../shared/shapes.js';
 
 const HEIGHT = 240;
 export const SERIES = [

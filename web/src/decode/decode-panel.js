@@ -1,251 +1,121 @@
-// The "decoding one token at a time" panel: its controls, the decoding Worker (decode-worker.js, through
-// the page's WorkerClient) and the views of what each step returns, plus the step-time study, which runs in
-// the page's side worker (runTiming) so the page's progress bar and Cancel apply to it. The page's thread
-// only reads controls and draws.
-import { CancelledError, WorkerClient } from '../worker-client.js';
-import { DECODE_CHOICES, DECODE_DEFAULTS, DECODE_SPEEDS, DEFAULT_SPEED, readDecodeSettings } from './decode-settings.js';
-import { WeightTriangle } from './decode-rows.js';
+// The "decoding one token at a time" panel: wires its form, its run (decode-run.js, on the package's
+// createXattnWorker: the panel needs nothing but the package's calls, so it uses the package's own worker
+// entry), the views of each step and the step-time study. The page's thread only reads controls and draws.
+import { createXattnWorker } from 'xattn/worker';
+import { fillDecodeControls, playSpeed, readDecodeControls } from './decode-controls.js';
+import { DecodeRun } from './decode-run.js';
+import { decodeButtons, decodeStatus } from './decode-status.js';
 import { TriangleView } from './decode-triangle-view.js';
 import { StepView } from './decode-step-view.js';
-import { DecodeChart } from './decode-chart.js';
-import { TIMING_LENGTHS, TIMING_SHAPE } from './decode-timing.js';
-import { timingSummary } from './decode-timing-summary.js';
+import { setupTimingPanel } from './decode-timing-panel.js';
 
-// runTiming(onProgress) → a promise of timeDecodeSteps's result (rejects with CancelledError on Cancel).
+// 1 thread: a step attends one query row per head to at most 32 positions (E ≤ 64), far below what the package
+// would share between threads, so a threaded instance would only start a pool of Workers that never work,
+// beside the page's compute workers.
+const DECODE_THREADS = 1;
+
+// runTiming() → a promise of the step-time study's result, run in the page's side worker.
 export function setupDecodePanel(root, { runTiming }) {
   const $ = (id) => root.querySelector(`#${id}`);
   const form = $('decode-controls');
-  const state = {
-    ready: false,
-    run: 0, // which sequence a step belongs to: a step of a replaced one is dropped
-    settings: null,
-    full: null, // full causal attention's weights (1, H, T, T), from the Worker
-    steps: [], // every step of this run: { t, length, weights, output, diff, … }
-    worst: { weights: 0, output: 0 },
-    playing: false,
-    head: 0,
-    lastError: null,
-    timing: null,
-    timingSummary: null,
-  };
-  let triangle = null;
-  let stepping = null; // the step request in flight
-  let timer = null;
-
-  const client = new WorkerClient({
-    create: () => new Worker(new URL('./decode-worker.js', import.meta.url), { type: 'module' }),
-    onCrash: (message) => showError(`The decoding worker stopped: ${message}`),
-  });
+  const panel = { ready: false, head: 0, lastError: null, refused: null };
   const triangleView = new TriangleView({ canvas: $('decode-canvas'), readout: $('decode-readout'), legend: $('decode-legend') });
   const stepView = new StepView({ cache: $('decode-cache'), shapes: $('decode-shapes'), match: $('decode-match') });
-  const chart = new DecodeChart($('decode-chart'));
-
-  const fill = (name, values, selected) => {
-    for (const v of values) form.elements[name].append(new Option(String(v), String(v), false, v === selected));
-  };
-  for (const name of ['H', 'Hkv', 'E', 'T']) fill(name, DECODE_CHOICES[name], DECODE_DEFAULTS[name]);
-  form.elements.seed.value = String(DECODE_DEFAULTS.seed);
-  for (const v of DECODE_SPEEDS) form.elements.speed.append(new Option(`${v} step${v === 1 ? '' : 's'}/s`, String(v), false, v === DEFAULT_SPEED));
+  const xa = createXattnWorker({ threads: DECODE_THREADS });
+  const run = new DecodeRun(xa, { speed: () => playSpeed(form), onChange: draw, onError: showError });
+  fillDecodeControls(form);
 
   function showError(message) {
-    state.lastError = message;
+    panel.lastError = message;
     $('decode-error').hidden = !message;
     $('decode-error').textContent = message ?? '';
-  }
-
-  function syncButtons() {
-    const done = state.settings && state.steps.length >= state.settings.T;
-    const usable = state.ready && state.settings && !state.lastError;
-    $('decode-step').disabled = !usable || state.playing || done;
-    $('decode-play').disabled = !usable || (done && !state.playing);
-    $('decode-play').textContent = state.playing ? 'Pause' : 'Play';
-    $('decode-play').setAttribute('aria-pressed', String(state.playing));
-    $('decode-reset').disabled = !usable;
-    root.dataset.decoding = state.playing ? 'playing' : 'paused';
-  }
-
-  function writeStatus() {
-    const s = state.settings;
-    if (!s) return;
-    const n = state.steps.length;
-    const speed = Number(form.elements.speed.value);
-    $('decode-status').textContent =
-      n === 0
-        ? `Ready: ${s.T} positions to decode, the cache empty.`
-        : `${state.playing ? `Playing at ${speed} step${speed === 1 ? '' : 's'}/s` : n >= s.T ? 'Done' : 'Paused'}: step ${n - 1} decoded, ` +
-          `${n} of ${s.T} positions in the cache.`;
-  }
-
-  function draw() {
-    if (!state.settings) return;
-    triangleView.setData(triangle, state.head);
-    stepView.setData(state.settings, state.steps.at(-1) ?? null, state.worst);
-    writeStatus();
-    syncButtons();
-  }
-
-  function writeHeads() {
-    const { H, Hkv } = state.settings;
-    const select = $('decode-head');
-    select.replaceChildren(...Array.from({ length: H }, (_, h) => new Option(`h = ${h} (k/v head ${Math.floor(h / (H / Hkv))})`, String(h))));
-    state.head = Math.min(state.head, H - 1);
-    select.value = String(state.head);
-  }
-
-  // A new sequence from the controls (also what a changed setting does): stops playing, empties the triangle.
-  async function configure() {
-    pause();
-    const raw = Object.fromEntries(['H', 'Hkv', 'E', 'T', 'seed'].map((k) => [k, form.elements[k].value]));
-    const { settings, problems } = readDecodeSettings(raw);
-    const run = ++state.run;
-    if (problems.length) {
-      showError(problems.join('; '));
-      syncButtons();
-      return;
-    }
-    showError(null);
-    try {
-      const r = await client.request('configure', settings);
-      if (run !== state.run) return;
-      Object.assign(state, { settings, full: r.full, steps: [], worst: { weights: 0, output: 0 }, ready: true });
-      triangle = new WeightTriangle(settings.H, settings.T);
-      writeHeads();
-      draw();
-    } catch (err) {
-      if (run === state.run) showError(`Decoding: ${err.message}`);
-      syncButtons();
-    }
-  }
-
-  // One step: append the next position, attend its query row. Resolves when it is drawn.
-  function step() {
-    if (stepping || !state.settings || state.steps.length >= state.settings.T) return stepping;
-    const run = state.run;
-    stepping = client
-      .request('step', {})
-      .then((s) => {
-        if (run !== state.run) return;
-        state.steps.push(s);
-        triangle.addRow(s.t, s.weights);
-        state.worst = { weights: Math.max(state.worst.weights, s.diff.weights), output: Math.max(state.worst.output, s.diff.output) };
-        if (state.steps.length >= state.settings.T) pause();
-        draw();
-      })
-      .catch((err) => {
-        if (run === state.run) {
-          pause();
-          showError(`Decoding: ${err.message}`);
-        }
-      })
-      .finally(() => {
-        stepping = null;
-      });
-    return stepping;
-  }
-
-  // Play: a step, then a wait so that steps start 1/speed s apart, until Pause or the last position.
-  function play() {
-    if (state.playing) return;
-    state.playing = true;
-    syncButtons();
-    writeStatus();
-    const tick = async () => {
-      const started = performance.now();
-      await step();
-      if (!state.playing) return;
-      const wait = Math.max(0, 1000 / Number(form.elements.speed.value) - (performance.now() - started));
-      timer = setTimeout(tick, wait);
-    };
-    tick();
-  }
-
-  function pause() {
-    clearTimeout(timer);
-    timer = null;
-    if (!state.playing) return;
-    state.playing = false;
-    syncButtons();
-    writeStatus();
-  }
-
-  async function reset() {
-    pause();
-    const run = ++state.run;
-    await client.request('reset', {});
-    if (run !== state.run) return;
-    state.steps = [];
-    state.worst = { weights: 0, output: 0 };
-    triangle = new WeightTriangle(state.settings.H, state.settings.T);
     draw();
   }
 
-  async function time() {
-    $('decode-time').disabled = true;
-    $('decode-timing-note').hidden = true;
-    try {
-      const result = await runTiming();
-      state.timing = result;
-      chart.setData(result);
-      const summary = timingSummary(result);
-      state.timingSummary = summary;
-      $('decode-timing-summary').innerHTML = summary.html;
-    } catch (err) {
-      $('decode-timing-note').hidden = false;
-      $('decode-timing-note').textContent = err instanceof CancelledError ? 'Timing cancelled.' : `Timing: ${err.message}`;
-    } finally {
-      $('decode-time').disabled = false;
+  function draw() {
+    const buttons = decodeButtons(run, panel.refused);
+    $('decode-step').disabled = !buttons.step;
+    $('decode-play').disabled = !buttons.play;
+    $('decode-reset').disabled = !buttons.reset;
+    $('decode-play').textContent = run.playing ? 'Pause' : 'Play';
+    $('decode-play').setAttribute('aria-pressed', String(run.playing));
+    root.dataset.decoding = run.playing ? 'playing' : 'paused';
+    $('decode-status').textContent = decodeStatus(run, playSpeed(form), panel.refused);
+    triangleView.setData(run.triangle, panel.head);
+    stepView.setData(run.settings, run.steps.at(-1) ?? null, run.worst);
+  }
+
+  function writeHeads() {
+    const { H, Hkv } = run.settings;
+    const select = $('decode-head');
+    select.replaceChildren(...Array.from({ length: H }, (_, h) => new Option(`h = ${h} (k/v head ${Math.floor(h / (H / Hkv))})`, String(h))));
+    panel.head = Math.min(panel.head, H - 1);
+    select.value = String(panel.head);
+  }
+
+  // A new sequence from the controls; refused settings leave the panel empty, saying why.
+  async function configure() {
+    const { settings, problems } = readDecodeControls(form);
+    if (problems.length) {
+      panel.refused = problems.join('; ');
+      showError(panel.refused);
+      await run.configure(null);
+      return;
     }
+    await run.configure(settings);
+    if (run.settings !== settings) return; // replaced meanwhile, or it failed (its error is shown)
+    panel.refused = null;
+    showError(null);
+    panel.ready = true;
+    writeHeads();
+    draw();
   }
 
   form.addEventListener('submit', (e) => e.preventDefault());
   form.addEventListener('change', (e) => {
     if (e.target.closest('[data-run-setting]')) configure();
-    if (e.target.name === 'speed') writeStatus();
+    if (e.target.name === 'speed') draw();
   });
-  $('decode-step').addEventListener('click', () => step());
-  $('decode-play').addEventListener('click', () => (state.playing ? pause() : play()));
-  $('decode-reset').addEventListener('click', () => reset());
+  $('decode-step').addEventListener('click', () => run.step());
+  $('decode-play').addEventListener('click', () => (run.playing ? run.pause() : run.play()));
+  $('decode-reset').addEventListener('click', () => run.reset());
   $('decode-head').addEventListener('change', (e) => {
-    state.head = Number(e.target.value);
+    panel.head = Number(e.target.value);
     draw();
   });
-  $('decode-time').addEventListener('click', () => time());
-  const { H, Hkv, E, Ev } = TIMING_SHAPE;
-  $('decode-timing-intro').textContent =
-    `B = 1, H = ${H} query heads over Hkv = ${Hkv} key/value heads, E = ${E}, Ev = ${Ev}, at cache lengths n = ${TIMING_LENGTHS[0]} … ` +
-    `${TIMING_LENGTHS.at(-1)}, in a Worker: (a) the cache, append one position and attend one query row; (b) scaledDotProductAttention ` +
-    `with all n keys and values, copied in from JavaScript (the copy from the page's own arrays into that call's tensor is not counted, ` +
-    `which favours it). Each point is the median time of repeated steps at that length.`;
-  client.ready.then(() => configure(), (err) => showError(`The decoding worker did not start: ${err.message}`));
-  syncButtons();
+  const timing = setupTimingPanel(root, runTiming);
+  xa.then(() => configure(), (err) => showError(`The decoding worker did not start: ${err.message}`));
+  draw();
 
+  // The page's test hook: settings, every step (its row of weights and its |Δ| from full attention), full
+  // causal attention's weights, playing, and the last step-time study with what its chart was given.
   return {
     get ready() {
-      return state.ready;
+      return panel.ready;
     },
     get settings() {
-      return state.settings;
+      return run.settings;
     },
     get playing() {
-      return state.playing;
+      return run.playing;
     },
     get steps() {
-      return state.steps;
+      return run.steps;
     },
     get full() {
-      return state.full;
+      return run.session?.full.weights ?? null;
     },
     get worst() {
-      return state.worst;
+      return run.worst;
     },
     get head() {
-      return state.head;
+      return panel.head;
     },
     get lastError() {
-      return state.lastError;
+      return panel.lastError;
     },
     get timing() {
-      return state.timing ? { result: state.timing, summary: state.timingSummary, plotted: chart.plotted() } : null;
+      return timing.timing;
     },
   };
 }

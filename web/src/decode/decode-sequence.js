@@ -1,7 +1,7 @@
 // The decoding panel's sequence: seeded q, k, v for T positions, and the slices of it a decoder has at each
 // step. Tensors are (1, heads, T, D) with B = 1, laid out as the package wants them (B, H, S, E).
-import { randomValues } from '../prng.js';
-import { STREAMS } from '../tensors.js';
+import { randomValues } from '../shared/prng.js';
+import { STREAMS } from '../shared/tensors.js';
 
 // settings: { H, Hkv, E, Ev, T, seed }. Each tensor has its own stream of the seed, drawn N(0, 1).
 export function decodeInputs({ H, Hkv, E, Ev, T, seed }) {

@@ -1,41 +1,42 @@
 // One decoding run through the package's public API: a KvCache filled one position per step, each step's
 // query row attended against it, and full causal attention on the whole sequence computed once at the
-// start, which every step is checked against. Pure given the package instance (`lib`), so it runs in the
-// decoding Worker and in Node's tests alike.
+// start, which every step is checked against. `lib` is the package's API, direct (createXattn) or through a
+// worker (createXattnWorker, the panel's): every call is awaited, so both work, and the tests run it on both.
 import { decodeInputs, positions } from './decode-sequence.js';
 import { stepAgainstFull } from './decode-rows.js';
 
 export class DecodeSession {
   // settings: { H, Hkv, E, Ev, T, seed } (readDecodeSettings checked them).
-  constructor(lib, settings) {
-    this.settings = settings;
+  static async create(lib, settings) {
     const { H, Hkv, E, Ev, T } = settings;
-    this.inputs = decodeInputs(settings);
-    const { query, key, value } = this.inputs;
+    const inputs = decodeInputs(settings);
+    const { query, key, value } = inputs;
     // The reference: every query at once, keys after it hidden by the causal mask (L = S, so top-left and
     // bottom-right alignment agree).
-    const full = lib.scaledDotProductAttention(query, key, value, { isCausal: true, enableGqa: H !== Hkv, needWeights: true });
-    this.full = { weights: full.weights.data, output: full.output.data };
-    this.cache = lib.createKvCache({ kvHeads: Hkv, headDim: E, valueDim: Ev, capacity: T });
+    const full = await lib.scaledDotProductAttention(query, key, value, { isCausal: true, enableGqa: H !== Hkv, needWeights: true });
+    const cache = await lib.createKvCache({ kvHeads: Hkv, headDim: E, valueDim: Ev, capacity: T });
+    return new DecodeSession(settings, inputs, { weights: full.weights.data, output: full.output.data }, cache);
   }
 
-  get t() {
-    return this.cache.length;
+  constructor(settings, inputs, full, cache) {
+    Object.assign(this, { settings, inputs, full, cache });
+    this.t = 0; // positions in the cache (the worker's cache tells its length only through a Promise)
   }
 
   // Appends position t's key and value, then attends query t against the cache: keys 0 … t are all that
   // exist, so no mask is passed (with one query, isCausal would hide nothing either).
-  step() {
+  async step() {
     const { H, Ev, T } = this.settings;
-    const t = this.cache.length;
+    const t = this.t;
     if (t >= T) throw new RangeError(`all ${T} positions are decoded: Reset starts again`);
     const { query, key, value } = this.inputs;
-    this.cache.append(positions(key, t, t + 1), positions(value, t, t + 1));
-    const r = this.cache.attend(positions(query, t, t + 1), { needWeights: true });
+    await this.cache.append(positions(key, t, t + 1), positions(value, t, t + 1));
+    this.t = t + 1;
+    const r = await this.cache.attend(positions(query, t, t + 1), { needWeights: true });
     const step = { weights: r.weights.data, output: r.output.data };
     return {
       t,
-      length: this.cache.length,
+      length: t + 1,
       weightsShape: r.weights.shape,
       outputShape: r.output.shape,
       ...step,
@@ -44,11 +45,12 @@ export class DecodeSession {
   }
 
   // Back to an empty cache; the sequence and the reference stay.
-  reset() {
-    this.cache.truncate(0);
+  async reset() {
+    await this.cache.truncate(0);
+    this.t = 0;
   }
 
   dispose() {
-    this.cache.dispose();
+    return this.cache.dispose();
   }
 }

@@ -1,6 +1,6 @@
 // The decoding panel's settings: the choices its menus offer, the defaults, and the one rule menus cannot
 // enforce (pure). Small on purpose: every weight of a 32 × 32 triangle is a cell a learner can see.
-import { FIELDS, parseField } from '../fields.js';
+import { FIELDS, parseField } from '../shared/fields.js';
 
 export const DECODE_CHOICES = {
   H: [1, 2, 4, 8],

@@ -1,8 +1,8 @@
 // Beside the triangle: the cache's K and V slots filling one position per step, the shapes of the last step
 // (what was appended, what was attended, what came back), the bytes it copied into WebAssembly memory
 // against a full copy, and how its row compares with full causal attention.
-import { formatNumber, formatShape } from '../shapes.js';
-import { formatBytes } from '../tensors.js';
+import { formatNumber, formatShape } from '../shared/shapes.js';
+import { formatBytes } from '../shared/tensors.js';
 import { matchesFull, stepCopyBytes } from './decode-rows.js';
 
 export class StepView {
@@ -12,7 +12,16 @@ export class StepView {
 
   // settings: { H, Hkv, E, Ev, T }; last: the last step (or null before the first); worst: the largest |Δ|
   // over every step so far, { weights, output }.
+  // settings === null: no sequence (refused settings), nothing to show.
   setData(settings, last, worst) {
+    if (!settings) {
+      this.cacheBox.replaceChildren();
+      this.cacheBox.dataset.length = '0';
+      this.shapes.replaceChildren();
+      this.match.textContent = '';
+      delete this.match.dataset.worst;
+      return;
+    }
     const { H, Hkv, E, Ev, T } = settings;
     const n = last ? last.length : 0;
     this.writeCache(T, n);

@@ -1,7 +1,7 @@
 // The sentences under the step-time chart, from the measured rows (pure). Every claim is conditional on the
 // figures: if the cache is not faster on this machine, or float16 not faster than float32, it says so.
-import { formatNumber as f } from '../shapes.js';
-import { formatBytes } from '../tensors.js';
+import { formatNumber as f } from '../shared/shapes.js';
+import { formatBytes } from '../shared/tensors.js';
 import { stepCopyBytes } from './decode-rows.js';
 
 const ms = (x) => `${f(x)} ms`;

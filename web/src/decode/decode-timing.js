@@ -2,8 +2,8 @@
 // one query row; (b) recomputing from a full copy, scaledDotProductAttention with the whole K and V so far,
 // which copies them into WebAssembly memory on every call. Both read every key and value once; (b) also
 // copies them in first. Pure given the package instance and a clock: it runs in the page's side Worker.
-import { randomValues } from '../prng.js';
-import { maxAbsDiff, timeRuns } from '../speed.js';
+import { randomValues } from '../shared/prng.js';
+import { maxAbsDiff, timeRuns } from '../shared/timing.js';
 import { positions } from './decode-sequence.js';
 
 // A decoder layer's attention: 32 query heads sharing 8 key/value heads (grouped-query attention), head dim

@@ -2,9 +2,9 @@
 // the weights' colour scale (0 … 1, fixed, so a colour never changes as later rows come), keys after the
 // query left blank (they did not exist yet: nothing is masked), rows not decoded yet blank, the latest row
 // outlined. Hover or the arrow keys read a cell into the readout.
-import { SEQUENTIAL, cssColor, lutIndex } from '../colormap.js';
-import { fitCanvas } from '../heatmap.js';
-import { formatNumber } from '../shapes.js';
+import { SEQUENTIAL, cssColor, lutIndex } from '../shared/colormap.js';
+import { fitCanvas } from '../shared/heatmap.js';
+import { formatNumber } from '../shared/shapes.js';
 import { cellKind } from './decode-rows.js';
 
 const GRID = '#dfe2ea';
@@ -28,9 +28,17 @@ export class TriangleView {
     new ResizeObserver(() => this.draw()).observe(canvas);
   }
 
+  // triangle: null while there is no sequence (refused settings): the canvas is cleared.
   setData(triangle, h) {
     this.triangle = triangle;
-    this.h = Math.min(h, triangle.H - 1);
+    this.h = triangle ? Math.min(h, triangle.H - 1) : 0;
+    if (!triangle) {
+      this.cursor = null;
+      fitCanvas(this.canvas);
+      this.canvas.getContext('2d').clearRect(0, 0, this.canvas.width, this.canvas.height);
+      this.canvas.dataset.rows = '0';
+      this.canvas.setAttribute('aria-label', 'No sequence to decode');
+    }
     this.draw();
     this.writeReadout();
   }

@@ -3,7 +3,7 @@
 // logits, trained with softmax cross-entropy. The attention's forward and gradients are the package's;
 // everything around it is the small JS of embedding.js, linear.js and cross-entropy.js. The parameters
 // live here, under PyTorch state-dict names, and are handed to the package before every forward.
-import { Prng } from '../prng.js';
+import { Prng } from '../shared/prng.js';
 import { embed, embedBackward } from './embedding.js';
 import { linear, linearBackward } from './linear.js';
 import { accuracy, argmaxRows, crossEntropy } from './cross-entropy.js';

@@ -1,7 +1,7 @@
 // Every head's weights for the training panel's probe sequence, side by side on one colour scale (0 … 1,
 // a weight's whole range), with the probe's letters on the axes, and the model's answer under them.
-import { SEQUENTIAL, cssColor } from '../colormap.js';
-import { drawMatrix, fitCanvas } from '../heatmap.js';
+import { SEQUENTIAL, cssColor } from '../shared/colormap.js';
+import { drawMatrix, fitCanvas } from '../shared/heatmap.js';
 import { classLabel, tokenLetter } from './tasks.js';
 
 export class ProbeView {

@@ -3,7 +3,7 @@
 //   sd = {k: torch.from_numpy(v) for k, v in np.load('model.npz').items()}
 // turns into a state dict. The settings a state dict cannot hold (the task, the heads H, the seed and
 // step) travel in the archive's comment, which NumPy ignores; a file without it takes the panel's.
-import { decodeNpy, encodeNpy } from '../npy.js';
+import { decodeNpy, encodeNpy } from '../shared/npy.js';
 import { readZip, writeZip } from './npz.js';
 import { TASKS, taskOf } from './tasks.js';
 import { parameterShapes } from './model.js';

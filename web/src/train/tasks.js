@@ -1,7 +1,7 @@
 // The tasks the training panel offers: each maps an input sequence to a target sequence, and each is one
 // a single attention layer can solve by looking at the right position, so the solution is visible in
 // the weights. Every task names the key position(s) a query should attend to: the pattern to expect.
-import { Prng } from '../prng.js';
+import { Prng } from '../shared/prng.js';
 
 export const TASKS = {
   reverse: {

@@ -2,7 +2,7 @@
 // it falls over orders of magnitude) and held-out accuracy (exact sequences and tokens, 0 … 100%).
 import uPlot from 'uplot';
 import 'uplot/dist/uPlot.min.css';
-import { formatNumber } from '../shapes.js';
+import { formatNumber } from '../shared/shapes.js';
 
 const TRAIN = '#3b4cca';
 const HELD = '#d1495b';

@@ -25,6 +25,11 @@ export class TrainClient {
     this.worker.postMessage({ type: 'pause' });
   }
 
+  // The pace of the run in progress (steps per second; 0 is full speed).
+  setPace(pace) {
+    this.worker.postMessage({ type: 'pace', pace });
+  }
+
   exportParameters() {
     this.worker.postMessage({ type: 'export' });
   }

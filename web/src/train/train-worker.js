@@ -3,10 +3,11 @@
 //
 // Page → worker: { type: 'configure', settings } starts a new run (paused at step 0);
 // { type: 'start', until, pace } trains until step `until` at full speed (pace 0) or `pace` steps per
-// second; { type: 'pause' }; { type: 'export' }; { type: 'load', bytes, fallback } starts a run from an
-// .npz (its settings from the archive comment, else `fallback`).
+// second; { type: 'pace', pace } changes the pace of the run in progress; { type: 'pause' }; { type: 'export' };
+// { type: 'load', bytes, fallback } starts a run from an .npz (its settings from the archive comment, else
+// `fallback`), at the step the file was trained to.
 // Worker → page: { type: 'ready' }, { type: 'snapshot', … } while training and after each change,
-// { type: 'exported', bytes, filename }, { type: 'loaded', settings }, { type: 'error', message }.
+// { type: 'exported', bytes, filename }, { type: 'loaded', settings, step }, { type: 'error', message }.
 import { createXattn } from 'xattn';
 import { Trainer } from './trainer.js';
 import { decodeStateDict, encodeStateDict, taskFits } from './state-dict.js';
@@ -34,6 +35,9 @@ let pending = { losses: [], evals: [] }; // what the page has not been sent yet
 let rate = { steps: 0, ms: 0, since: 0 };
 let lastEval = -1;
 let trainedMs = 0; // wall time spent training this run, over every start
+// Steps per second (0: full speed) of the run in progress, and where its count started: a 'pace' message
+// changes it while training runs, the next step waits by the new pace.
+let pacing = { pace: 0, t: 0, step: 0 };
 
 const now = () => performance.now();
 const pause = (ms) => new Promise((resolve) => setTimeout(resolve, ms));
@@ -62,10 +66,12 @@ function snapshot() {
   self.postMessage(message, [message.probe.weights.buffer]);
 }
 
-function newRun(settings, params = null) {
+// A new run from settings, or from loaded parameters at the step they were trained to.
+function newRun(settings, params = null, step = 0) {
   trainer?.dispose();
   running = false;
   trainer = new Trainer(lib, settings, params);
+  trainer.step = step;
   run++;
   pending = { losses: [], evals: [] };
   rate = { steps: 0, ms: 0, since: now() };
@@ -75,18 +81,30 @@ function newRun(settings, params = null) {
   snapshot();
 }
 
+function setPace(pace) {
+  pacing = { pace, t: now(), step: trainer.step };
+}
+
+// A new pace during a run: steps per second are measured afresh from here (the time so far is kept).
+function changePace(pace) {
+  if (!running) return;
+  trainedMs += now() - rate.since;
+  rate = { steps: 0, ms: 0, since: now() };
+  setPace(pace);
+}
+
 async function train({ until, pace }) {
   if (running) return;
   running = true;
   const mine = run;
   rate = { steps: 0, ms: 0, since: now() };
+  setPace(pace);
   let lastSnapshot = 0;
-  const paceStart = { t: rate.since, step: trainer.step };
   while (running && run === mine && trainer.step < until) {
     const slice = now();
     while (trainer.step < until && now() - slice < SLICE_MS) {
-      // At a pace, a step waits for its turn: step k of this start is due k / pace seconds after it.
-      if (pace > 0 && trainer.step - paceStart.step >= ((now() - paceStart.t) / 1000) * pace) break;
+      // At a pace, a step waits for its turn: step k after the pace was set is due k / pace seconds after it.
+      if (pacing.pace > 0 && trainer.step - pacing.step >= ((now() - pacing.t) / 1000) * pacing.pace) break;
       const t0 = now();
       const loss = trainer.trainStep();
       pending.losses.push({ step: trainer.step, loss });
@@ -98,8 +116,8 @@ async function train({ until, pace }) {
       lastSnapshot = now();
       snapshot();
     }
-    // Lets 'pause' and the other messages in; at a pace, sleeps until the next step is due.
-    await pause(pace > 0 ? Math.max(1, 1000 / pace - 1) : 0);
+    // Lets 'pause', 'pace' and the other messages in; at a pace, sleeps until the next step is due.
+    await pause(pacing.pace > 0 ? Math.max(1, 1000 / pacing.pace - 1) : 0);
   }
   if (run !== mine) return;
   trainedMs += now() - rate.since;
@@ -117,8 +135,8 @@ function load({ bytes, fallback }) {
       );
     }
     if (dims.E % settings.H !== 0) throw new RangeError(`E = ${dims.E} from the file is not a multiple of H = ${settings.H}`);
-    newRun(settings, params);
-    return { settings: trainer.settings, fromComment: meta !== null };
+    newRun(settings, params, Number.isInteger(meta?.step) && meta.step >= 0 ? meta.step : 0);
+    return { settings: trainer.settings, step: trainer.step, fromComment: meta !== null };
   });
 }
 
@@ -135,6 +153,7 @@ self.onmessage = async ({ data }) => {
     if (data.type === 'configure') newRun(data.settings);
     else if (data.type === 'start') await train(data);
     else if (data.type === 'pause') running = false;
+    else if (data.type === 'pace') changePace(data.pace);
     else if (data.type === 'export') {
       const { bytes, filename } = exportRun();
       self.postMessage({ type: 'exported', bytes, filename }, [bytes.buffer]);
