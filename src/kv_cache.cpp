@@ -12,6 +12,7 @@
 #include "kernels/half.hpp"
 #include "kernels/kernels.hpp"
 #include "kernels/kv_layout.hpp"
+#include "sdpa_kernels.hpp"
 
 namespace xattn {
 namespace {
@@ -223,11 +224,10 @@ Status KvCache::plan_attend(const Shape& q, MaskKind mask_kind, const Shape& mas
         return Status::fail(fn + (st.error.rfind(prefix, 0) == 0 ? st.error.substr(prefix.size()) : st.error));
     }
     const kernels::KernelSet& set = *p.sdpa.kernel_set;
-    const kernels::AttentionProblem ap = kernels::attention_problem(p.sdpa, nullptr, nullptr, nullptr, {}, nullptr, nullptr);
     // The tiles may widen float16 keys and values: the workspace is planned for this cache's storage.
-    kernels::AttentionProblem sized = ap;
-    sized.kv_float16 = config_.dtype == CacheDtype::float16;
-    sized.kv_blocked = true;
+    kernels::AttentionProblem sized = attention_problem(p.sdpa, nullptr, nullptr, nullptr, {}, nullptr, nullptr);
+    sized.in.kv_float16 = config_.dtype == CacheDtype::float16;
+    sized.in.kv_blocked = true;
     p.workspace_bytes = p.sdpa.batch == 0 ? 0 : p.few_rows ? set.few_rows_workspace(sized) : set.attention_workspace(sized);
     *plan = std::move(p);
     return {};
@@ -239,27 +239,27 @@ void KvCache::run_attend(const KvAttendPlan& plan, const float* query, const Mas
     if (sp.batch == 0 || sp.L == 0) return;
     const kernels::KernelSet& set = *sp.kernel_set;
     const bool half = config_.dtype == CacheDtype::float16;
-    kernels::AttentionProblem p = kernels::attention_problem(sp, query, nullptr, nullptr, mask, output,
-                                                             sp.need_weights ? weights : nullptr);
-    p.kv_float16 = half;
+    kernels::AttentionProblem p =
+        attention_problem(sp, query, nullptr, nullptr, mask, output, sp.need_weights ? weights : nullptr);
+    kernels::AttentionInputs& in = p.in;
+    in.kv_float16 = half;
     if (half) {
-        p.key16 = reinterpret_cast<const std::uint16_t*>(key_storage());
-        p.value16 = reinterpret_cast<const std::uint16_t*>(value_storage());
+        in.key16 = reinterpret_cast<const std::uint16_t*>(key_storage());
+        in.value16 = reinterpret_cast<const std::uint16_t*>(value_storage());
     } else {
-        p.key = reinterpret_cast<const float*>(key_storage());
-        p.value = reinterpret_cast<const float*>(value_storage());
+        in.key = reinterpret_cast<const float*>(key_storage());
+        in.value = reinterpret_cast<const float*>(value_storage());
     }
-    p.kv_position_flags = position_flags();
-    p.kv_blocked = true;
-    if (plan.stacked && plan.mask_plan.mask_kind != MaskKind::none) {  // the decoding kernel's rows, per head
-        p.mask_kind = plan.mask_plan.mask_kind;
-        p.mask_bools = mask.bools;
-        p.mask_values = mask.values;
-        p.plan = &plan.mask_plan;
-        p.mask_key_stride = plan.mask_plan.mask_col_stride();
+    in.kv_position_flags = position_flags();
+    in.kv_blocked = true;
+    if (plan.stacked && plan.mask_plan.mask_kind != MaskKind::none) {
+        // The decoding kernel's rows are the G query heads of a key/value head, L rows each: the per-head plan
+        // places their mask.
+        p.rules.mask = mask_layout(plan.mask_plan, mask);
+        p.rules.mask.stack = plan.mask_plan.q_heads / plan.mask_plan.kv_heads;
     }
-    p.key_stride = layout().key_elements(config_.capacity);
-    p.value_stride = layout().value_elements(config_.capacity);
+    in.key_stride = layout().key_elements(config_.capacity);
+    in.value_stride = layout().value_elements(config_.capacity);
     if (plan.few_rows) set.few_rows(p, workspace);
     else set.attention(p, workspace);
 }

@@ -20,6 +20,7 @@
 
 #include "kernels/carver.hpp"
 #include "kernels/kernels.hpp"
+#include "sdpa_kernels.hpp"
 
 namespace xattn {
 namespace {
@@ -69,8 +70,7 @@ struct FusedScratch {
     void* rows;
     static std::uint64_t layout(const SdpaPlan& plan, const kernels::KernelSet& set, void* block, FusedScratch* out) {
         Carver c(block);
-        const kernels::AttentionProblem ap =
-            kernels::attention_problem(plan, nullptr, nullptr, nullptr, MaskRef{}, nullptr, nullptr);
+        const kernels::AttentionProblem ap = attention_problem(plan, nullptr, nullptr, nullptr, MaskRef{}, nullptr, nullptr);
         FusedScratch x{};
         x.forward = c.take<unsigned char>(set.attention_workspace(ap));
         x.lse = c.take<float>(std::uint64_t{plan.batch} * plan.L);
@@ -84,7 +84,7 @@ struct FusedScratch {
 
 // The fused path runs a plan when every dim is non-zero and the heads are narrow enough for the tiles.
 bool fused_plan(const SdpaPlan& plan, const kernels::KernelSet& set) {
-    return blocked_dims(plan) && kernels::attention_workspace_bytes(set, plan) != sdpa_rows_workspace_bytes(plan);
+    return blocked_dims(plan) && attention_workspace_bytes(set, plan) != sdpa_rows_workspace_bytes(plan);
 }
 
 }  // namespace
@@ -224,16 +224,16 @@ void backward_fused(const SdpaPlan& plan, const float* query, const float* key, 
     FusedScratch w{};
     FusedScratch::layout(plan, set, workspace, &w);
     const std::size_t L = plan.L, S = plan.S, E = plan.E, Ev = plan.Ev;
-    kernels::AttentionProblem ap = kernels::attention_problem(plan, query, key, value, mask, output, nullptr);
-    ap.lse = w.lse;
+    kernels::AttentionProblem ap = attention_problem(plan, query, key, value, mask, output, nullptr);
+    ap.out.lse = w.lse;
     set.attention(ap, w.forward);
     for (std::size_t b = 0; b < plan.batch; ++b) {
         const std::size_t kv = plan.kv_index(b);
         w.skip[b] = !(all_finite(query + b * L * E, L * E) && all_finite(key + kv * S * E, S * E) &&
                       all_finite(value + kv * S * Ev, S * Ev) && all_finite(grad_output + b * L * Ev, L * Ev));
     }
-    ap.grad_output = grad_output;
-    ap.grad_query = grad_query, ap.grad_key = grad_key, ap.grad_value = grad_value;
+    ap.in.grad_output = grad_output;
+    ap.out.grad_query = grad_query, ap.out.grad_key = grad_key, ap.out.grad_value = grad_value;
     ap.skip = w.skip;
     set.backward(ap, w.backward);
     for (std::size_t b = 0; b < plan.batch; ++b)

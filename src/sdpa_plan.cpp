@@ -2,7 +2,7 @@
 // before anything is allocated, with a message naming the argument and the shapes.
 #include <cmath>
 
-#include "kernels/kernels.hpp"
+#include "sdpa_kernels.hpp"
 #include "xattn/sdpa.hpp"
 #include "xattn/threads.hpp"
 
@@ -129,7 +129,7 @@ Status plan_sdpa(const Shape& q, const Shape& k, const Shape& v, MaskKind mask_k
     p.mask_strides = std::move(mask_strides);
     p.kernel_set = &kernels::active_kernels();
     p.threads = num_threads();
-    p.workspace_bytes = kernels::attention_workspace_bytes(*p.kernel_set, p);
+    p.workspace_bytes = attention_workspace_bytes(*p.kernel_set, p);
     *plan = std::move(p);
     return {};
 }

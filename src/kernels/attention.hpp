@@ -36,6 +36,17 @@ inline std::size_t causal_count(std::int64_t i, std::int64_t shift, std::size_t 
     return n <= 0 ? 0 : min_size(static_cast<std::size_t>(n), S);
 }
 
+// Offset of mask element (problem b, row r, key 0): the walk MaskLayout describes (kernels.hpp).
+inline std::size_t mask_row_offset(const MaskLayout& m, std::size_t b, std::size_t r) {
+    const std::size_t rows = m.stack_rows ? m.stack_rows : 1;
+    std::size_t problem = b * m.stack + r / rows, offset = r % rows * m.query_stride;
+    for (std::size_t d = m.outer_rank; d-- > 0;) {
+        offset += problem % m.outer_extents[d] * m.outer_strides[d];
+        problem /= m.outer_extents[d];
+    }
+    return offset;
+}
+
 //   KeyRows × QueryVecs   score micro-kernel: KeyRows keys × QueryVecs vectors of queries
 //   PvRows × PvVecs       output micro-kernel: PvRows queries × PvVecs vectors of Ev
 //   KeyTile               most keys per tile (Bc), a multiple of KeyRows
@@ -73,16 +84,16 @@ struct AttentionKernel {
 
         static std::size_t layout(const AttentionProblem& p, unsigned char* base, Scratch* s) {
             Carver c(base);
-            const std::size_t evp = round_up(p.Ev, W);
-            const std::size_t rows = min_size(Bq, round_up(p.L, GW));  // a block never holds more queries
-            const std::size_t keys = min_size(Bc, round_up(p.S, TileGrain));
+            const std::size_t evp = round_up(p.in.Ev, W);
+            const std::size_t rows = min_size(Bq, round_up(p.in.L, GW));  // a block never holds more queries
+            const std::size_t keys = min_size(Bc, round_up(p.in.S, TileGrain));
             Scratch x;
-            x.qp = c.take<float>(p.E * rows);
+            x.qp = c.take<float>(p.in.E * rows);
             x.st = c.take<float>(keys * GW);
             x.mask = c.take<float>(keys * GW);
             x.drop = c.take<float>(keys * GW);
-            x.kt = c.take<float>(p.kv_float16 || p.kv_blocked ? keys * p.E : 0);
-            x.vt = c.take<float>(p.Ev % W || p.kv_float16 || p.kv_blocked ? keys * evp : 0);
+            x.kt = c.take<float>(p.in.kv_float16 || p.in.kv_blocked ? keys * p.in.E : 0);
+            x.vt = c.take<float>(p.in.Ev % W || p.in.kv_float16 || p.in.kv_blocked ? keys * evp : 0);
             x.acc = c.take<float>(rows * evp);
             x.accc = c.take<float>(rows * evp);
             x.m = c.take<float>(rows);
@@ -113,14 +124,14 @@ struct AttentionKernel {
     // The run is cut into tasks, one per (problem b, block of queries): Bq queries streaming, GW queries
     // materialising. Each block's rows come out of the same code whichever worker runs it, so the thread
     // count never changes a result; each worker has its own Scratch, `stride` bytes apart.
-    static std::size_t rows_per_task(const AttentionProblem& p) { return p.weights ? GW : Bq; }
+    static std::size_t rows_per_task(const AttentionProblem& p) { return p.out.weights ? GW : Bq; }
     // The call's FLOPs (Q·Kᵀ and P·V of every problem).
     static double work(const AttentionProblem& p) {
-        return 2.0 * static_cast<double>(p.batch) * static_cast<double>(p.L) * static_cast<double>(p.S) *
-               static_cast<double>(p.E + p.Ev);
+        return 2.0 * static_cast<double>(p.in.batch) * static_cast<double>(p.in.L) * static_cast<double>(p.in.S) *
+               static_cast<double>(p.in.E + p.in.Ev);
     }
     static unsigned workers(const AttentionProblem& p, std::size_t rows) {
-        return useful_workers(p.threads, p.batch * ((p.L + rows - 1) / rows), work(p));
+        return useful_workers(p.threads, p.in.batch * ((p.in.L + rows - 1) / rows), work(p));
     }
     static std::size_t stride(const AttentionProblem& p) {
         return static_cast<std::size_t>(worker_stride(Scratch::layout(p, nullptr, nullptr)));
@@ -131,19 +142,19 @@ struct AttentionKernel {
 
     static Head head(const AttentionProblem& p, const Scratch& w, std::size_t b) {
         // SdpaPlan::kv_index, spelled out: no inline function of a shared header is compiled here.
-        const std::size_t kv = b / p.q_heads * p.kv_heads + b % p.q_heads / (p.q_heads / p.kv_heads);
+        const std::size_t kv = b / p.in.q_heads * p.in.kv_heads + b % p.in.q_heads / (p.in.q_heads / p.in.kv_heads);
         // Key/value problems are key_stride / value_stride elements apart (a KV cache holds capacity rows).
-        const std::size_t ks = p.key_stride ? p.key_stride : p.S * p.E, vs = p.value_stride ? p.value_stride : p.S * p.Ev;
-        return Head{p, w, b, p.query + b * p.L * p.E, p.key ? p.key + kv * ks : nullptr, p.value ? p.value + kv * vs : nullptr,
-                    p.key16 ? p.key16 + kv * ks : nullptr, p.value16 ? p.value16 + kv * vs : nullptr,
-                    p.output + b * p.L * p.Ev, p.weights ? p.weights + b * p.L * p.S : nullptr,
-                    p.mask_kind == MaskKind::none ? 0 : p.plan->mask_row_offset(b, 0), round_up(p.Ev, W)};
+        const std::size_t ks = p.in.key_stride ? p.in.key_stride : p.in.S * p.in.E, vs = p.in.value_stride ? p.in.value_stride : p.in.S * p.in.Ev;
+        return Head{p, w, b, p.in.query + b * p.in.L * p.in.E, p.in.key ? p.in.key + kv * ks : nullptr, p.in.value ? p.in.value + kv * vs : nullptr,
+                    p.in.key16 ? p.in.key16 + kv * ks : nullptr, p.in.value16 ? p.in.value16 + kv * vs : nullptr,
+                    p.out.output + b * p.in.L * p.in.Ev, p.out.weights ? p.out.weights + b * p.in.L * p.in.S : nullptr,
+                    p.rules.mask.type == MaskType::none ? 0 : mask_row_offset(p.rules.mask, b, 0), round_up(p.in.Ev, W)};
     }
 
     static void run(const AttentionProblem& p, void* workspace) {
-        const std::size_t rows = rows_per_task(p), blocks = (p.L + rows - 1) / rows, step = stride(p);
+        const std::size_t rows = rows_per_task(p), blocks = (p.in.L + rows - 1) / rows, step = stride(p);
         unsigned char* base = static_cast<unsigned char*>(workspace);
-        parallel_for(p.batch * blocks, workers(p, rows), work(p), [&](std::size_t task, unsigned worker) {
+        parallel_for(p.in.batch * blocks, workers(p, rows), work(p), [&](std::size_t task, unsigned worker) {
             Scratch w;
             Scratch::layout(p, base + worker * step, &w);
             const Head h = head(p, w, task / blocks);
@@ -160,7 +171,7 @@ struct AttentionKernel {
     // so large that the output sums could overflow: |v| · keep_scale · S ≥ 2^120) makes their compensation
     // take the guarded form from then on. Ordinary data is finite and below.
     static Scan scan_value_tile(const Head& h, const float* vt, std::size_t ld, std::size_t kn) {
-        const float limit = 0x1p120f / (h.p.keep_scale * static_cast<float>(h.p.S > 0 ? h.p.S : 1));
+        const float limit = 0x1p120f / (h.p.rules.keep_scale * static_cast<float>(h.p.in.S > 0 ? h.p.in.S : 1));
         return scan_values<O>(vt, kn * ld, limit);
     }
 
@@ -176,8 +187,8 @@ struct AttentionKernel {
     // float32 keys go 4 × 4 at a time where the ops can transpose (4 positions from a multiple of 4, which one
     // block holds, × 4 elements), the rest one at a time.
     static void gather_key_rows(const Head& h, std::size_t k0, std::size_t kn) {
-        const std::size_t E = h.p.E;
-        const KvLayout lay{E, h.p.Ev};
+        const std::size_t E = h.p.in.E;
+        const KvLayout lay{E, h.p.in.Ev};
         const auto at = [&](std::size_t pos) { return lay.key_offset(pos, 0); };  // element 0 of position pos
         std::size_t j = 0;
         const auto one_row = [&](std::size_t jj) {
@@ -210,8 +221,8 @@ struct AttentionKernel {
     // A KV cache's value rows [k0, k0 + kn) into vt (kn, evp), from its value tiles (kv_layout.hpp): each row a
     // run of each column block, widened from float16, zeros from Ev to evp.
     static void gather_value_rows(const Head& h, std::size_t k0, std::size_t kn) {
-        const KvLayout lay{h.p.E, h.p.Ev};
-        const std::size_t Ev = h.p.Ev;
+        const KvLayout lay{h.p.in.E, h.p.in.Ev};
+        const std::size_t Ev = h.p.in.Ev;
         for (std::size_t j = 0; j < kn; ++j) {
             float* row = h.w.vt + j * h.evp;
             for (std::size_t cb = 0; cb * kValueCols < Ev; ++cb) {
@@ -227,12 +238,12 @@ struct AttentionKernel {
     // The key rows [k0, k0 + kn), (kn, E): in place, or widened from float16 (or gathered from a cache's blocks)
     // into kt.
     static const float* key_tile(const Head& h, std::size_t k0, std::size_t kn) {
-        if (h.p.kv_blocked) {
+        if (h.p.in.kv_blocked) {
             gather_key_rows(h, k0, kn);
             return h.w.kt;
         }
-        if (!h.k16) return h.k + k0 * h.p.E;
-        widen(h.k16 + k0 * h.p.E, kn * h.p.E, h.w.kt);
+        if (!h.k16) return h.k + k0 * h.p.in.E;
+        widen(h.k16 + k0 * h.p.in.E, kn * h.p.in.E, h.w.kt);
         return h.w.kt;
     }
 
@@ -245,7 +256,7 @@ struct AttentionKernel {
 
     // Qᵀ panel (E, GW) of queries i0 … i0+gn-1; lanes past gn are 0.
     static void pack_queries(const Head& h, std::size_t i0, std::size_t gn, float* panel) {
-        const std::size_t E = h.p.E;
+        const std::size_t E = h.p.in.E;
         for (std::size_t lane = 0; lane < GW; ++lane) {
             const float* row = lane < gn ? h.q + (i0 + lane) * E : nullptr;
             for (std::size_t e = 0; e < E; ++e) panel[e * GW + lane] = row ? row[e] : 0.0f;
@@ -254,16 +265,16 @@ struct AttentionKernel {
 
     // Keys of the tile [k0, k0 + kn) that at least one query of the group may see.
     static std::size_t visible_keys(const Head& h, std::size_t i0, std::size_t gn, std::size_t k0, std::size_t kn) {
-        if (!h.p.causal) return kn;
-        const std::size_t n = causal_count(static_cast<std::int64_t>(i0 + gn - 1), h.p.causal_shift, h.p.S);
+        if (!h.p.rules.causal) return kn;
+        const std::size_t n = causal_count(static_cast<std::int64_t>(i0 + gn - 1), h.p.rules.causal_shift, h.p.in.S);
         return n <= k0 ? 0 : min_size(kn, n - k0);
     }
 
     // The value rows [k0, k0 + kn) as whole vectors: in place, or copied into vt when Ev is not a
     // multiple of W (so the last vector never reads past V).
     static const float* value_tile(const Head& h, std::size_t k0, std::size_t kn, std::size_t* ld) {
-        const std::size_t Ev = h.p.Ev;
-        if (h.p.kv_blocked) {
+        const std::size_t Ev = h.p.in.Ev;
+        if (h.p.in.kv_blocked) {
             gather_value_rows(h, k0, kn);
             *ld = h.evp;
             return h.w.vt;
@@ -291,12 +302,12 @@ struct AttentionKernel {
     static void fill_mask_tile(const Head& h, std::size_t i0, std::size_t gn, std::size_t k0, std::size_t kg) {
         const AttentionProblem& p = h.p;
         float* t = h.w.mask;
-        const bool boolean = p.mask_kind == MaskKind::boolean;
-        const std::size_t ks = p.mask_key_stride;
+        const bool boolean = p.rules.mask.type == MaskType::boolean;
+        const std::size_t ks = p.rules.mask.key_stride;
         auto value = [&](std::size_t at) {
-            return boolean ? (p.mask_bools[at] ? 0.0f : kNegInf) : p.mask_values[at];
+            return boolean ? (p.rules.mask.bools[at] ? 0.0f : kNegInf) : p.rules.mask.values[at];
         };
-        if (p.mask_query_stride == 0) {
+        if (p.rules.mask.query_stride == 0) {
             // One mask row for every query (e.g. key padding (B, 1, 1, S)): each key's value across the lanes.
             const std::size_t row = h.mask_base + k0 * ks;
             for (std::size_t j = 0; j < kg; ++j) {
@@ -309,7 +320,7 @@ struct AttentionKernel {
         // -inf like any score there, and never read back.
         std::size_t rows[GW];
         for (std::size_t lane = 0; lane < GW; ++lane)
-            rows[lane] = h.mask_base + (i0 + (lane < gn ? lane : 0)) * p.mask_query_stride + k0 * ks;
+            rows[lane] = h.mask_base + (i0 + (lane < gn ? lane : 0)) * p.rules.mask.query_stride + k0 * ks;
         std::size_t j = 0;
         if constexpr (O::has_transpose4) {
             if (ks == 1 && GW % 4 == 0)
@@ -317,11 +328,11 @@ struct AttentionKernel {
                     for (std::size_t lane = 0; lane < GW; lane += 4) {
                         if (boolean) {
                             const std::uint8_t* r[4];
-                            for (std::size_t x = 0; x < 4; ++x) r[x] = p.mask_bools + rows[lane + x] + j;
+                            for (std::size_t x = 0; x < 4; ++x) r[x] = p.rules.mask.bools + rows[lane + x] + j;
                             O::transpose4(r, t + j * GW + lane, GW);
                         } else {
                             const float* r[4];
-                            for (std::size_t x = 0; x < 4; ++x) r[x] = p.mask_values + rows[lane + x] + j;
+                            for (std::size_t x = 0; x < 4; ++x) r[x] = p.rules.mask.values + rows[lane + x] + j;
                             O::transpose4(r, t + j * GW + lane, GW);
                         }
                     }
@@ -331,9 +342,9 @@ struct AttentionKernel {
             if (boolean) {
                 const float forbid_or_allow[2] = {kNegInf, 0.0f};  // a table, not a branch on random bits
                 for (std::size_t lane = 0; lane < GW; ++lane)
-                    line[lane] = forbid_or_allow[p.mask_bools[rows[lane] + j * ks] != 0];
+                    line[lane] = forbid_or_allow[p.rules.mask.bools[rows[lane] + j * ks] != 0];
             } else {
-                for (std::size_t lane = 0; lane < GW; ++lane) line[lane] = p.mask_values[rows[lane] + j * ks];
+                for (std::size_t lane = 0; lane < GW; ++lane) line[lane] = p.rules.mask.values[rows[lane] + j * ks];
             }
             for (std::size_t v = 0; v < GW; v += W) O::store(t + j * GW + v, O::load(line + v));
         }
@@ -342,10 +353,10 @@ struct AttentionKernel {
     static void fill_dropout_tile(const Head& h, std::size_t i0, std::size_t gn, std::size_t k0, std::size_t kg) {
         const AttentionProblem& p = h.p;
         for (std::size_t lane = 0; lane < GW; ++lane) {
-            const std::uint64_t row = (static_cast<std::uint64_t>(h.b) * p.L + i0 + lane) * p.S + k0;
+            const std::uint64_t row = (static_cast<std::uint64_t>(h.b) * p.in.L + i0 + lane) * p.in.S + k0;
             for (std::size_t j = 0; j < kg; ++j)
                 h.w.drop[j * GW + lane] =
-                    lane < gn && dropout_keep(p.seed, p.dropout_threshold, row + j) ? p.keep_scale : 0.0f;
+                    lane < gn && dropout_keep(p.rules.seed, p.rules.dropout_threshold, row + j) ? p.rules.keep_scale : 0.0f;
         }
     }
 
@@ -355,11 +366,11 @@ struct AttentionKernel {
     static void scores(const Head& h, const float* panel, const float* kt, std::size_t i0, std::size_t gn,
                        std::size_t k0, std::size_t kg, V* tmax) {
         const AttentionProblem& p = h.p;
-        const bool masked = p.mask_kind != MaskKind::none;
+        const bool masked = p.rules.mask.type != MaskType::none;
         if (masked) fill_mask_tile(h, i0, gn, k0, kg);
         // Causal: key j is visible to lane `lane` iff lane >= j - i0 - shift.
-        const std::int64_t first_blocked = static_cast<std::int64_t>(k0) - static_cast<std::int64_t>(i0) - p.causal_shift;
-        const bool causal_partial = p.causal && first_blocked + static_cast<std::int64_t>(kg) - 1 > 0;
+        const std::int64_t first_blocked = static_cast<std::int64_t>(k0) - static_cast<std::int64_t>(i0) - p.rules.causal_shift;
+        const bool causal_partial = p.rules.causal && first_blocked + static_cast<std::int64_t>(kg) - 1 > 0;
         if (masked || causal_partial) score_blocks<true>(h, panel, kt, gn, kg, first_blocked, causal_partial, tmax);
         else score_blocks<false>(h, panel, kt, gn, kg, first_blocked, false, tmax);
     }
@@ -372,11 +383,11 @@ struct AttentionKernel {
     static void score_blocks(const Head& h, const float* panel, const float* kt, std::size_t gn, std::size_t kg,
                              std::int64_t first_blocked, bool causal_partial, V* tmax) {
         const AttentionProblem& p = h.p;
-        const std::size_t nqv = (gn + W - 1) / W, E = p.E;
+        const std::size_t nqv = (gn + W - 1) / W, E = p.in.E;
         float* const st = h.w.st;
         const float* const mask = h.w.mask;
-        const float scale = p.scale;
-        const MaskKind kind = p.mask_kind;
+        const float scale = p.rules.scale;
+        const MaskType kind = p.rules.mask.type;
         const V lanes = O::lane_index();
         for (std::size_t j0 = 0; j0 < kg; j0 += KeyRows) {
             with_count<KeyRows>(kg - j0, [&](auto nk_) {
@@ -390,9 +401,9 @@ struct AttentionKernel {
                         for (std::size_t v = 0; v < NQ; ++v) {
                             V s = acc.c[r][v] * O::splat(scale);
                             if constexpr (Ruled) {
-                                if (kind != MaskKind::none) {
+                                if (kind != MaskType::none) {
                                     const V m = O::load(mask + j * GW + v * W);
-                                    s = kind == MaskKind::boolean ? O::select(m == O::splat(kNegInf), m, s) : s + m;
+                                    s = kind == MaskType::boolean ? O::select(m == O::splat(kNegInf), m, s) : s + m;
                                 }
                                 if (causal_partial) {
                                     const float blocked_below = static_cast<float>(first_blocked + static_cast<std::int64_t>(j) -
@@ -453,13 +464,13 @@ struct AttentionKernel {
     static void stream_block(const Head& h, std::size_t q0) {
         const AttentionProblem& p = h.p;
         const Scratch& w = h.w;
-        const std::size_t nq = min_size(Bq, p.L - q0), groups = (nq + GW - 1) / GW;
+        const std::size_t nq = min_size(Bq, p.in.L - q0), groups = (nq + GW - 1) / GW;
         for (std::size_t g = 0; g < groups; ++g)
-            pack_queries(h, q0 + g * GW, min_size(GW, nq - g * GW), w.qp + g * p.E * GW);
+            pack_queries(h, q0 + g * GW, min_size(GW, nq - g * GW), w.qp + g * p.in.E * GW);
         for (std::size_t i = 0; i < groups * GW; ++i) w.m[i] = kNegInf, w.l[i] = 0.0f, w.lc[i] = 0.0f;
         for (std::size_t x = 0; x < nq * h.evp; ++x) w.acc[x] = 0.0f, w.accc[x] = 0.0f;
 
-        const std::size_t kend = p.causal ? causal_count(static_cast<std::int64_t>(q0 + nq - 1), p.causal_shift, p.S) : p.S;
+        const std::size_t kend = p.rules.causal ? causal_count(static_cast<std::int64_t>(q0 + nq - 1), p.rules.causal_shift, p.in.S) : p.in.S;
         bool guarded = false;  // a value tile could overflow the sums: compensate in the guarded form from then on
         const std::size_t bc = tile_size(kend);
         for (std::size_t k0 = 0; k0 < kend; k0 += bc) {
@@ -477,8 +488,8 @@ struct AttentionKernel {
                 const std::size_t nqv = (gn + W - 1) / W;
                 V tmax[QueryVecs];
                 for (auto& t : tmax) t = O::splat(kNegInf);
-                scores(h, w.qp + g * p.E * GW, kt, i0, gn, k0, kg, tmax);
-                if (p.dropout) fill_dropout_tile(h, i0, gn, k0, kg);
+                scores(h, w.qp + g * p.in.E * GW, kt, i0, gn, k0, kg, tmax);
+                if (p.rules.dropout) fill_dropout_tile(h, i0, gn, k0, kg);
 
                 // Online softmax per query lane (m: running max, l: running sum of exp(s - m)):
                 // when the max moves, the old sum and output rows are rescaled by alpha = exp(m_old - m_new).
@@ -496,7 +507,7 @@ struct AttentionKernel {
                     const V shift = O::select(m_new == inf, zero, m_new);
                     V sum = zero;
                     float* sv = w.st + v * W;
-                    if (!p.dropout) {
+                    if (!p.rules.dropout) {
                         for (std::size_t j = 0; j < kg; ++j) {
                             const V e = exp_nonpositive<O>(O::load(sv + j * GW) - shift);
                             sum = sum + e;
@@ -530,23 +541,23 @@ struct AttentionKernel {
         for (std::size_t i = 0; i < nq; ++i) {
             const float l = w.l[i];
             const float inv = 1.0f / l;
-            float* o = h.out + (q0 + i) * p.Ev;
+            float* o = h.out + (q0 + i) * p.in.Ev;
             const float* a = w.acc + i * h.evp;
-            for (std::size_t c = 0; c < p.Ev; ++c) o[c] = l == 0.0f ? 0.0f : a[c] * inv;
+            for (std::size_t c = 0; c < p.in.Ev; ++c) o[c] = l == 0.0f ? 0.0f : a[c] * inv;
         }
         // The backward recomputes the weights from each row's log-sum-exp, m + log l (-inf: no visible key).
-        if (p.lse)
+        if (p.out.lse)
             for (std::size_t i = 0; i < nq; ++i)
-                p.lse[h.b * p.L + q0 + i] = w.l[i] == 0.0f ? kNegInf : w.m[i] + std::log(w.l[i]);
+                p.out.lse[h.b * p.in.L + q0 + i] = w.l[i] == 0.0f ? kNegInf : w.m[i] + std::log(w.l[i]);
     }
 
     // Materialising: the group's weights rows (GW, S) are an output anyway, so the softmax runs on them.
     static void materialise_group(const Head& h, std::size_t i0) {
         const AttentionProblem& p = h.p;
         const Scratch& w = h.w;
-        const std::size_t gn = min_size(GW, p.L - i0), nqv = (gn + W - 1) / W;
+        const std::size_t gn = min_size(GW, p.in.L - i0), nqv = (gn + W - 1) / W;
         pack_queries(h, i0, gn, w.qp);
-        const std::size_t kend = visible_keys(h, i0, gn, 0, p.S);
+        const std::size_t kend = visible_keys(h, i0, gn, 0, p.in.S);
 
         // Pass 1: scores into the weights rows, and each query's max.
         V rmax[QueryVecs];
@@ -563,13 +574,13 @@ struct AttentionKernel {
                     for (; j + 4 <= kg; j += 4) {
                         const float* r[4] = {w.st + j * GW + lane, w.st + (j + 1) * GW + lane,
                                              w.st + (j + 2) * GW + lane, w.st + (j + 3) * GW + lane};
-                        O::transpose4(r, h.weights + (i0 + lane) * p.S + k0 + j, p.S);
+                        O::transpose4(r, h.weights + (i0 + lane) * p.in.S + k0 + j, p.in.S);
                     }
                     for (std::size_t x = 0; x < 4; ++x)
-                        for (std::size_t jj = j; jj < kg; ++jj) h.weights[(i0 + lane + x) * p.S + k0 + jj] = w.st[jj * GW + lane + x];
+                        for (std::size_t jj = j; jj < kg; ++jj) h.weights[(i0 + lane + x) * p.in.S + k0 + jj] = w.st[jj * GW + lane + x];
                 }
             for (; lane < gn; ++lane) {
-                float* row = h.weights + (i0 + lane) * p.S + k0;
+                float* row = h.weights + (i0 + lane) * p.in.S + k0;
                 for (std::size_t j = 0; j < kg; ++j) row[j] = w.st[j * GW + lane];
             }
         }
@@ -579,8 +590,8 @@ struct AttentionKernel {
         // see (causal) are 0. A row with nothing visible (max -inf) has sum 0 and stays all 0.
         for (std::size_t lane = 0; lane < gn; ++lane) {
             const std::size_t i = i0 + lane;
-            float* row = h.weights + i * p.S;
-            const std::size_t n = p.causal ? causal_count(static_cast<std::int64_t>(i), p.causal_shift, p.S) : p.S;
+            float* row = h.weights + i * p.in.S;
+            const std::size_t n = p.rules.causal ? causal_count(static_cast<std::int64_t>(i), p.rules.causal_shift, p.in.S) : p.in.S;
             const float mx = w.m[lane];
             const V shift = O::splat(mx == kNegInf ? 0.0f : mx);
             V vsum = O::splat(0.0f), vcomp = vsum;  // compensated: a row may hold a million keys
@@ -599,12 +610,12 @@ struct AttentionKernel {
             j = 0;
             for (; j + W <= n; j += W) O::store(row + j, O::load(row + j) * O::splat(inv));
             for (; j < n; ++j) row[j] *= inv;
-            if (p.dropout) {
-                const std::uint64_t pos = (static_cast<std::uint64_t>(h.b) * p.L + i) * p.S;
+            if (p.rules.dropout) {
+                const std::uint64_t pos = (static_cast<std::uint64_t>(h.b) * p.in.L + i) * p.in.S;
                 for (j = 0; j < n; ++j)
-                    row[j] = dropout_keep(p.seed, p.dropout_threshold, pos + j) ? row[j] * p.keep_scale : 0.0f;
+                    row[j] = dropout_keep(p.rules.seed, p.rules.dropout_threshold, pos + j) ? row[j] * p.rules.keep_scale : 0.0f;
             }
-            for (j = n; j < p.S; ++j) row[j] = 0.0f;
+            for (j = n; j < p.in.S; ++j) row[j] = 0.0f;
         }
 
         // Pass 3: O rows (gn, Ev) = weights rows (gn, kend) · V (kend, Ev).
@@ -616,11 +627,11 @@ struct AttentionKernel {
             const float* vt = value_tile(h, k0, kn, &ldv);
             const Scan scanned = scan_value_tile(h, vt, ldv, kn);
             guarded = guarded || !scanned.below;
-            weighted_values(h, w.acc, w.accc, h.weights + i0 * p.S + k0, p.S, 1, gn, kn, vt, ldv, !scanned.finite,
+            weighted_values(h, w.acc, w.accc, h.weights + i0 * p.in.S + k0, p.in.S, 1, gn, kn, vt, ldv, !scanned.finite,
                             guarded, nullptr);
         }
         for (std::size_t lane = 0; lane < gn; ++lane)
-            for (std::size_t c = 0; c < p.Ev; ++c) h.out[(i0 + lane) * p.Ev + c] = w.acc[lane * h.evp + c];
+            for (std::size_t c = 0; c < p.in.Ev; ++c) h.out[(i0 + lane) * p.in.Ev + c] = w.acc[lane * h.evp + c];
     }
 };
 

@@ -12,27 +12,34 @@
 #include <cstdint>
 #include <vector>
 
-#include "xattn/sdpa.hpp"
-
 namespace xattn::kernels {
 
-// One attention call in plain numbers and pointers, so the per-arch files need no library
-// containers (see dropout_hash.hpp for why).
-struct AttentionProblem {
+// The kernels' own words for what the core's plans decided (they include nothing from the public headers, whose
+// containers and inline functions would be compiled once per instruction set; see dropout_hash.hpp).
+enum class MaskType : std::uint8_t { none, boolean, additive };
+
+// Where a mask's elements are, resolved when the call was planned. Element (problem b, query row r, key j) is at
+// problem_offset(b') + i · query_stride + j · key_stride, where b' = b · stack + r / stack_rows and i = r % stack_rows:
+// the decoding kernel stacks the `stack` query heads of a key/value head as rows of one problem (stack_rows rows
+// each); everywhere else stack is 1 and stack_rows is L. problem_offset walks the weights' leading dims (…),
+// outermost first: outer_rank extents and the mask's step along each (0 where it broadcasts).
+struct MaskLayout {
+    MaskType type = MaskType::none;
+    const std::uint8_t* bools = nullptr;  // type boolean: non-zero = this query may attend to this key
+    const float* values = nullptr;        // type additive: added to the scaled scores
+    const std::size_t* outer_extents = nullptr;
+    const std::size_t* outer_strides = nullptr;
+    std::size_t outer_rank = 0;
+    std::size_t query_stride = 0;  // from query i to i + 1
+    std::size_t key_stride = 0;    // from key j to j + 1 (0 or 1)
+    std::size_t stack = 1, stack_rows = 0;
+};
+
+// One attention call in plain numbers and pointers, in three parts: what it reads, the rules its scores follow,
+// and what it writes.
+struct AttentionInputs {
     std::size_t batch = 0, L = 0, S = 0, E = 0, Ev = 0;
-    std::size_t q_heads = 1, kv_heads = 1;  // GQA: query problem b reads kv problem kv_of(b)
-    float scale = 1.0f;
-    bool causal = false;
-    std::int64_t causal_shift = 0;          // key j visible to query i iff j <= i + causal_shift
-    MaskKind mask_kind = MaskKind::none;
-    const std::uint8_t* mask_bools = nullptr;
-    const float* mask_values = nullptr;
-    const SdpaPlan* plan = nullptr;         // for plan->mask_row_offset(b, 0)
-    std::size_t mask_query_stride = 0;      // mask offset step from query i to i + 1
-    std::size_t mask_key_stride = 0;        // … and from key j to j + 1 (0 or 1)
-    bool dropout = false;
-    std::uint64_t seed = 0, dropout_threshold = 0;
-    float keep_scale = 1.0f;                // 1 / (1 - p)
+    std::size_t q_heads = 1, kv_heads = 1;  // GQA: query problem b reads kv problem b / q_heads · kv_heads + …
     const float* query = nullptr;           // (batch, L, E)
     const float* key = nullptr;             // (kv problems, S, E)
     const float* value = nullptr;           // (kv problems, S, Ev)
@@ -48,14 +55,33 @@ struct AttentionProblem {
     // some value does (any problem). The decoding kernel then skips its own scans of the tiles, and reads
     // float16 tiles with neither bit in place (attention_decode.hpp).
     const std::uint8_t* kv_position_flags = nullptr;
+    const float* grad_output = nullptr;     // the backward's dO (batch, L, Ev)
+};
+
+struct AttentionRules {
+    float scale = 1.0f;
+    bool causal = false;
+    std::int64_t causal_shift = 0;          // key j visible to query i iff j <= i + causal_shift
+    MaskLayout mask;
+    bool dropout = false;
+    std::uint64_t seed = 0, dropout_threshold = 0;
+    float keep_scale = 1.0f;                // 1 / (1 - p)
+};
+
+struct AttentionOutputs {
     float* output = nullptr;                // (batch, L, Ev)
     float* weights = nullptr;               // (batch, L, S) or null: then nothing (L, S) is stored
     float* lse = nullptr;                   // (batch, L) or null: each row's log-sum-exp (streaming only)
-    // The backward (attention_backward): dO in, dQ out, dK and dV added to (GQA groups share them).
-    const float* grad_output = nullptr;     // (batch, L, Ev)
+    // The backward (attention_backward): dQ out, dK and dV added to (GQA groups share them).
     float* grad_query = nullptr;            // (batch, L, E)
     float* grad_key = nullptr;              // (kv problems, S, E)
     float* grad_value = nullptr;            // (kv problems, S, Ev)
+};
+
+struct AttentionProblem {
+    AttentionInputs in;
+    AttentionRules rules;
+    AttentionOutputs out;
     const unsigned char* skip = nullptr;    // (batch) or null: problems the backward leaves to another path
     // Threads the run may use (the plan's count): the workspace holds one scratch per worker it wakes.
     unsigned threads = 1;
@@ -121,19 +147,6 @@ const KernelSet& active_kernels();
 // (null: back to best_kernels()). Process-wide.
 void use_kernels(const KernelSet* set);
 
-AttentionProblem attention_problem(const SdpaPlan& plan, const float* query, const float* key, const float* value,
-                                   const MaskRef& mask, float* output, float* weights);
-// Bytes of scratch run_attention will use for `plan` with `set`: the tiled kernel's O(tile) scratch, or,
-// for heads so wide (E or Ev in the hundreds of thousands) that a tile's scratch would pass 64 MiB, the
-// S floats of run_sdpa_rows's score row.
-std::uint64_t attention_workspace_bytes(const KernelSet& set, const SdpaPlan& plan);
-// Runs one validated attention plan with `set` in `workspace` (attention_workspace_bytes of it). Allocates
-// nothing and never throws.
-void run_attention(const KernelSet& set, const SdpaPlan& plan, const float* query, const float* key,
-                   const float* value, const MaskRef& mask, float* output, float* weights, void* workspace);
-// The same with a workspace of its own (tests and benchmarks; may throw std::bad_alloc).
-void run_attention(const KernelSet& set, const SdpaPlan& plan, const float* query, const float* key,
-                   const float* value, const MaskRef& mask, float* output, float* weights);
 // A workspace of `bytes` for the allocating entry points; throws std::bad_alloc where size_t cannot hold it.
 std::vector<unsigned char> allocate_workspace(std::uint64_t bytes);
 // Bytes of scratch run_linear uses for `problem` with `set`: O(blocks), never O(rows · out).
