@@ -40,11 +40,13 @@ void axpy(float a, const float* x, float* y, std::size_t n) {
     for (std::size_t e = 0; e < n; ++e) y[e] += a * x[e];
 }
 
-// Scratch of backward_rows: a row of scores, a row of weights, each query's log-sum-exp.
+// Scratch of backward_rows: a row of scores, a row of weights, each query's log-sum-exp, and with a soft-cap the
+// row's d capped / d scaled.
 struct RowScratch {
-    float* s;    // (S)
-    float* p;    // (S)
-    float* lse;  // (L)
+    float* s;     // (S)
+    float* p;     // (S)
+    float* lse;   // (L)
+    float* slope; // (S) when softcap > 0: 1 − tanh²(scaled / c)
     static std::uint64_t layout(const SdpaPlan& plan, void* block, RowScratch* out) {
         Carver c(block);
         RowScratch x;
@@ -52,6 +54,7 @@ struct RowScratch {
         x.s = c.take<float>(any ? plan.S : 0);
         x.p = c.take<float>(any ? plan.S : 0);
         x.lse = c.take<float>(any ? plan.L : 0);
+        x.slope = c.take<float>(any && plan.softcap > 0.0f ? plan.S : 0);
         if (out) *out = x;
         return c.bytes();
     }
@@ -129,14 +132,19 @@ void backward_rows(const SdpaPlan& plan, std::size_t b_begin, std::size_t b_end,
     float* s = scratch.s;      // (S) this row's scores, then its dP
     float* p = scratch.p;      // (S) this row's weights
     float* lse = scratch.lse;  // (L) each row's log-sum-exp
+    float* slope = plan.softcap > 0.0f ? scratch.slope : nullptr;  // (S) the soft-cap's derivative along row i
 
-    // Scaled, masked scores of row i (steps 1 and 2), as the forward computes them.
+    // Scaled, soft-capped, masked and ruled scores of row i (steps 1 and 2), as the forward computes them.
     auto scores = [&](std::size_t b, std::size_t i, const float* Qb, const float* Kb) {
         const std::size_t mask_row = plan.mask_kind == MaskKind::none ? 0 : plan.mask_row_offset(b, i);
         for (std::size_t j = 0; j < S; ++j) {
             float x = neg_inf;
-            if (plan.causal_visible(i, j))
-                x = plan.apply_mask(dot(Qb + i * E, Kb + j * E, E) * plan.scale, mask, mask_row + j * mask_step);
+            if (plan.key_visible(b, i, j)) {
+                const float capped = plan.cap(dot(Qb + i * E, Kb + j * E, E) * plan.scale);
+                if (slope) slope[j] = 1.0f - (capped / plan.softcap) * (capped / plan.softcap);
+                x = plan.apply_mask(capped, mask, mask_row + j * mask_step);
+                if (!plan.alibi_slopes.empty()) x += plan.alibi_bias(b, i, j);
+            }
             s[j] = x;
         }
     };
@@ -201,7 +209,8 @@ void backward_rows(const SdpaPlan& plan, std::size_t b_begin, std::size_t b_end,
             }
             for (std::size_t j = 0; j < S; ++j) {
                 if (p[j] == 0.0f) continue;
-                const float ds = p[j] * (s[j] - D) * plan.scale;  // scale · dS_ij
+                float ds = p[j] * (s[j] - D) * plan.scale;  // scale · dS_ij
+                if (slope) ds *= slope[j];                        // through the soft-cap
                 axpy(ds, Kb + j * E, dq, E);                      // dQ_i += scale · dS_ij K_j
                 axpy(ds, Qb + i * E, dKb + j * E, E);             // dK_j += scale · dS_ij Q_i
             }

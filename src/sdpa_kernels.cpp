@@ -33,6 +33,10 @@ const kernels::KernelSet& plan_kernels(const SdpaPlan& plan) {
     return plan.kernel_set ? *plan.kernel_set : kernels::active_kernels();
 }
 
+static_assert(static_cast<int>(ScoresStage::biased) == static_cast<int>(kernels::ScoresKind::biased) &&
+                  static_cast<int>(ScoresStage::scaled) == static_cast<int>(kernels::ScoresKind::scaled),
+              "the kernels name the stages in the same order");
+
 kernels::MaskLayout mask_layout(const SdpaPlan& plan, const MaskRef& mask) {
     kernels::MaskLayout m;
     m.type = mask_type(plan.mask_kind);
@@ -59,16 +63,20 @@ kernels::AttentionProblem attention_problem(const SdpaPlan& plan, const float* q
     in.query = query, in.key = key, in.value = value;
     kernels::AttentionRules& r = p.rules;
     r.scale = plan.scale;
+    r.softcap = plan.softcap;
     r.causal = plan.is_causal;
-    r.causal_shift = plan.causal_alignment == CausalAlignment::top_left
-                         ? 0
-                         : static_cast<std::int64_t>(plan.S) - static_cast<std::int64_t>(plan.L);
+    r.bottom_right = plan.causal_alignment == CausalAlignment::bottom_right;
+    r.window_left = plan.window.left, r.window_right = plan.window.right;
+    r.heads = plan.heads;
+    r.key_lengths = plan.key_lengths.empty() ? nullptr : plan.key_lengths.data();
+    r.alibi_slopes = plan.alibi_slopes.empty() ? nullptr : plan.alibi_slopes.data();
     r.mask = mask_layout(plan, mask);
     r.dropout = plan.dropout_p > 0.0;
     r.seed = plan.seed;
     r.dropout_threshold = kernels::dropout_threshold(plan.dropout_p);
     r.keep_scale = r.dropout ? static_cast<float>(1.0 / (1.0 - plan.dropout_p)) : 1.0f;
     p.out.output = output, p.out.weights = weights;
+    p.out.scores_kind = static_cast<kernels::ScoresKind>(plan.return_scores);
     p.threads = plan.threads;
     return p;
 }
@@ -80,10 +88,13 @@ std::uint64_t attention_workspace_bytes(const kernels::KernelSet& set, const Sdp
 }
 
 void run_attention(const kernels::KernelSet& set, const SdpaPlan& plan, const float* query, const float* key,
-                   const float* value, const MaskRef& mask, float* output, float* weights, void* workspace) {
+                   const float* value, const MaskRef& mask, float* output, float* weights, void* workspace,
+                   float* scores) {
     if (plan.batch == 0 || plan.L == 0) return;
-    const kernels::AttentionProblem p = attention_problem(plan, query, key, value, mask, output, weights);
-    if (attention_on_rows(set, p)) return run_sdpa_rows(plan, query, key, value, mask, output, weights, workspace);
+    kernels::AttentionProblem p = attention_problem(plan, query, key, value, mask, output, weights);
+    if (attention_on_rows(set, p))
+        return run_sdpa_rows(plan, query, key, value, mask, output, weights, workspace, scores);
+    p.out.scores = plan.return_scores == ScoresStage::none ? nullptr : scores;
     set.attention(p, workspace);
 }
 
@@ -94,8 +105,8 @@ void run_attention(const kernels::KernelSet& set, const SdpaPlan& plan, const fl
 }
 
 void run_sdpa(const SdpaPlan& plan, const float* query, const float* key, const float* value, const MaskRef& mask,
-              float* output, float* weights, void* workspace) {
-    run_attention(plan_kernels(plan), plan, query, key, value, mask, output, weights, workspace);
+              float* output, float* weights, void* workspace, float* scores) {
+    run_attention(plan_kernels(plan), plan, query, key, value, mask, output, weights, workspace, scores);
 }
 
 void run_sdpa(const SdpaPlan& plan, const float* query, const float* key, const float* value, const MaskRef& mask,

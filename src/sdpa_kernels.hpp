@@ -25,7 +25,8 @@ std::uint64_t attention_workspace_bytes(const kernels::KernelSet& set, const Sdp
 // Runs one validated attention plan with `set` in `workspace` (attention_workspace_bytes of it). Allocates
 // nothing and never throws.
 void run_attention(const kernels::KernelSet& set, const SdpaPlan& plan, const float* query, const float* key,
-                   const float* value, const MaskRef& mask, float* output, float* weights, void* workspace);
+                   const float* value, const MaskRef& mask, float* output, float* weights, void* workspace,
+                   float* scores = nullptr);
 // The same with a workspace of its own (tests and benchmarks; may throw std::bad_alloc).
 void run_attention(const kernels::KernelSet& set, const SdpaPlan& plan, const float* query, const float* key,
                    const float* value, const MaskRef& mask, float* output, float* weights);

@@ -30,6 +30,84 @@ std::size_t SdpaPlan::mask_row_offset(std::size_t b, std::size_t i) const {
     return offset;
 }
 
+std::size_t SdpaPlan::key_length(std::size_t b) const {
+    return key_lengths.empty() ? S : static_cast<std::size_t>(key_lengths[b / heads]);
+}
+
+std::int64_t SdpaPlan::position_offset(std::size_t b) const {
+    if (causal_alignment == CausalAlignment::top_left) return 0;
+    return static_cast<std::int64_t>(key_length(b)) - static_cast<std::int64_t>(L);
+}
+
+bool SdpaPlan::key_visible(std::size_t b, std::size_t i, std::size_t j) const {
+    if (j >= key_length(b)) return false;
+    const std::int64_t p = static_cast<std::int64_t>(i) + position_offset(b), key = static_cast<std::int64_t>(j);
+    if (is_causal && key > p) return false;
+    if (window.left >= 0 && key < p - window.left) return false;
+    if (window.right >= 0 && key > p + window.right) return false;
+    return true;
+}
+
+float SdpaPlan::alibi_bias(std::size_t b, std::size_t i, std::size_t j) const {
+    if (alibi_slopes.empty()) return 0.0f;
+    const std::int64_t p = static_cast<std::int64_t>(i) + position_offset(b);
+    return alibi_slopes[b % heads] * static_cast<float>(static_cast<std::int64_t>(j) - p);
+}
+
+float SdpaPlan::cap(float scaled) const { return softcap > 0.0f ? softcap * std::tanh(scaled / softcap) : scaled; }
+
+namespace {
+
+// The rules beside the mask (soft-cap, window, ALiBi, key lengths): refused with the argument's name and the
+// numbers it was checked against; on success the planned values go into *p.
+Status check_rules(const std::string& fn, const Shape& q, std::size_t L, std::size_t S, const SdpaSettings& s,
+                   SdpaPlan* p) {
+    const float cap = static_cast<float>(s.softcap);
+    if (!(s.softcap >= 0.0) || !std::isfinite(cap) || (s.softcap > 0.0 && cap == 0.0f))
+        return Status::fail(fn + "softcap must be 0 (none) or a positive number finite and non-zero as a float32, got " +
+                            number_to_string(s.softcap));
+    for (const auto& [name, side] : {std::pair{"left", s.window.left}, std::pair{"right", s.window.right}})
+        if (side < -1)
+            return Status::fail(fn + "window " + name + " must be -1 (unbounded) or a count of keys >= 0, got " +
+                                std::to_string(side));
+    const std::size_t rank = q.size();
+    const std::size_t heads = rank >= 3 ? q[rank - 3] : 1;
+    std::uint64_t elements = 1;  // batch elements: the query dims before -3
+    for (std::size_t d = 0; d + 3 < rank; ++d) elements *= q[d];
+    if (!s.alibi_slopes.empty()) {
+        if (s.alibi_slopes.size() != heads)
+            return Status::fail(fn + "alibi_slopes has " + std::to_string(s.alibi_slopes.size()) +
+                                " values, expected one per query head: Hq = " + std::to_string(heads) +
+                                " (query dim -3 of " + shape_to_string(q) + ")");
+        for (std::size_t h = 0; h < heads; ++h)
+            if (!std::isfinite(s.alibi_slopes[h]))
+                return Status::fail(fn + "alibi_slopes[" + std::to_string(h) + "] must be finite, got " +
+                                    number_to_string(s.alibi_slopes[h]));
+    }
+    if (!s.key_lengths.empty()) {
+        if (s.key_lengths.size() != elements)
+            return Status::fail(fn + "key_lengths has " + std::to_string(s.key_lengths.size()) +
+                                " values, expected one per batch element: B = " + std::to_string(elements) +
+                                " (the query dims before -3 of " + shape_to_string(q) + ")");
+        for (std::size_t n = 0; n < elements; ++n)
+            if (s.key_lengths[n] < 0 || static_cast<std::uint64_t>(s.key_lengths[n]) > S)
+                return Status::fail(fn + "key_lengths[" + std::to_string(n) + "] = " + std::to_string(s.key_lengths[n]) +
+                                    " is outside [0, S] = [0, " + std::to_string(S) + "]");
+    }
+    p->heads = heads ? heads : 1;
+    p->softcap = cap;
+    // A side wider than every position (|p − j| < L + S) is open: the same keys, and no overflow in p ± side.
+    const std::int64_t widest = static_cast<std::int64_t>(L + S);
+    p->window.left = s.window.left > widest ? -1 : s.window.left;
+    p->window.right = s.window.right > widest ? -1 : s.window.right;
+    p->alibi_slopes = s.alibi_slopes;
+    p->key_lengths = s.key_lengths;
+    p->return_scores = s.return_scores;
+    return {};
+}
+
+}  // namespace
+
 Status plan_sdpa(const Shape& q, const Shape& k, const Shape& v, MaskKind mask_kind, const Shape& mask_shape,
                  const SdpaSettings& s, SdpaPlan* plan) {
     const std::string fn = kFn;
@@ -85,9 +163,6 @@ Status plan_sdpa(const Shape& q, const Shape& k, const Shape& v, MaskKind mask_k
 
     Shape mask_strides;
     if (mask_kind != MaskKind::none) {
-        if (s.is_causal)
-            return Status::fail(fn + "attn_mask and is_causal cannot both be set (attn_mask shape " +
-                                shape_to_string(mask_shape) + "); put the causal rule into the mask instead");
         const std::string not_broadcastable = fn + "attn_mask shape " + shape_to_string(mask_shape) +
                                               " does not broadcast to the weights' shape " +
                                               shape_to_string(weights_shape) + " (…, L, S)";
@@ -108,13 +183,17 @@ Status plan_sdpa(const Shape& q, const Shape& k, const Shape& v, MaskKind mask_k
         if (Status st = check_tensor_size(fn + name, *shape); !st.ok()) return st;
     if (s.need_weights)
         if (Status st = check_tensor_size(fn + std::string("weights"), weights_shape); !st.ok()) return st;
+    if (s.return_scores != ScoresStage::none)
+        if (Status st = check_tensor_size(fn + std::string("scores"), weights_shape); !st.ok()) return st;
 
     SdpaPlan p;
+    if (Status st = check_rules(fn, q, L, S, s, &p); !st.ok()) return st;
     p.output_shape = std::move(out_shape);
     p.weights_shape = std::move(weights_shape);
     p.problems = numel(leading(q));
     p.kv_problem_count = numel(leading(k));
-    const bool has_work = numel(p.output_shape) > 0 || (s.need_weights && numel(p.weights_shape) > 0);
+    const bool has_work = numel(p.output_shape) > 0 ||
+                          ((s.need_weights || s.return_scores != ScoresStage::none) && numel(p.weights_shape) > 0);
     p.batch = has_work ? p.problems : 0;
     p.L = L, p.S = S, p.E = E, p.Ev = Ev;
     p.q_heads = q_heads, p.kv_heads = kv_heads;

@@ -159,6 +159,19 @@ xattn::SdpaOptions sdpa_options(const Case& c) {
     if (c.opts.count("dropout_p")) o.dropout_p = std::stod(c.opts.at("dropout_p"));
     if (c.opts.count("seed")) o.seed = std::stoull(c.opts.at("seed"));
     if (c.has("attn_mask")) o.attn_mask = c.at("attn_mask").mask();
+    if (c.opts.count("softcap")) o.softcap = std::stod(c.opts.at("softcap"));
+    if (c.opts.count("window_left")) o.window.left = std::stoll(c.opts.at("window_left"));
+    if (c.opts.count("window_right")) o.window.right = std::stoll(c.opts.at("window_right"));
+    if (c.has("alibi_slopes"))
+        for (double x : c.at("alibi_slopes").values) o.alibi_slopes.push_back(static_cast<float>(x));
+    if (c.has("key_lengths"))
+        for (double x : c.at("key_lengths").values) o.key_lengths.push_back(static_cast<std::int32_t>(x));
+    if (c.opts.count("return_scores")) {
+        const std::string& stage = c.opts.at("return_scores");
+        o.return_scores = stage == "scaled"       ? xattn::ScoresStage::scaled
+                          : stage == "softcapped" ? xattn::ScoresStage::softcapped
+                                                  : xattn::ScoresStage::biased;
+    }
     return o;
 }
 

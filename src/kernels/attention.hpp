@@ -24,16 +24,50 @@
 #include "kernels/micro.hpp"
 #include "kernels/parallel.hpp"
 #include "kernels/simd_scalar.hpp"
+#include "kernels/tanh.hpp"
 
 namespace xattn::kernels {
 namespace {
 
 constexpr std::size_t min_size(std::size_t a, std::size_t b) { return a < b ? a : b; }
 constexpr std::size_t round_up(std::size_t n, std::size_t m) { return (n + m - 1) / m * m; }
-// Number of keys in [0, S) that query i may see under the causal rule: clamp(i + shift + 1, 0, S).
-inline std::size_t causal_count(std::int64_t i, std::int64_t shift, std::size_t S) {
-    const std::int64_t n = i + shift + 1;
-    return n <= 0 ? 0 : min_size(static_cast<std::size_t>(n), S);
+
+// The keys each row of one problem may see under the rules (AttentionRules, kernels.hpp): [first(i), end(i)),
+// both nondecreasing in i, within the problem's len keys.
+struct RowKeys {
+    std::size_t len = 0;         // its batch element's key length, or S
+    std::int64_t offset = 0;     // row i sits at position p = i + offset among the keys
+    bool low = false;            // bounded below: j >= i + low_shift (the window's left side)
+    bool high = false;           // bounded above: j <= i + high_shift (the causal rule, the window's right side)
+    std::int64_t low_shift = 0, high_shift = 0;
+    std::size_t clamp(std::int64_t x) const { return x <= 0 ? 0 : min_size(static_cast<std::size_t>(x), len); }
+    std::size_t first(std::size_t i) const { return low ? clamp(static_cast<std::int64_t>(i) + low_shift) : 0; }
+    std::size_t end(std::size_t i) const {
+        const std::size_t e = high ? clamp(static_cast<std::int64_t>(i) + high_shift + 1) : len;
+        const std::size_t f = first(i);
+        return e < f ? f : e;
+    }
+};
+
+inline RowKeys row_keys(const AttentionProblem& p, std::size_t b) {
+    const AttentionRules& r = p.rules;
+    RowKeys k;
+    k.len = r.key_lengths ? static_cast<std::size_t>(r.key_lengths[b / r.heads]) : p.in.S;
+    k.offset = r.bottom_right ? static_cast<std::int64_t>(k.len) - static_cast<std::int64_t>(p.in.L) : 0;
+    k.low = r.window_left >= 0;
+    k.low_shift = k.offset - r.window_left;
+    k.high = r.causal || r.window_right >= 0;
+    k.high_shift = r.causal ? k.offset : k.offset + r.window_right;
+    return k;
+}
+
+// Keys every row of a problem sees at most, for the work estimate: the window's width, or all of S.
+inline double keys_per_row(const AttentionProblem& p) {
+    const AttentionRules& r = p.rules;
+    const double S = static_cast<double>(p.in.S);
+    if (r.window_left < 0 || (r.window_right < 0 && !r.causal)) return S;
+    const double width = static_cast<double>(r.window_left) + (r.causal ? 0.0 : static_cast<double>(r.window_right)) + 1.0;
+    return width < S ? width : S;
 }
 
 // Offset of mask element (problem b, row r, key 0): the walk MaskLayout describes (kernels.hpp).
@@ -119,6 +153,12 @@ struct AttentionKernel {
         float* weights;   // (L, S) or null
         std::size_t mask_base;
         std::size_t evp;
+        RowKeys keys;     // which keys each row sees
+        float slope;      // ALiBi's slope of this problem's head (0 without)
+    };
+    // A run of keys within a tile: [k0 + skip, k0 + skip + count).
+    struct Span {
+        std::size_t skip, count;
     };
 
     // The run is cut into tasks, one per (problem b, block of queries): Bq queries streaming, GW queries
@@ -127,7 +167,7 @@ struct AttentionKernel {
     static std::size_t rows_per_task(const AttentionProblem& p) { return p.out.weights ? GW : Bq; }
     // The call's FLOPs (Q·Kᵀ and P·V of every problem).
     static double work(const AttentionProblem& p) {
-        return 2.0 * static_cast<double>(p.in.batch) * static_cast<double>(p.in.L) * static_cast<double>(p.in.S) *
+        return 2.0 * static_cast<double>(p.in.batch) * static_cast<double>(p.in.L) * keys_per_row(p) *
                static_cast<double>(p.in.E + p.in.Ev);
     }
     static unsigned workers(const AttentionProblem& p, std::size_t rows) {
@@ -148,7 +188,8 @@ struct AttentionKernel {
         return Head{p, w, b, p.in.query + b * p.in.L * p.in.E, p.in.key ? p.in.key + kv * ks : nullptr, p.in.value ? p.in.value + kv * vs : nullptr,
                     p.in.key16 ? p.in.key16 + kv * ks : nullptr, p.in.value16 ? p.in.value16 + kv * vs : nullptr,
                     p.out.output + b * p.in.L * p.in.Ev, p.out.weights ? p.out.weights + b * p.in.L * p.in.S : nullptr,
-                    p.rules.mask.type == MaskType::none ? 0 : mask_row_offset(p.rules.mask, b, 0), round_up(p.in.Ev, W)};
+                    p.rules.mask.type == MaskType::none ? 0 : mask_row_offset(p.rules.mask, b, 0), round_up(p.in.Ev, W),
+                    row_keys(p, b), p.rules.alibi_slopes ? p.rules.alibi_slopes[b % p.rules.heads] : 0.0f};
     }
 
     static void run(const AttentionProblem& p, void* workspace) {
@@ -161,6 +202,14 @@ struct AttentionKernel {
             const std::size_t i0 = task % blocks * rows;
             if (h.weights) materialise_group(h, i0);
             else stream_block(h, i0);
+        });
+        if (!p.out.scores) return;
+        // The scores asked for: every (row, key) of every problem at their stage, in tasks of GW rows.
+        const std::size_t groups = (p.in.L + GW - 1) / GW;
+        parallel_for(p.in.batch * groups, workers(p, GW), work(p) / 2, [&](std::size_t task, unsigned worker) {
+            Scratch w;
+            Scratch::layout(p, base + worker * step, &w);
+            scores_group(head(p, w, task / groups), task % groups * GW);
         });
     }
 
@@ -263,11 +312,11 @@ struct AttentionKernel {
         }
     }
 
-    // Keys of the tile [k0, k0 + kn) that at least one query of the group may see.
-    static std::size_t visible_keys(const Head& h, std::size_t i0, std::size_t gn, std::size_t k0, std::size_t kn) {
-        if (!h.p.rules.causal) return kn;
-        const std::size_t n = causal_count(static_cast<std::int64_t>(i0 + gn - 1), h.p.rules.causal_shift, h.p.in.S);
-        return n <= k0 ? 0 : min_size(kn, n - k0);
+    // The keys of the tile [k0, k0 + kn) that at least one query of the group may see.
+    static Span visible_keys(const Head& h, std::size_t i0, std::size_t gn, std::size_t k0, std::size_t kn) {
+        const std::size_t from = h.keys.first(i0), to = h.keys.end(i0 + gn - 1);
+        const std::size_t b = from > k0 ? from : k0, e = min_size(to, k0 + kn);
+        return e <= b ? Span{0, 0} : Span{b - k0, e - b};
     }
 
     // The value rows [k0, k0 + kn) as whole vectors: in place, or copied into vt when Ev is not a
@@ -360,33 +409,62 @@ struct AttentionKernel {
         }
     }
 
-    // Scores of keys k0 … k0+kg-1 for the group's queries into st (kg, GW): scaled, masked, and
-    // -inf where the causal rule forbids. tmax[v] takes the max over these keys per query lane.
-    // kt: the rows of keys k0 … (key_tile).
+    // Scores of keys k0 … k0+kg-1 for the group's queries into st (kg, GW): scaled, soft-capped, then masked, with
+    // ALiBi, and -inf where a rule forbids (stage none or biased); or only up to the stage asked for. tmax[v]
+    // takes the max over these keys per query lane. kt: the rows of keys k0 … (key_tile). cap_slope, when not
+    // null and there is a soft-cap: (kg, GW) d capped / d scaled = 1 − tanh², for the backward.
     static void scores(const Head& h, const float* panel, const float* kt, std::size_t i0, std::size_t gn,
-                       std::size_t k0, std::size_t kg, V* tmax) {
+                       std::size_t k0, std::size_t kg, V* tmax, ScoresKind stage = ScoresKind::none,
+                       float* cap_slope = nullptr) {
         const AttentionProblem& p = h.p;
-        const bool masked = p.rules.mask.type != MaskType::none;
+        const RowKeys& keys = h.keys;
+        const bool ruled_stage = stage == ScoresKind::none || stage == ScoresKind::biased;
+        const bool masked = ruled_stage && p.rules.mask.type != MaskType::none;
         if (masked) fill_mask_tile(h, i0, gn, k0, kg);
-        // Causal: key j is visible to lane `lane` iff lane >= j - i0 - shift.
-        const std::int64_t first_blocked = static_cast<std::int64_t>(k0) - static_cast<std::int64_t>(i0) - p.rules.causal_shift;
-        const bool causal_partial = p.rules.causal && first_blocked + static_cast<std::int64_t>(kg) - 1 > 0;
-        if (masked || causal_partial) score_blocks<true>(h, panel, kt, gn, kg, first_blocked, causal_partial, tmax);
-        else score_blocks<false>(h, panel, kt, gn, kg, first_blocked, false, tmax);
+        Rules r;
+        const std::int64_t k = static_cast<std::int64_t>(k0), i = static_cast<std::int64_t>(i0);
+        // Lane l sees key j when l >= j - i0 - high_shift and l <= j - i0 - low_shift, and j < len.
+        r.first_blocked = k - i - keys.high_shift;
+        r.last_allowed = k - i - keys.low_shift;
+        r.alibi_base = k - i - keys.offset;
+        r.high = ruled_stage && keys.high && r.first_blocked + static_cast<std::int64_t>(kg) - 1 > 0;
+        r.low = ruled_stage && keys.low && r.last_allowed < static_cast<std::int64_t>(gn) - 1;
+        r.len_from = !ruled_stage || k0 + kg <= keys.len ? kg : k0 >= keys.len ? 0 : keys.len - k0;
+        r.alibi = ruled_stage && p.rules.alibi_slopes;
+        r.cap_slope = cap_slope;
+        const bool ruled = masked || r.high || r.low || r.alibi || r.len_from < kg;
+        if (p.rules.softcap > 0.0f && stage != ScoresKind::scaled) {
+            if (ruled) score_blocks<true, true>(h, panel, kt, gn, kg, r, tmax);
+            else score_blocks<false, true>(h, panel, kt, gn, kg, r, tmax);
+        } else {
+            if (ruled) score_blocks<true, false>(h, panel, kt, gn, kg, r, tmax);
+            else score_blocks<false, false>(h, panel, kt, gn, kg, r, tmax);
+        }
     }
-    // The block loop of scores(). Ruled: a mask or the causal rule applies to this tile; most tiles have
-    // neither, and their epilogue is then scale, store and max alone. The scratch pointers and the scale are
-    // read once, into locals: the vector stores may alias anything, so read through h they were loaded again
-    // for every vector (V8's code had about 16 instructions per vector of the epilogue, now 5; 1.01-1.04x faster
-    // in wasm on an Intel core, the same bits).
-    template <bool Ruled>
+    // What a tile's epilogue applies beside the mask tile.
+    struct Rules {
+        std::int64_t first_blocked = 0;  // key k0 + j is hidden from lanes below first_blocked + j (high side)
+        std::int64_t last_allowed = 0;   // … and from lanes above last_allowed + j (low side)
+        std::int64_t alibi_base = 0;     // key k0 + j is at j + alibi_base − lane from the lane's position
+        bool high = false, low = false, alibi = false;
+        std::size_t len_from = 0;        // keys of the tile from this one on are past the problem's length
+        float* cap_slope = nullptr;
+    };
+    // The block loop of scores(). Ruled: a mask or a rule applies to this tile; most tiles have none, and their
+    // epilogue is then scale (and soft-cap), store and max alone. Capped: the scores are soft-capped. The scratch
+    // pointers and the scale are read once, into locals: the vector stores may alias anything, so read through h
+    // they were loaded again for every vector (V8's code had about 16 instructions per vector of the epilogue,
+    // now 5; 1.01-1.04x faster in wasm on an Intel core, the same bits).
+    template <bool Ruled, bool Capped>
     static void score_blocks(const Head& h, const float* panel, const float* kt, std::size_t gn, std::size_t kg,
-                             std::int64_t first_blocked, bool causal_partial, V* tmax) {
+                             const Rules& rules, V* tmax) {
         const AttentionProblem& p = h.p;
         const std::size_t nqv = (gn + W - 1) / W, E = p.in.E;
         float* const st = h.w.st;
         const float* const mask = h.w.mask;
         const float scale = p.rules.scale;
+        const float cap = p.rules.softcap, inv_cap = Capped ? 1.0f / p.rules.softcap : 0.0f;
+        float* const cap_slope = rules.cap_slope;
         const MaskType kind = p.rules.mask.type;
         const V lanes = O::lane_index();
         for (std::size_t j0 = 0; j0 < kg; j0 += KeyRows) {
@@ -400,16 +478,30 @@ struct AttentionKernel {
                         const std::size_t j = j0 + r;
                         for (std::size_t v = 0; v < NQ; ++v) {
                             V s = acc.c[r][v] * O::splat(scale);
+                            if constexpr (Capped) {
+                                const V t = tanh_of<O>(s * O::splat(inv_cap));
+                                if (cap_slope) O::store(cap_slope + j * GW + v * W, O::splat(1.0f) - t * t);
+                                s = t * O::splat(cap);
+                            }
                             if constexpr (Ruled) {
                                 if (kind != MaskType::none) {
                                     const V m = O::load(mask + j * GW + v * W);
                                     s = kind == MaskType::boolean ? O::select(m == O::splat(kNegInf), m, s) : s + m;
                                 }
-                                if (causal_partial) {
-                                    const float blocked_below = static_cast<float>(first_blocked + static_cast<std::int64_t>(j) -
-                                                                                   static_cast<std::int64_t>(v * W));
+                                const std::int64_t at = static_cast<std::int64_t>(j) - static_cast<std::int64_t>(v * W);
+                                if (rules.alibi) {
+                                    const float distance = static_cast<float>(rules.alibi_base + at);  // j − p of lane 0
+                                    s = O::fmadd(O::splat(h.slope), O::splat(distance) - lanes, s);
+                                }
+                                if (rules.high) {
+                                    const float blocked_below = static_cast<float>(rules.first_blocked + at);
                                     s = O::select(lanes < O::splat(blocked_below), O::splat(kNegInf), s);
                                 }
+                                if (rules.low) {
+                                    const float allowed_to = static_cast<float>(rules.last_allowed + at);
+                                    s = O::select(lanes > O::splat(allowed_to), O::splat(kNegInf), s);
+                                }
+                                if (j >= rules.len_from) s = O::splat(kNegInf);
                             }
                             O::store(st + j * GW + v * W, s);
                             tmax[v] = O::pmax(tmax[v], s);  // a NaN score is dropped here, but its exp makes the row NaN
@@ -470,10 +562,12 @@ struct AttentionKernel {
         for (std::size_t i = 0; i < groups * GW; ++i) w.m[i] = kNegInf, w.l[i] = 0.0f, w.lc[i] = 0.0f;
         for (std::size_t x = 0; x < nq * h.evp; ++x) w.acc[x] = 0.0f, w.accc[x] = 0.0f;
 
-        const std::size_t kend = p.rules.causal ? causal_count(static_cast<std::int64_t>(q0 + nq - 1), p.rules.causal_shift, p.in.S) : p.in.S;
+        // The keys some row of the block may see, in tiles; each group then takes the part of a tile it may see.
+        const Span block = visible_keys(h, q0, nq, 0, p.in.S);
+        const std::size_t kbegin = block.skip, kend = block.skip + block.count;
         bool guarded = false;  // a value tile could overflow the sums: compensate in the guarded form from then on
-        const std::size_t bc = tile_size(kend);
-        for (std::size_t k0 = 0; k0 < kend; k0 += bc) {
+        const std::size_t bc = tile_size(kend - kbegin);
+        for (std::size_t k0 = kbegin; k0 < kend; k0 += bc) {
             const std::size_t kn = min_size(bc, kend - k0);
             const float* kt = key_tile(h, k0, kn);
             std::size_t ldv;
@@ -483,13 +577,14 @@ struct AttentionKernel {
             guarded = guarded || !scanned.below;
             for (std::size_t g = 0; g < groups; ++g) {
                 const std::size_t i0 = q0 + g * GW, gn = min_size(GW, nq - g * GW);
-                const std::size_t kg = visible_keys(h, i0, gn, k0, kn);
+                const Span seen = visible_keys(h, i0, gn, k0, kn);
+                const std::size_t kg = seen.count;
                 if (kg == 0) continue;
                 const std::size_t nqv = (gn + W - 1) / W;
                 V tmax[QueryVecs];
                 for (auto& t : tmax) t = O::splat(kNegInf);
-                scores(h, w.qp + g * p.in.E * GW, kt, i0, gn, k0, kg, tmax);
-                if (p.rules.dropout) fill_dropout_tile(h, i0, gn, k0, kg);
+                scores(h, w.qp + g * p.in.E * GW, kt + seen.skip * p.in.E, i0, gn, k0 + seen.skip, kg, tmax);
+                if (p.rules.dropout) fill_dropout_tile(h, i0, gn, k0 + seen.skip, kg);
 
                 // Online softmax per query lane (m: running max, l: running sum of exp(s - m)):
                 // when the max moves, the old sum and output rows are rescaled by alpha = exp(m_old - m_new).
@@ -532,8 +627,8 @@ struct AttentionKernel {
                     O::store(alpha + v * W, a);
                 }
                 // O rows of the group = alpha · O rows + P (gn, kg) · V tile (kg, Ev); P[i][j] = st[j][i].
-                weighted_values(h, w.acc + g * GW * h.evp, w.accc + g * GW * h.evp, w.st, 1, GW, gn, kg, vt, ldv, dirty,
-                                guarded, alpha);
+                weighted_values(h, w.acc + g * GW * h.evp, w.accc + g * GW * h.evp, w.st, 1, GW, gn, kg,
+                                vt + seen.skip * ldv, ldv, dirty, guarded, alpha);
             }
         }
 
@@ -551,51 +646,68 @@ struct AttentionKernel {
                 p.out.lse[h.b * p.in.L + q0 + i] = w.l[i] == 0.0f ? kNegInf : w.m[i] + std::log(w.l[i]);
     }
 
+    // Rows (gn, kg), ld apart, = the tile (kg, GW) transposed, 4 × 4 at a time where the ops can.
+    static void store_rows(const float* st, std::size_t gn, std::size_t kg, float* rows, std::size_t ld) {
+        std::size_t lane = 0;
+        if constexpr (O::has_transpose4)
+            for (; lane + 4 <= gn; lane += 4) {
+                std::size_t j = 0;
+                for (; j + 4 <= kg; j += 4) {
+                    const float* r[4] = {st + j * GW + lane, st + (j + 1) * GW + lane, st + (j + 2) * GW + lane,
+                                         st + (j + 3) * GW + lane};
+                    O::transpose4(r, rows + lane * ld + j, ld);
+                }
+                for (std::size_t x = 0; x < 4; ++x)
+                    for (std::size_t jj = j; jj < kg; ++jj) rows[(lane + x) * ld + jj] = st[jj * GW + lane + x];
+            }
+        for (; lane < gn; ++lane)
+            for (std::size_t j = 0; j < kg; ++j) rows[lane * ld + j] = st[j * GW + lane];
+    }
+
+    // The scores asked for (p.out.scores) of the group of rows from i0 against every key, at their stage.
+    static void scores_group(const Head& h, std::size_t i0) {
+        const AttentionProblem& p = h.p;
+        const std::size_t gn = min_size(GW, p.in.L - i0), bc = tile_size(p.in.S);
+        pack_queries(h, i0, gn, h.w.qp);
+        for (std::size_t k0 = 0; k0 < p.in.S; k0 += bc) {
+            const std::size_t kn = min_size(bc, p.in.S - k0);
+            V unused[QueryVecs];
+            for (auto& u : unused) u = O::splat(kNegInf);
+            scores(h, h.w.qp, key_tile(h, k0, kn), i0, gn, k0, kn, unused, p.out.scores_kind);
+            store_rows(h.w.st, gn, kn, p.out.scores + (h.b * p.in.L + i0) * p.in.S + k0, p.in.S);
+        }
+    }
+
     // Materialising: the group's weights rows (GW, S) are an output anyway, so the softmax runs on them.
     static void materialise_group(const Head& h, std::size_t i0) {
         const AttentionProblem& p = h.p;
         const Scratch& w = h.w;
         const std::size_t gn = min_size(GW, p.in.L - i0), nqv = (gn + W - 1) / W;
         pack_queries(h, i0, gn, w.qp);
-        const std::size_t kend = visible_keys(h, i0, gn, 0, p.in.S);
+        const Span seen = visible_keys(h, i0, gn, 0, p.in.S);
+        const std::size_t kbegin = seen.skip, kend = seen.skip + seen.count;
 
-        // Pass 1: scores into the weights rows, and each query's max.
+        // Pass 1: scores into the weights rows (the keys some row of the group sees), and each query's max.
         V rmax[QueryVecs];
         for (auto& t : rmax) t = O::splat(kNegInf);
-        const std::size_t bc = tile_size(kend);
-        for (std::size_t k0 = 0; k0 < kend; k0 += bc) {
-            const std::size_t kg = visible_keys(h, i0, gn, k0, min_size(bc, kend - k0));
+        const std::size_t bc = tile_size(kend - kbegin);
+        for (std::size_t k0 = kbegin; k0 < kend; k0 += bc) {
+            const std::size_t kg = min_size(bc, kend - k0);
             scores(h, w.qp, key_tile(h, k0, kg), i0, gn, k0, kg, rmax);
-            // weights rows (gn, kg) = the tile (kg, GW) transposed, 4 × 4 at a time where the ops can.
-            std::size_t lane = 0;
-            if constexpr (O::has_transpose4)
-                for (; lane + 4 <= gn; lane += 4) {
-                    std::size_t j = 0;
-                    for (; j + 4 <= kg; j += 4) {
-                        const float* r[4] = {w.st + j * GW + lane, w.st + (j + 1) * GW + lane,
-                                             w.st + (j + 2) * GW + lane, w.st + (j + 3) * GW + lane};
-                        O::transpose4(r, h.weights + (i0 + lane) * p.in.S + k0 + j, p.in.S);
-                    }
-                    for (std::size_t x = 0; x < 4; ++x)
-                        for (std::size_t jj = j; jj < kg; ++jj) h.weights[(i0 + lane + x) * p.in.S + k0 + jj] = w.st[jj * GW + lane + x];
-                }
-            for (; lane < gn; ++lane) {
-                float* row = h.weights + (i0 + lane) * p.in.S + k0;
-                for (std::size_t j = 0; j < kg; ++j) row[j] = w.st[j * GW + lane];
-            }
+            store_rows(w.st, gn, kg, h.weights + i0 * p.in.S + k0, p.in.S);
         }
         for (std::size_t v = 0; v < nqv; ++v) O::store(w.m + v * W, rmax[v]);
 
-        // Pass 2: each row becomes exp(s - max) / sum, then dropout; keys no query of the row may
-        // see (causal) are 0. A row with nothing visible (max -inf) has sum 0 and stays all 0.
+        // Pass 2: each row becomes exp(s - max) / sum over the keys it may see, then dropout; the keys it may
+        // not see (the rules) are 0. A row with nothing visible (max -inf) has sum 0 and stays all 0.
         for (std::size_t lane = 0; lane < gn; ++lane) {
             const std::size_t i = i0 + lane;
             float* row = h.weights + i * p.in.S;
-            const std::size_t n = p.rules.causal ? causal_count(static_cast<std::int64_t>(i), p.rules.causal_shift, p.in.S) : p.in.S;
+            const std::size_t first = h.keys.first(i), n = h.keys.end(i);
             const float mx = w.m[lane];
             const V shift = O::splat(mx == kNegInf ? 0.0f : mx);
             V vsum = O::splat(0.0f), vcomp = vsum;  // compensated: a row may hold a million keys
-            std::size_t j = 0;
+            std::size_t j = first;
             for (; j + W <= n; j += W) {
                 const V e = exp_nonpositive<O>(O::load(row + j) - shift);
                 kahan_add<O>(vsum, vcomp, e);
@@ -607,21 +719,22 @@ struct AttentionKernel {
                 sum += row[j];
             }
             const float inv = sum == 0.0f ? 0.0f : 1.0f / sum;
-            j = 0;
+            j = first;
             for (; j + W <= n; j += W) O::store(row + j, O::load(row + j) * O::splat(inv));
             for (; j < n; ++j) row[j] *= inv;
             if (p.rules.dropout) {
                 const std::uint64_t pos = (static_cast<std::uint64_t>(h.b) * p.in.L + i) * p.in.S;
-                for (j = 0; j < n; ++j)
+                for (j = first; j < n; ++j)
                     row[j] = dropout_keep(p.rules.seed, p.rules.dropout_threshold, pos + j) ? row[j] * p.rules.keep_scale : 0.0f;
             }
+            for (j = 0; j < first; ++j) row[j] = 0.0f;
             for (j = n; j < p.in.S; ++j) row[j] = 0.0f;
         }
 
-        // Pass 3: O rows (gn, Ev) = weights rows (gn, kend) · V (kend, Ev).
+        // Pass 3: O rows (gn, Ev) = weights rows (gn, [kbegin, kend)) · V ([kbegin, kend), Ev).
         for (std::size_t x = 0; x < gn * h.evp; ++x) w.acc[x] = 0.0f, w.accc[x] = 0.0f;
         bool guarded = false;
-        for (std::size_t k0 = 0; k0 < kend; k0 += bc) {
+        for (std::size_t k0 = kbegin; k0 < kend; k0 += bc) {
             const std::size_t kn = min_size(bc, kend - k0);
             std::size_t ldv;
             const float* vt = value_tile(h, k0, kn, &ldv);

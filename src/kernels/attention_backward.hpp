@@ -14,7 +14,7 @@
 //       dK_j += dSᵀ Q_group                                              (Bc, GW) · (GW, E)
 //       dQ_group += dS K_j, in an (L, E) accumulator                      (GW, Bc) · (Bc, E)
 //     dK, dV rows of the tile += dK_j, dV_j (query heads of a GQA group add to the same rows)
-// Causal tiles no query of a group can see are skipped, as in the forward. Every product is the
+// Tiles no query of a group can see (the causal rule, the window, key lengths) are skipped, as in the forward. Every product is the
 // micro-kernel of micro.hpp; operands whose rows are not whole vectors (E or Ev not a multiple of the
 // width) are copied into padded rows first, so no load reads past an array.
 //
@@ -49,6 +49,7 @@ struct AttentionBackward {
         float* dorows;      // (GW, Evp) the group's dO rows, padded
         float* pd;          // (Bc, GW)  P after dropout
         float* ds;          // (Bc, GW)  dPᵀ, then dSᵀ
+        float* capd;        // (Bc, GW)  with a soft-cap: d capped / d scaled of the tile's scores
         float* ktile;       // (Bc, Ep)  the key tile's rows, padded (when E is not whole vectors)
         float* dk;          // (Bc, Ep)  dK of the tile
         float* dv;          // (Bc, Evp) dV of the tile
@@ -71,6 +72,7 @@ struct AttentionBackward {
             x.dorows = c.take<float>(GW * evp);
             x.pd = c.take<float>(keys * GW);
             x.ds = c.take<float>(keys * GW);
+            x.capd = c.take<float>(p.rules.softcap > 0.0f ? keys * GW : 0);
             x.ktile = c.take<float>(p.in.E % W ? keys * ep : 0);
             x.dk = c.take<float>(keys * ep);
             x.dv = c.take<float>(keys * evp);
@@ -175,9 +177,7 @@ struct AttentionBackward {
             for (std::size_t g = 0; g < G; ++g) {
                 const std::size_t b = outer * p.in.q_heads + kv_head * G + g;
                 if (p.skip && p.skip[b]) continue;
-                const Head h{p, w.fwd, b, p.in.query + b * p.in.L * p.in.E, p.in.key + kv * p.in.S * p.in.E, p.in.value + kv * p.in.S * p.in.Ev,
-                             nullptr, nullptr, p.out.output + b * p.in.L * p.in.Ev, nullptr,
-                             p.rules.mask.type == MaskType::none ? 0 : mask_row_offset(p.rules.mask, b, 0), round_up(p.in.Ev, W)};
+                const Head h = Kernel::head(p, w.fwd, b);
                 float* dQ = nc == 1 ? p.out.grad_query + b * p.in.L * p.in.E : partials + (b * nc + chunk) * p.in.L * p.in.E;
                 problem(h, w, p.in.grad_output + b * p.in.L * p.in.Ev, p.out.lse + b * p.in.L, dQ, p.out.grad_key + kv * p.in.S * p.in.E,
                         p.out.grad_value + kv * p.in.S * p.in.Ev, k_begin, k_end);
@@ -219,17 +219,18 @@ struct AttentionBackward {
             }
             for (std::size_t x = 0; x < kn * ep; ++x) w.dk[x] = 0.0f;
             for (std::size_t x = 0; x < kn * evp; ++x) w.dv[x] = 0.0f;
-            // The first group with a query that may see key k0 (causal: query i sees keys j <= i + shift).
+            // The first group with a query that may see key k0 (query i sees keys j <= i + high_shift); groups from
+            // the first whose rows all start past the tile (j >= i + low_shift) see none of it.
             std::size_t first = 0;
-            if (p.rules.causal) {
-                const std::int64_t i = static_cast<std::int64_t>(k0) - p.rules.causal_shift;
+            if (h.keys.high) {
+                const std::int64_t i = static_cast<std::int64_t>(k0) - h.keys.high_shift;
                 first = i <= 0 ? 0 : static_cast<std::size_t>(i) / GW * GW;
             }
-            for (std::size_t i0 = first; i0 < L; i0 += GW) {
+            for (std::size_t i0 = first; i0 < L && h.keys.first(i0) < k0 + kn; i0 += GW) {
                 const std::size_t gn = min_size(GW, L - i0);
-                const std::size_t kg = Kernel::visible_keys(h, i0, gn, k0, kn);
-                if (kg == 0) continue;
-                group(h, w, dO, lse, i0, gn, k0, kg, kt, ldk);
+                const typename Kernel::Span seen = Kernel::visible_keys(h, i0, gn, k0, kn);
+                if (seen.count == 0) continue;
+                group(h, w, dO, lse, i0, gn, k0, seen, kt, ldk);
             }
             // The tile's dK, dV rows, added: the query heads of a GQA group share them.
             for (std::size_t j = 0; j < kn; ++j) {
@@ -241,10 +242,17 @@ struct AttentionBackward {
             for (std::size_t c = 0; c < E; ++c) dQ[i * E + c] = w.dq[i * ep + c];
     }
 
+    // The group of rows from i0 against the keys `seen` of the tile at k0 (kt: the tile's rows, ldk apart).
     static void group(const Head& h, const Scratch& w, const float* dO, const float* lse, std::size_t i0,
-                      std::size_t gn, std::size_t k0, std::size_t kg, const float* kt, std::size_t ldk) {
+                      std::size_t gn, std::size_t tile_k0, typename Kernel::Span seen, const float* tile_kt,
+                      std::size_t ldk) {
         const AttentionProblem& p = h.p;
         const std::size_t E = p.in.E, Ev = p.in.Ev, ep = round_up(E, W), evp = h.evp;
+        const std::size_t k0 = tile_k0 + seen.skip, kg = seen.count;  // the keys [k0, k0 + kg)
+        const float* kt = tile_kt + seen.skip * ldk;
+        float* dk = w.dk + seen.skip * ep;   // their rows of the tile's dK and dV
+        float* dv = w.dv + seen.skip * evp;
+        float* const capd = p.rules.softcap > 0.0f ? w.capd : nullptr;
         const std::size_t nqv = (gn + W - 1) / W;
         // The group's operands: Qᵀ and dOᵀ panels, Q and dO rows padded to whole vectors, lse and D per lane.
         Kernel::pack_queries(h, i0, gn, w.qp);
@@ -262,7 +270,7 @@ struct AttentionBackward {
         // Sᵀ (kg, GW), scaled and masked, then P = exp(S - lse) in st and Pd in pd.
         V unused[QueryVecs];
         for (auto& u : unused) u = O::splat(kNegInf);
-        Kernel::scores(h, w.qp, h.k + k0 * p.in.E, i0, gn, k0, kg, unused);
+        Kernel::scores(h, w.qp, h.k + k0 * p.in.E, i0, gn, k0, kg, unused, ScoresKind::none, capd);
         if (p.rules.dropout) Kernel::fill_dropout_tile(h, i0, gn, k0, kg);
         const V zero = O::splat(0.0f);
         for (std::size_t j = 0; j < kg; ++j)
@@ -276,8 +284,9 @@ struct AttentionBackward {
                 O::store(w.pd + j * GW + v * W, p.rules.dropout ? pv * O::load(w.fwd.drop + j * GW + v * W) : pv);
             }
         // dV tile (kg, evp) += Pd (kg, gn) · dO rows (gn, evp).
-        product(w.dv, evp, kg, gn, w.pd, GW, 1, w.dorows, evp);
-        // dPᵀ (kg, GW) = V rows (kg, Ev) · dOᵀ (Ev, GW); then dS = scale · P ⊙ (dP · multiplier − D).
+        product(dv, evp, kg, gn, w.pd, GW, 1, w.dorows, evp);
+        // dPᵀ (kg, GW) = V rows (kg, Ev) · dOᵀ (Ev, GW); then dS = scale · P ⊙ (dP · multiplier − D), and through
+        // a soft-cap times its slope 1 − tanh².
         value_scores(h.v + k0 * Ev, Ev, kg, nqv, w.dop, w.ds);
         const V scale = O::splat(p.rules.scale);
         for (std::size_t j = 0; j < kg; ++j)
@@ -285,10 +294,12 @@ struct AttentionBackward {
                 float* at = w.ds + j * GW + v * W;
                 V dp = O::load(at);
                 if (p.rules.dropout) dp = dp * O::load(w.fwd.drop + j * GW + v * W);
-                O::store(at, O::load(w.fwd.st + j * GW + v * W) * (dp - O::load(w.dd + v * W)) * scale);
+                V ds = O::load(w.fwd.st + j * GW + v * W) * (dp - O::load(w.dd + v * W)) * scale;
+                if (capd) ds = ds * O::load(capd + j * GW + v * W);
+                O::store(at, ds);
             }
         // dK tile (kg, ep) += dS (kg, gn) · Q rows (gn, ep);  dQ rows (gn, ep) += dSᵀ (gn, kg) · K tile (kg, ep).
-        product(w.dk, ep, kg, gn, w.ds, GW, 1, w.qrows, ep);
+        product(dk, ep, kg, gn, w.ds, GW, 1, w.qrows, ep);
         product(w.dq + i0 * ep, ep, gn, kg, w.ds, 1, GW, kt, ldk);
     }
 };

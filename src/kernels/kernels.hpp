@@ -17,6 +17,8 @@ namespace xattn::kernels {
 // The kernels' own words for what the core's plans decided (they include nothing from the public headers, whose
 // containers and inline functions would be compiled once per instruction set; see dropout_hash.hpp).
 enum class MaskType : std::uint8_t { none, boolean, additive };
+// Which scores a call returns beside its output (xattn::ScoresStage).
+enum class ScoresKind : std::uint8_t { none, scaled, softcapped, biased };
 
 // Where a mask's elements are, resolved when the call was planned. Element (problem b, query row r, key j) is at
 // problem_offset(b') + i · query_stride + j · key_stride, where b' = b · stack + r / stack_rows and i = r % stack_rows:
@@ -58,10 +60,19 @@ struct AttentionInputs {
     const float* grad_output = nullptr;     // the backward's dO (batch, L, Ev)
 };
 
+// Row i of problem b sits at position p = i + offset among the keys: offset 0, or with bottom_right its batch
+// element's key count (key_lengths, else S) − L. It sees key j < that count with (causal) j <= p and
+// p − window_left <= j <= p + window_right (−1: that side open): one run of keys per row, which moves right as
+// i grows, so every tile that no row of a group can see is skipped.
 struct AttentionRules {
     float scale = 1.0f;
+    float softcap = 0.0f;                   // c > 0: s = c · tanh(s / c), before the mask
     bool causal = false;
-    std::int64_t causal_shift = 0;          // key j visible to query i iff j <= i + causal_shift
+    bool bottom_right = false;
+    std::int64_t window_left = -1, window_right = -1;
+    std::size_t heads = 1;                  // problems per batch element (query dim -3)
+    const std::int32_t* key_lengths = nullptr;  // (batch / heads) or null: S keys for every element
+    const float* alibi_slopes = nullptr;    // (heads) or null: + slope · (j − p)
     MaskLayout mask;
     bool dropout = false;
     std::uint64_t seed = 0, dropout_threshold = 0;
@@ -72,6 +83,8 @@ struct AttentionOutputs {
     float* output = nullptr;                // (batch, L, Ev)
     float* weights = nullptr;               // (batch, L, S) or null: then nothing (L, S) is stored
     float* lse = nullptr;                   // (batch, L) or null: each row's log-sum-exp (streaming only)
+    float* scores = nullptr;                // (batch, L, S) or null: the scores at stage scores_kind
+    ScoresKind scores_kind = ScoresKind::none;
     // The backward (attention_backward): dQ out, dK and dV added to (GQA groups share them).
     float* grad_query = nullptr;            // (batch, L, E)
     float* grad_key = nullptr;              // (kv problems, S, E)
