@@ -31,6 +31,30 @@ kernels::LinearProblem linear_problem(std::size_t rows, const float* x, std::siz
     return p;
 }
 
+// The rules' options against the module and the call: the soft-cap and window as SDPA checks them, one ALiBi slope
+// per head, one key length per batch element within S, and no rule with a position beside appended keys.
+Status check_rules(const std::string& fn, const MhaConfig& c, const MhaSettings& s, std::size_t N, std::size_t S) {
+    if (Status st = check_rule_settings(fn, s.softcap, s.window); !st.ok()) return st;
+    const bool positioned = s.window.left >= 0 || s.window.right >= 0 || !s.alibi_slopes.empty() || !s.key_lengths.empty();
+    if (positioned && (c.add_bias_kv || c.add_zero_attn))
+        return Status::fail(fn + "window, alibi_slopes and key_lengths cannot be combined with add_bias_kv or "
+                                 "add_zero_attn: the keys those append have no position");
+    if (!s.alibi_slopes.empty() && s.alibi_slopes.size() != c.num_heads)
+        return Status::fail(fn + "alibi_slopes has " + num(s.alibi_slopes.size()) + " values, expected one per head: " +
+                            "num_heads = " + num(c.num_heads));
+    for (std::size_t h = 0; h < s.alibi_slopes.size(); ++h)
+        if (!std::isfinite(s.alibi_slopes[h]))
+            return Status::fail(fn + "alibi_slopes[" + num(h) + "] must be finite, got " + number_to_string(s.alibi_slopes[h]));
+    if (!s.key_lengths.empty() && s.key_lengths.size() != N)
+        return Status::fail(fn + "key_lengths has " + num(s.key_lengths.size()) +
+                            " values, expected one per batch element: N = " + num(N));
+    for (std::size_t n = 0; n < s.key_lengths.size(); ++n)
+        if (s.key_lengths[n] < 0 || static_cast<std::size_t>(s.key_lengths[n]) > S)
+            return Status::fail(fn + "key_lengths[" + num(n) + "] = " + std::to_string(s.key_lengths[n]) +
+                                " is outside [0, S] = [0, " + num(S) + "]");
+    return {};
+}
+
 }  // namespace
 
 Status MultiheadAttention::check_config(const MhaConfig& c) {
@@ -298,6 +322,8 @@ Status MultiheadAttention::plan_call(const Shape& q, const Shape& k, const Shape
                                 shapes);
     }
 
+    if (Status st = check_rules(fn, config_, settings, N, S); !st.ok()) return st;
+
     const bool need_weights = settings.need_weights && !backward;
     Shape weights_shape = settings.average_attn_weights ? Shape{N, L, S_total} : Shape{N, H, L, S_total};
     if (!batched) weights_shape.erase(weights_shape.begin());
@@ -323,10 +349,12 @@ Status MultiheadAttention::plan_call(const Shape& q, const Shape& k, const Shape
     // The masks as the heads' attention sees them: the smallest SDPA mask that holds them, and the causal
     // rule as SDPA's own flag unless appended keys (bias_kv, zero_attn), never masked, forbid it.
     const bool has_kpm = kpm_kind != MaskKind::none, has_am = attn_kind != MaskKind::none;
-    const bool causal = settings.is_causal && !has_am;
     MhaMaskPlan& mp = p.mask;
-    mp.causal_flag = causal && S_total == S;
-    mp.causal_in_mask = causal && S_total != S;
+    mp.causal_flag = settings.is_causal && S_total == S;
+    mp.causal_in_mask = settings.is_causal && S_total != S;
+    mp.causal_shift = settings.causal_alignment == CausalAlignment::bottom_right
+                          ? static_cast<std::int64_t>(S) - static_cast<std::int64_t>(L)
+                          : 0;
     if (has_kpm || has_am || mp.causal_in_mask) {
         const bool all_boolean = (!has_kpm || kpm_kind == MaskKind::boolean) && (!has_am || attn_kind == MaskKind::boolean);
         mp.kind = all_boolean ? MaskKind::boolean : MaskKind::additive;
@@ -343,15 +371,17 @@ Status MultiheadAttention::plan_call(const Shape& q, const Shape& k, const Shape
     sdpa.need_weights = need_weights;
     if (settings.training) sdpa.dropout_p = config_.dropout;
     sdpa.seed = settings.seed;
+    sdpa.is_causal = mp.causal_flag;
+    sdpa.causal_alignment = settings.causal_alignment;
+    sdpa.softcap = settings.softcap;
+    sdpa.window = settings.window;
+    sdpa.alibi_slopes = settings.alibi_slopes;
+    sdpa.key_lengths = settings.key_lengths;
     const Shape qh{N, H, L, hd}, kh{N, H, S_total, hd};
     const Shape mask_shape = mp.kind == MaskKind::none ? Shape{} : Shape{mp.n, mp.h, mp.l, mp.s};
     const Status st = backward ? plan_sdpa_backward(qh, kh, kh, qh, mp.kind, mask_shape, sdpa, &p.attention)
                                : plan_sdpa(qh, kh, kh, mp.kind, mask_shape, sdpa, &p.attention);
     if (!st.ok()) return st;
-    if (mp.causal_flag) {  // SDPA refuses a mask beside is_causal from users; here both are meant
-        p.attention.is_causal = true;
-        p.attention.causal_alignment = CausalAlignment::top_left;
-    }
     p.workspace_bytes = backward ? backward_workspace(*this, p) : forward_workspace(*this, p);
     *plan = std::move(p);
     return {};
@@ -416,7 +446,8 @@ void MultiheadAttention::build_mask(const MhaPlan& plan, const MhaMasks& masks, 
                 for (std::size_t j = 0; j < St; ++j) {
                     float add = 0.0f;
                     if (j < S) {
-                        if (mp.causal_in_mask && j > i) add = neg_inf;
+                        if (mp.causal_in_mask && static_cast<std::int64_t>(j) > static_cast<std::int64_t>(i) + mp.causal_shift)
+                            add = neg_inf;
                         if (am.kind != MaskKind::none) add += added(am, am_row + j);
                         if (kpm.kind != MaskKind::none) add += added(kpm, n * S + j);
                     }

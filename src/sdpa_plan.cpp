@@ -56,20 +56,26 @@ float SdpaPlan::alibi_bias(std::size_t b, std::size_t i, std::size_t j) const {
 
 float SdpaPlan::cap(float scaled) const { return softcap > 0.0f ? softcap * std::tanh(scaled / softcap) : scaled; }
 
+Status check_rule_settings(const std::string& fn, double softcap, const AttentionWindow& window) {
+    const float cap = static_cast<float>(softcap);
+    if (!(softcap >= 0.0) || !std::isfinite(cap) || (softcap > 0.0 && cap == 0.0f))
+        return Status::fail(fn + "softcap must be 0 (none) or a positive number finite and non-zero as a float32, got " +
+                            number_to_string(softcap));
+    for (const auto& [name, side] : {std::pair{"left", window.left}, std::pair{"right", window.right}})
+        if (side < -1)
+            return Status::fail(fn + "window " + name + " must be -1 (unbounded) or a count of keys >= 0, got " +
+                                std::to_string(side));
+    return {};
+}
+
 namespace {
 
 // The rules beside the mask (soft-cap, window, ALiBi, key lengths): refused with the argument's name and the
 // numbers it was checked against; on success the planned values go into *p.
 Status check_rules(const std::string& fn, const Shape& q, std::size_t L, std::size_t S, const SdpaSettings& s,
                    SdpaPlan* p) {
+    if (Status st = check_rule_settings(fn, s.softcap, s.window); !st.ok()) return st;
     const float cap = static_cast<float>(s.softcap);
-    if (!(s.softcap >= 0.0) || !std::isfinite(cap) || (s.softcap > 0.0 && cap == 0.0f))
-        return Status::fail(fn + "softcap must be 0 (none) or a positive number finite and non-zero as a float32, got " +
-                            number_to_string(s.softcap));
-    for (const auto& [name, side] : {std::pair{"left", s.window.left}, std::pair{"right", s.window.right}})
-        if (side < -1)
-            return Status::fail(fn + "window " + name + " must be -1 (unbounded) or a count of keys >= 0, got " +
-                                std::to_string(side));
     const std::size_t rank = q.size();
     const std::size_t heads = rank >= 3 ? q[rank - 3] : 1;
     std::uint64_t elements = 1;  // batch elements: the query dims before -3

@@ -163,6 +163,10 @@ struct SdpaPlan {
     float cap(float scaled) const;
 };
 
+// The checks of the rules' options that need no shapes (soft-cap, window), refused under the name `fn` (such as
+// "scaled_dot_product_attention: "): plan_sdpa, MultiheadAttention and the KV cache share them.
+Status check_rule_settings(const std::string& fn, double softcap, const AttentionWindow& window);
+
 // Validates shapes and options; on success fills *plan. Never throws.
 Status plan_sdpa(const Shape& query, const Shape& key, const Shape& value, MaskKind mask_kind,
                  const Shape& mask_shape, const SdpaSettings& settings, SdpaPlan* plan);

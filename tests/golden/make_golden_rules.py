@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """Writes the golden fixtures of the attention rules beyond PyTorch's SDPA, in float64 torch:
 
-    /usr/bin/python3 tests/golden/make_golden_rules.py   # rewrites tests/golden/{sdpa_rules,sdpa_rules_grad,rotary}.txt
+    /usr/bin/python3 tests/golden/make_golden_rules.py   # rewrites tests/golden/{sdpa_rules,sdpa_rules_grad,rotary,mha_rules}.txt
 
 Same format and conventions as make_golden.py (float32 inputs, float64 answers, autograd for gradients).
 What each rule is computed from:
@@ -15,6 +15,8 @@ What each rule is computed from:
   nonpad_kv_seqlen: keys j >= len_b are padding, and a causal row sits at i + len_b - L), written here as
   float64 torch.
 * returned scores: ONNX Attention's qk_matmul_output stages (scaled, after the soft-cap, after every bias).
+* MultiheadAttention with the rules: its forward written out in torch, checked against torch.nn.MultiheadAttention
+  with the rules as an explicit float attn_mask wherever there is no soft-cap; gradients by autograd.
 * rotary embeddings: ONNX RotaryEmbedding (opset 23) semantics; Hugging Face's rotate_half (non-interleaved)
   and GPT-J's pairs (interleaved), written in torch.
 
@@ -283,6 +285,125 @@ def rules_grad_cases(gen):
     return cases
 
 
+# ---------------------------------------------------------------- MultiheadAttention with the rules
+
+def mha_rules_torch(module, q, k, v, N, batch_first, kpm=None, attn_mask=None, **rules):
+    """torch.nn.MultiheadAttention's forward written out in torch (its projections, heads and masks), with the
+    rules in every head: output and the weights averaged over heads. A row with every key hidden gives 0."""
+    E, H = module.embed_dim, module.num_heads
+    hd = E // H
+
+    def rows(x):  # (N, T, C)
+        if N is None:
+            return x.unsqueeze(0)
+        return x if batch_first else x.transpose(0, 1)
+
+    xq, xk, xv = rows(q), rows(k), rows(v)
+    if module._qkv_same_embed_dim:
+        Wq, Wk, Wv = module.in_proj_weight.chunk(3)
+    else:
+        Wq, Wk, Wv = module.q_proj_weight, module.k_proj_weight, module.v_proj_weight
+    bq, bk, bv = module.in_proj_bias.chunk(3) if module.in_proj_bias is not None else (None, None, None)
+    n, L, S = xq.size(0), xq.size(1), xk.size(1)
+    heads = lambda x, T: torch.nn.functional.linear(*x).reshape(n, T, H, hd).transpose(1, 2)  # noqa: E731
+    Q, K, V = heads((xq, Wq, bq), L), heads((xk, Wk, bk), S), heads((xv, Wv, bv), S)  # (N, H, T, hd)
+    bias = torch.zeros(n, H, L, S, dtype=torch.float64)
+    if attn_mask is not None:  # MHA polarity: a true boolean forbids
+        m = torch.zeros(attn_mask.shape, dtype=torch.float64).masked_fill(attn_mask, NEG_INF) \
+            if attn_mask.dtype == torch.bool else attn_mask.double()
+        bias = bias + (m.reshape(n, H, L, S) if m.dim() == 3 else m)
+    if kpm is not None:
+        m = torch.zeros(kpm.shape, dtype=torch.float64).masked_fill(kpm, NEG_INF) if kpm.dtype == torch.bool \
+            else kpm.double()
+        bias = bias + m.reshape(n, 1, 1, S)
+    out, weights, _ = attention(Q, K, V, mask=bias, **rules)            # (N, H, L, hd), (N, H, L, S)
+    out = out.transpose(1, 2).reshape(n, L, E)
+    out = torch.nn.functional.linear(out, module.out_proj.weight, module.out_proj.bias)
+    out = out.squeeze(0) if N is None else (out if batch_first else out.transpose(0, 1))
+    weights = weights.mean(dim=1)
+    return out, weights.squeeze(0) if N is None else weights
+
+
+def check_mha_against_torch(module, q, k, v, out, kpm, attn_mask, L, S, N, rules):
+    """Without a soft-cap, the rules are a float attn_mask (N·H, L, S) to torch.nn.MultiheadAttention itself."""
+    H = module.num_heads
+    n = 1 if N is None else N
+    allowed, bias = rule_tensors((n, H, L, 1), L, S, rules.get("is_causal", False), rules.get("bottom_right", False),
+                                 rules.get("window", (-1, -1)), rules.get("alibi"), rules.get("key_lengths"))
+    explicit = bias.masked_fill(~allowed, NEG_INF)
+    if attn_mask is not None:
+        m = torch.zeros(attn_mask.shape, dtype=torch.float64).masked_fill(attn_mask, NEG_INF) \
+            if attn_mask.dtype == torch.bool else attn_mask.double()
+        explicit = explicit + (m.reshape(n, H, L, S) if m.dim() == 3 else m)
+    with torch.no_grad():
+        want, _ = module(q.double(), k.double(), v.double(), key_padding_mask=kpm,
+                         attn_mask=explicit.reshape(n * H, L, S), need_weights=False)
+    keep = ~torch.isnan(want)  # rows with every key hidden: NaN in PyTorch, 0 here
+    assert torch.allclose(out.detach()[keep], want[keep], atol=1e-10, rtol=1e-10), "MHA rules differ from torch's MHA"
+
+
+def mha_rules_case(gen, name, E, H, L, S, N, batch_first=False, kpm=None, attn_mask=None, param_scale=0.5, **rules):
+    torch.manual_seed(int(torch.randint(0, 2**31 - 1, (1,), generator=gen)))
+    module = torch.nn.MultiheadAttention(E, H, batch_first=batch_first, dtype=torch.float64)
+    state = {pname: mg.randn(gen, *p.shape, scale=param_scale) for pname, p in module.state_dict().items()}
+    module.load_state_dict({key: val.double() for key, val in state.items()})
+
+    def layout(T):
+        if N is None:
+            return (T, E)
+        return (N, T, E) if batch_first else (T, N, E)
+
+    q, k, v = mg.randn(gen, *layout(L)), mg.randn(gen, *layout(S)), mg.randn(gen, *layout(S))
+    qd, kd, vd = (x.double().requires_grad_() for x in (q, k, v))
+    rules.setdefault("scale", None)
+    out, weights = mha_rules_torch(module, qd, kd, vd, N, batch_first, kpm, attn_mask, **rules)
+    if rules.get("softcap", 0.0) == 0.0:
+        check_mha_against_torch(module, q, k, v, out, kpm, attn_mask, L, S, N, rules)
+    grad_out = mg.randn(gen, *out.shape)
+    out.backward(grad_out.double())
+    c = mg.Case(name, "mha_grad")
+    for key, value in [("embed_dim", E), ("num_heads", H), ("kdim", E), ("vdim", E), ("bias", True),
+                       ("batch_first", batch_first), ("add_bias_kv", False), ("add_zero_attn", False),
+                       ("need_weights", True), ("average_attn_weights", True)]:
+        c.opt(key, value)
+    options(c, rules.get("is_causal", False), rules.get("bottom_right", False), None, False, rules.get("softcap", 0.0),
+            rules.get("window", (-1, -1)), rules.get("alibi"), rules.get("key_lengths"))
+    for pname, p in state.items():
+        c.tensor("param:" + pname, p)
+    c.tensor("query", q)
+    c.tensor("key", k)
+    c.tensor("value", v)
+    if kpm is not None:
+        c.tensor("key_padding_mask", kpm)
+    if attn_mask is not None:
+        c.tensor("attn_mask", attn_mask)
+    c.tensor("output", out.detach())
+    c.tensor("weights", weights.detach())
+    c.tensor("grad_output", grad_out)
+    c.tensor("grad_query", qd.grad)
+    c.tensor("grad_key", kd.grad)
+    c.tensor("grad_value", vd.grad)
+    for pname, p in module.named_parameters():
+        c.tensor("grad:" + pname, p.grad)
+    return c
+
+
+def mha_rules_cases(gen):
+    cases = []
+    add = cases.append
+    lengths = lambda *xs: torch.tensor(xs, dtype=torch.int32)  # noqa: E731
+    add(mha_rules_case(gen, "softcap_causal", E=8, H=2, L=6, S=6, N=2, softcap=1.5, is_causal=True))
+    add(mha_rules_case(gen, "window_alibi_batch_first", E=12, H=3, L=9, S=9, N=2, batch_first=True, is_causal=True,
+                       window=(3, -1), alibi=bloom_slopes(4)[:3]))
+    add(mha_rules_case(gen, "key_lengths_bottom_right_cross", E=8, H=2, L=4, S=7, N=3, is_causal=True,
+                       bottom_right=True, key_lengths=lengths(7, 5, 2)))
+    add(mha_rules_case(gen, "causal_with_attn_mask_and_padding", E=8, H=4, L=5, S=5, N=2, is_causal=True,
+                       attn_mask=mg.randn(gen, 5, 5), kpm=torch.tensor([[False] * 4 + [True], [False] * 5])))
+    add(mha_rules_case(gen, "all_rules_unbatched", E=8, H=2, L=7, S=11, N=None, softcap=2.0, window=(4, 1),
+                       alibi=bloom_slopes(2), key_lengths=lengths(9), bottom_right=True, is_causal=True))
+    return cases
+
+
 # ---------------------------------------------------------------- rotary embeddings
 
 def rotary(x, positions, base, rotary_dim, interleaved):
@@ -356,7 +477,7 @@ def main():
     header = ("# xattn golden fixtures, written by tests/golden/make_golden_rules.py with torch %s; do not edit\n"
               % torch.__version__)
     for fname, make in (("sdpa_rules.txt", rules_cases), ("sdpa_rules_grad.txt", rules_grad_cases),
-                        ("rotary.txt", rotary_cases)):
+                        ("rotary.txt", rotary_cases), ("mha_rules.txt", mha_rules_cases)):
         cases = make(gen)
         with open(os.path.join(HERE, fname), "w") as f:
             f.write(header)
