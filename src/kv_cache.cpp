@@ -1,6 +1,6 @@
-// The KV cache: storage (in the blocks of kernels/kv_layout.hpp), append/truncate, and attend on the decoding or
-// the tiled kernels, which read the blocks in place (float16 storage widened tile by tile), never copying the
-// cached keys and values.
+// The KV cache's storage (in the blocks of kernels/kv_layout.hpp), each element's positions, append (turning keys
+// by their positions when the cache has a rotary option), truncate and the copies of what is held. Attending is
+// kv_cache_attend.cpp's.
 #include "xattn/kv_cache.hpp"
 
 #include <algorithm>
@@ -20,8 +20,6 @@ namespace {
 constexpr const char* kFn = "kv_cache: ";
 // Heads wider than this would leave the tiled kernels (for the row kernel, which reads packed float32).
 constexpr std::size_t kMaxHeadDim = 16384;
-// Stacked query rows up to this many (without weights) take the decoding kernel; more fill the wide tiles.
-constexpr std::size_t kFewRows = 16;
 
 std::string num(std::size_t n) { return std::to_string(n); }
 
@@ -40,6 +38,14 @@ Status KvCache::check_config(const KvCacheConfig& c) {
     const std::uint64_t bytes = c.dtype == CacheDtype::float16 ? 2 : 4;
     for (const auto& [name, dim] : {std::pair{"keys", c.head_dim}, std::pair{"values", Ev}})
         if (Status st = check_tensor_size(fn + name, {c.batch, c.kv_heads, c.capacity, dim}, bytes); !st.ok()) return st;
+    if (c.rotary) {
+        const std::size_t r = c.rotary->rotary_dim ? c.rotary->rotary_dim : c.head_dim;
+        if (r % 2 != 0 || r > c.head_dim)
+            return Status::fail(fn + "rotary rotary_dim must be even and at most head_dim = " + num(c.head_dim) +
+                                " (0 = head_dim), got " + num(c.rotary->rotary_dim));
+        if (!(c.rotary->base > 0.0) || !std::isfinite(c.rotary->base))
+            return Status::fail(fn + "rotary base must be finite and > 0, got " + number_to_string(c.rotary->base));
+    }
     return {};
 }
 
@@ -48,7 +54,7 @@ std::uint64_t KvCache::storage_bytes(const KvCacheConfig& c) {
     const std::uint64_t Ev = c.value_dim ? c.value_dim : c.head_dim;
     const std::uint64_t evb = kernels::padded_value_dim(Ev), rows = kernels::padded_rows(std::uint64_t{c.capacity});
     return std::uint64_t{c.batch} * c.kv_heads * rows * (c.head_dim + evb) * (c.dtype == CacheDtype::float16 ? 2 : 4) +
-           c.capacity;
+           std::uint64_t{c.batch} * c.capacity;
 }
 
 Status KvCache::create(const KvCacheConfig& config, std::unique_ptr<KvCache>* out) {
@@ -74,7 +80,16 @@ KvCache::KvCache(const KvCacheConfig& config)
           return storage;
       }()) {}
 
-KvCache::KvCache(const KvCacheConfig& config, Storage storage) : config_(config), storage_(std::move(storage)) {}
+KvCache::KvCache(const KvCacheConfig& config, Storage storage)
+    : config_(config), storage_(std::move(storage)), held_(config.batch, 0), appended_(config.batch, 0),
+      turned_(config.rotary ? config.head_dim : 0) {}
+
+std::size_t KvCache::length() const { return *std::max_element(held_.begin(), held_.end()); }
+
+std::size_t KvCache::slots_used(std::size_t n) const {
+    const std::size_t start = oldest_slot(n);
+    return start + held_[n] > config_.capacity ? config_.capacity : start + held_[n];
+}
 
 kernels::KvLayout KvCache::layout() const { return {config_.head_dim, value_dim()}; }
 
@@ -91,205 +106,167 @@ std::uint8_t* KvCache::position_flags() const {
     return storage_.get() + elements * element_bytes();
 }
 
-Status KvCache::append(const Shape& ks, const float* key, const Shape& vs, const float* value) {
+Status KvCache::append(const Shape& ks, const float* key, const Shape& vs, const float* value,
+                       const std::int32_t* counts) {
     // Messages are built only on refusal: a valid append allocates nothing.
     auto refuse = [&](const std::string& why) {
         return Status::fail(kFn + std::string("append: ") + why + " (key " + shape_to_string(ks) + ", value " +
                             shape_to_string(vs) + ")");
     };
-    const std::size_t B = config_.batch, H = config_.kv_heads, E = config_.head_dim, Ev = value_dim();
+    const std::size_t B = config_.batch, H = config_.kv_heads, E = config_.head_dim, Ev = value_dim(), C = config_.capacity;
     if (ks.size() != 4 || vs.size() != 4 || ks[0] != B || ks[1] != H || ks[3] != E || vs[0] != B || vs[1] != H ||
         vs[3] != Ev || vs[2] != ks[2])
         return refuse("key must be (B, Hkv, n, E) = (" + num(B) + ", " + num(H) + ", n, " + num(E) + ") and value (" +
                       num(B) + ", " + num(H) + ", n, " + num(Ev) + ") with the same n");
     const std::size_t n = ks[2];
     if (n == 0) return refuse("n must be at least 1");
-    if (n > config_.capacity - length_)
-        return refuse(num(n) + " positions do not fit: the cache holds " + num(length_) + " of its capacity " +
-                      num(config_.capacity) + "; nothing was appended");
-    const bool half = config_.dtype == CacheDtype::float16;
+    for (std::size_t b = 0; b < B; ++b) {
+        const std::size_t count = counts ? static_cast<std::size_t>(counts[b]) : n;
+        if (counts && (counts[b] < 0 || count > n))
+            return refuse("counts[" + num(b) + "] = " + std::to_string(counts[b]) + " is outside [0, n] = [0, " + num(n) + "]");
+        if (config_.rolling && count > C)
+            return refuse(num(count) + " positions are more than a rolling cache of capacity " + num(C) +
+                          " holds at once; nothing was appended");
+        if (!config_.rolling && count > C - held_[b])
+            return refuse(num(count) + " positions do not fit: " + (B > 1 && counts ? "element " + num(b) + " holds " : "the cache holds ") +
+                          num(held_[b]) + " of its capacity " + num(C) + "; nothing was appended");
+    }
+    for (std::size_t b = 0; b < B; ++b) {
+        const std::size_t count = counts ? static_cast<std::size_t>(counts[b]) : n;
+        store(b, key + b * H * n * E, value + b * H * n * Ev, n, count);
+        held_[b] = std::min(held_[b] + count, C);
+        appended_[b] += count;
+    }
+    return {};
+}
+
+void KvCache::store(std::size_t b, const float* key, const float* value, std::size_t rows, std::size_t count) {
+    // key (Hkv, rows, E) and value (Hkv, rows, Ev) of element b: its first `count` rows, each at its element's next
+    // position, into that position's slot.
+    const std::size_t H = config_.kv_heads, E = config_.head_dim, Ev = value_dim();
     const kernels::KvLayout lay = layout();
     const std::size_t evb = lay.evb();
-    std::uint8_t* flags = position_flags() + length_;  // (n) the new positions'
-    std::memset(flags, 0, n);
-    // Each element to its place in the blocks (kv_layout.hpp); value padding columns zero.
-    const auto store = [&](auto* keys, auto* values, auto convert, auto special) {
-        for (std::size_t p = 0; p < B * H; ++p) {
-            auto* kd = keys + p * lay.key_elements(config_.capacity);      // problem p's key blocks
-            auto* vd = values + p * lay.value_elements(config_.capacity);  // its value tiles
-            for (std::size_t t = 0; t < n; ++t) {
-                const std::size_t pos = length_ + t;
-                const float* k = key + (p * n + t) * E;     // (E) key of head p, new position t
-                const float* v = value + (p * n + t) * Ev;  // (Ev)
+    std::uint8_t* flags = position_flags() + b * config_.capacity;  // (capacity) the element's
+    const auto put = [&](auto* keys, auto* values, auto convert, auto special) {
+        for (std::size_t t = 0; t < count; ++t) {
+            const std::size_t position = appended_[b] + t, at = slot(position);
+            flags[at] = 0;
+            for (std::size_t h = 0; h < H; ++h) {
+                const std::size_t problem = b * H + h;
+                auto* kd = keys + problem * lay.key_elements(config_.capacity);      // the problem's key blocks
+                auto* vd = values + problem * lay.value_elements(config_.capacity);  // its value tiles
+                const float* k = key + (h * rows + t) * E;     // (E) key of head h, new row t
+                const float* v = value + (h * rows + t) * Ev;  // (Ev)
+                if (config_.rotary) {
+                    rotate_row(*config_.rotary, E, static_cast<std::int64_t>(position), k, turned_.data());
+                    k = turned_.data();
+                }
                 bool key_special = false, value_special = false;
                 for (std::size_t c = 0; c < E; ++c) {
                     const auto x = convert(k[c]);
-                    kd[lay.key_offset(pos, c)] = x;
+                    kd[lay.key_offset(at, c)] = x;
                     key_special |= special(x);
                 }
                 for (std::size_t c = 0; c < evb; ++c) {
                     const auto x = convert(c < Ev ? v[c] : 0.0f);
-                    vd[lay.value_offset(pos, c)] = x;
+                    vd[lay.value_offset(at, c)] = x;
                     value_special |= special(x);
                 }
-                flags[t] |= (key_special ? 1u : 0u) | (value_special ? 2u : 0u);
+                flags[at] |= (key_special ? 1u : 0u) | (value_special ? 2u : 0u);
             }
         }
     };
-    if (half)  // inf or NaN as stored: 65520 rounds to a half inf
-        store(reinterpret_cast<std::uint16_t*>(key_storage()), reinterpret_cast<std::uint16_t*>(value_storage()),
-              kernels::float_to_half, [](std::uint16_t h) { return (h & 0x7c00u) == 0x7c00u; });
+    if (config_.dtype == CacheDtype::float16)  // inf or NaN as stored: 65520 rounds to a half inf
+        put(reinterpret_cast<std::uint16_t*>(key_storage()), reinterpret_cast<std::uint16_t*>(value_storage()),
+            kernels::float_to_half, [](std::uint16_t x) { return (x & 0x7c00u) == 0x7c00u; });
     else
-        store(reinterpret_cast<float*>(key_storage()), reinterpret_cast<float*>(value_storage()), [](float x) { return x; },
-              [](float x) { return !std::isfinite(x); });
-    length_ += n;
-    return {};
+        put(reinterpret_cast<float*>(key_storage()), reinterpret_cast<float*>(value_storage()), [](float x) { return x; },
+            [](float x) { return !std::isfinite(x); });
 }
 
 Status KvCache::truncate(std::size_t length) {
-    if (length > length_)
-        return Status::fail(kFn + std::string("truncate: length ") + num(length) + " is past the " + num(length_) +
-                            " positions held");
-    length_ = length;
+    for (std::size_t b = 0; b < config_.batch; ++b)
+        if (length > appended_[b])
+            return Status::fail(kFn + std::string("truncate: length ") + num(length) + " is past the " +
+                                num(appended_[b]) + " positions " +
+                                (config_.batch > 1 && appended_[b] != appended_[0] ? "element " + num(b) + " has" : "held"));
+    std::vector<std::size_t> lengths(config_.batch, length);
+    return truncate(lengths.data());
+}
+
+Status KvCache::truncate(const std::size_t* lengths) {
+    for (std::size_t b = 0; b < config_.batch; ++b) {
+        if (lengths[b] > appended_[b])
+            return Status::fail(kFn + std::string("truncate: lengths[") + num(b) + "] = " + num(lengths[b]) +
+                                " is past the " + num(appended_[b]) + " positions element " + num(b) + " has");
+        if (lengths[b] < appended_[b] - held_[b])
+            return Status::fail(kFn + std::string("truncate: lengths[") + num(b) + "] = " + num(lengths[b]) +
+                                " is before position " + num(appended_[b] - held_[b]) +
+                                ", the oldest this rolling cache still holds for element " + num(b));
+    }
+    for (std::size_t b = 0; b < config_.batch; ++b) {
+        held_[b] -= appended_[b] - lengths[b];
+        appended_[b] = lengths[b];
+    }
     return {};
 }
 
 namespace {
-// out (problems, length, D): element (pos, c) of problem p from its blocks at base + p · per_problem elements,
-// offset at(pos, c), widened from float16 when `half`.
-template <class At>
+// out (problems, length, D): element c of key j of problem p, from its blocks at base + p · per_problem elements:
+// offset at(p, j, c), or 0 where `held(p, j)` says key j is past what the problem's element holds; widened from
+// float16 when `half`.
+template <class At, class Held>
 void gather(const unsigned char* base, bool half, std::size_t problems, std::size_t per_problem, std::size_t length,
-            std::size_t D, At at, float* out) {
+            std::size_t D, At at, Held held, float* out) {
     for (std::size_t p = 0; p < problems; ++p)
-        for (std::size_t pos = 0; pos < length; ++pos)
+        for (std::size_t j = 0; j < length; ++j)
             for (std::size_t c = 0; c < D; ++c) {
-                const std::size_t i = p * per_problem + at(pos, c);
-                out[(p * length + pos) * D + c] = half ? kernels::half_to_float(reinterpret_cast<const std::uint16_t*>(base)[i])
-                                                       : reinterpret_cast<const float*>(base)[i];
+                float x = 0.0f;
+                if (held(p, j)) {
+                    const std::size_t i = p * per_problem + at(p, j, c);
+                    x = half ? kernels::half_to_float(reinterpret_cast<const std::uint16_t*>(base)[i])
+                             : reinterpret_cast<const float*>(base)[i];
+                }
+                out[(p * length + j) * D + c] = x;
             }
 }
 }  // namespace
 
 void KvCache::copy_keys(float* out) const {
     const kernels::KvLayout lay = layout();
-    gather(key_storage(), config_.dtype == CacheDtype::float16, config_.batch * config_.kv_heads,
-           lay.key_elements(config_.capacity), length_, config_.head_dim,
-           [&](std::size_t pos, std::size_t c) { return lay.key_offset(pos, c); }, out);
+    const std::size_t H = config_.kv_heads, C = config_.capacity;
+    gather(key_storage(), config_.dtype == CacheDtype::float16, config_.batch * H, lay.key_elements(C), length(),
+           config_.head_dim,
+           [&](std::size_t p, std::size_t j, std::size_t c) { return lay.key_offset(slot(oldest_slot(p / H) + j), c); },
+           [&](std::size_t p, std::size_t j) { return j < held_[p / H]; }, out);
 }
 
 void KvCache::copy_values(float* out) const {
     const kernels::KvLayout lay = layout();
-    gather(value_storage(), config_.dtype == CacheDtype::float16, config_.batch * config_.kv_heads,
-           lay.value_elements(config_.capacity), length_, value_dim(),
-           [&](std::size_t pos, std::size_t c) { return lay.value_offset(pos, c); }, out);
+    const std::size_t H = config_.kv_heads, C = config_.capacity;
+    gather(value_storage(), config_.dtype == CacheDtype::float16, config_.batch * H, lay.value_elements(C), length(),
+           value_dim(),
+           [&](std::size_t p, std::size_t j, std::size_t c) { return lay.value_offset(slot(oldest_slot(p / H) + j), c); },
+           [&](std::size_t p, std::size_t j) { return j < held_[p / H]; }, out);
 }
 
-Status KvCache::plan_attend(const Shape& q, MaskKind mask_kind, const Shape& mask_shape,
-                            const KvAttendSettings& s, KvAttendPlan* plan) const {
-    const std::string fn = kFn + std::string("attend: ");
-    const std::size_t B = config_.batch, Hkv = config_.kv_heads, E = config_.head_dim, Ev = value_dim();
-    if (q.size() != 4 || q[0] != B || q[3] != E || q[1] == 0 || q[1] % Hkv != 0)
-        return Status::fail(fn + "query must be (B, Hq, L, E) with B = " + num(B) + ", E = " + num(E) +
-                            " and Hq a multiple of the cache's " + num(Hkv) + " key/value heads, got shape " +
-                            shape_to_string(q));
-    const std::size_t Hq = q[1], L = q[2], G = Hq / Hkv, S = length_;
-    KvAttendPlan p;
-    p.length = S;
-    p.output_shape = {B, Hq, L, Ev};
-    p.weights_shape = {B, Hq, L, S};
-    // Decoding: the G query heads of a key/value head as G·L rows of one problem, each key read once. With
-    // L = 1 the bottom-right causal rule hides nothing, so it stacks too. A mask stacks only into the decoding
-    // kernel (few rows, no weights), which places each row's mask by the per-head plan.
-    const bool few = G * L <= kFewRows && !s.need_weights;
-    p.stacked = (L == 1 || !s.is_causal) && (mask_kind == MaskKind::none || few);
-    p.few_rows = p.stacked && few;
-    SdpaSettings settings;
-    settings.scale = s.scale;
-    settings.need_weights = s.need_weights;
-    SdpaSettings per_head = settings;
-    per_head.is_causal = s.is_causal;
-    per_head.causal_alignment = CausalAlignment::bottom_right;
-    per_head.enable_gqa = true;
-    Status st;
-    if (p.stacked) {
-        if (mask_kind != MaskKind::none)
-            st = plan_sdpa(q, {B, Hkv, S, E}, {B, Hkv, S, Ev}, mask_kind, mask_shape, per_head, &p.mask_plan);
-        if (st.ok())
-            st = plan_sdpa({B, Hkv, G * L, E}, {B, Hkv, S, E}, {B, Hkv, S, Ev}, MaskKind::none, {}, settings, &p.sdpa);
-    } else {
-        st = plan_sdpa(q, {B, Hkv, S, E}, {B, Hkv, S, Ev}, mask_kind, mask_shape, per_head, &p.sdpa);
-    }
-    if (!st.ok()) {  // SDPA's message, under the cache's name
-        const std::string prefix = "scaled_dot_product_attention: ";
-        return Status::fail(fn + (st.error.rfind(prefix, 0) == 0 ? st.error.substr(prefix.size()) : st.error));
-    }
-    const kernels::KernelSet& set = *p.sdpa.kernel_set;
-    // The tiles may widen float16 keys and values: the workspace is planned for this cache's storage.
-    kernels::AttentionProblem sized = attention_problem(p.sdpa, nullptr, nullptr, nullptr, {}, nullptr, nullptr);
-    sized.in.kv_float16 = config_.dtype == CacheDtype::float16;
-    sized.in.kv_blocked = true;
-    p.workspace_bytes = p.sdpa.batch == 0 ? 0 : p.few_rows ? set.few_rows_workspace(sized) : set.attention_workspace(sized);
-    *plan = std::move(p);
-    return {};
-}
-
-void KvCache::run_attend(const KvAttendPlan& plan, const float* query, const MaskRef& mask, float* output,
-                         float* weights, void* workspace) const {
-    const SdpaPlan& sp = plan.sdpa;
-    if (sp.batch == 0 || sp.L == 0) return;
-    const kernels::KernelSet& set = *sp.kernel_set;
-    const bool half = config_.dtype == CacheDtype::float16;
-    kernels::AttentionProblem p =
-        attention_problem(sp, query, nullptr, nullptr, mask, output, sp.need_weights ? weights : nullptr);
-    kernels::AttentionInputs& in = p.in;
-    in.kv_float16 = half;
-    if (half) {
-        in.key16 = reinterpret_cast<const std::uint16_t*>(key_storage());
-        in.value16 = reinterpret_cast<const std::uint16_t*>(value_storage());
-    } else {
-        in.key = reinterpret_cast<const float*>(key_storage());
-        in.value = reinterpret_cast<const float*>(value_storage());
-    }
-    in.kv_position_flags = position_flags();
-    in.kv_blocked = true;
-    if (plan.stacked && plan.mask_plan.mask_kind != MaskKind::none) {
-        // The decoding kernel's rows are the G query heads of a key/value head, L rows each: the per-head plan
-        // places their mask.
-        p.rules.mask = mask_layout(plan.mask_plan, mask);
-        p.rules.mask.stack = plan.mask_plan.q_heads / plan.mask_plan.kv_heads;
-    }
-    in.key_stride = layout().key_elements(config_.capacity);
-    in.value_stride = layout().value_elements(config_.capacity);
-    if (plan.few_rows) set.few_rows(p, workspace);
-    else set.attention(p, workspace);
-}
-
-void KvCache::append(const xt::xarray<float>& key, const xt::xarray<float>& value) {
+void KvCache::append(const xt::xarray<float>& key, const xt::xarray<float>& value, const std::vector<std::int32_t>& counts) {
     const Shape ks(key.shape().begin(), key.shape().end()), vs(value.shape().begin(), value.shape().end());
-    if (Status st = append(ks, key.data(), vs, value.data()); !st.ok()) throw std::invalid_argument(st.error);
-}
-
-AttentionResult KvCache::attend(const xt::xarray<float>& query, const KvAttendOptions& o) const {
-    const Shape q(query.shape().begin(), query.shape().end());
-    const MaskRef mask = o.attn_mask.ref();
-    KvAttendPlan plan;
-    if (Status st = plan_attend(q, mask.kind, mask.shape, o, &plan); !st.ok()) throw std::invalid_argument(st.error);
-    AttentionResult r;
-    r.output = xt::xarray<float>::from_shape(plan.output_shape);
-    r.weights = xt::xarray<float>::from_shape(o.need_weights ? plan.weights_shape : Shape{0});
-    std::vector<unsigned char> workspace = kernels::allocate_workspace(plan.workspace_bytes);
-    run_attend(plan, query.data(), mask, r.output.data(), o.need_weights ? r.weights.data() : nullptr, workspace.data());
-    return r;
+    if (!counts.empty() && counts.size() != config_.batch)
+        throw std::invalid_argument(kFn + std::string("append: counts has ") + num(counts.size()) +
+                                    " values, expected one per batch element: B = " + num(config_.batch));
+    if (Status st = append(ks, key.data(), vs, value.data(), counts.empty() ? nullptr : counts.data()); !st.ok())
+        throw std::invalid_argument(st.error);
 }
 
 xt::xarray<float> KvCache::keys() const {
-    xt::xarray<float> k = xt::xarray<float>::from_shape({config_.batch, config_.kv_heads, length_, config_.head_dim});
+    xt::xarray<float> k = xt::xarray<float>::from_shape({config_.batch, config_.kv_heads, length(), config_.head_dim});
     copy_keys(k.data());
     return k;
 }
 
 xt::xarray<float> KvCache::values() const {
-    xt::xarray<float> v = xt::xarray<float>::from_shape({config_.batch, config_.kv_heads, length_, value_dim()});
+    xt::xarray<float> v = xt::xarray<float>::from_shape({config_.batch, config_.kv_heads, length(), value_dim()});
     copy_values(v.data());
     return v;
 }

@@ -49,8 +49,6 @@ kernels::MaskLayout mask_layout(const SdpaPlan& plan, const MaskRef& mask) {
     m.outer_rank = rank - 2;
     m.query_stride = plan.mask_strides[rank - 2];
     m.key_stride = plan.mask_col_stride();
-    m.stack = 1;
-    m.stack_rows = plan.L;
     return m;
 }
 
@@ -70,6 +68,7 @@ kernels::AttentionProblem attention_problem(const SdpaPlan& plan, const float* q
     r.heads = plan.heads;
     r.key_lengths = plan.key_lengths.empty() ? nullptr : plan.key_lengths.data();
     r.alibi_slopes = plan.alibi_slopes.empty() ? nullptr : plan.alibi_slopes.data();
+    r.stack_rows = plan.L;
     r.mask = mask_layout(plan, mask);
     r.dropout = plan.dropout_p > 0.0;
     r.seed = plan.seed;

@@ -49,11 +49,12 @@ struct RowKeys {
     }
 };
 
-inline RowKeys row_keys(const AttentionProblem& p, std::size_t b) {
+// The keys of the rules' problem b, whose rows number `rows` (L, or stack_rows of stacked rows).
+inline RowKeys row_keys(const AttentionProblem& p, std::size_t b, std::size_t rows) {
     const AttentionRules& r = p.rules;
     RowKeys k;
     k.len = r.key_lengths ? static_cast<std::size_t>(r.key_lengths[b / r.heads]) : p.in.S;
-    k.offset = r.bottom_right ? static_cast<std::int64_t>(k.len) - static_cast<std::int64_t>(p.in.L) : 0;
+    k.offset = r.bottom_right ? static_cast<std::int64_t>(k.len) - static_cast<std::int64_t>(rows) : 0;
     k.low = r.window_left >= 0;
     k.low_shift = k.offset - r.window_left;
     k.high = r.causal || r.window_right >= 0;
@@ -70,10 +71,12 @@ inline double keys_per_row(const AttentionProblem& p) {
     return width < S ? width : S;
 }
 
-// Offset of mask element (problem b, row r, key 0): the walk MaskLayout describes (kernels.hpp).
-inline std::size_t mask_row_offset(const MaskLayout& m, std::size_t b, std::size_t r) {
-    const std::size_t rows = m.stack_rows ? m.stack_rows : 1;
-    std::size_t problem = b * m.stack + r / rows, offset = r % rows * m.query_stride;
+// Offset of mask element (problem b, row r, key 0): the walk MaskLayout describes, from the rules' problem and row
+// of stacked rows (kernels.hpp).
+inline std::size_t mask_row_offset(const AttentionRules& rules, std::size_t b, std::size_t r) {
+    const MaskLayout& m = rules.mask;
+    const std::size_t rows = rules.stack_rows ? rules.stack_rows : 1;
+    std::size_t problem = b * rules.stack + r / rows, offset = r % rows * m.query_stride;
     for (std::size_t d = m.outer_rank; d-- > 0;) {
         offset += problem % m.outer_extents[d] * m.outer_strides[d];
         problem /= m.outer_extents[d];
@@ -155,6 +158,8 @@ struct AttentionKernel {
         std::size_t evp;
         RowKeys keys;     // which keys each row sees
         float slope;      // ALiBi's slope of this problem's head (0 without)
+        std::size_t ring_start, ring;  // a KV cache's ring: key j in slot (ring_start + j) % ring (ring 0: slot j)
+        std::size_t slot(std::size_t j) const { return ring ? (ring_start + j) % ring : j; }
     };
     // A run of keys within a tile: [k0 + skip, k0 + skip + count).
     struct Span {
@@ -188,8 +193,9 @@ struct AttentionKernel {
         return Head{p, w, b, p.in.query + b * p.in.L * p.in.E, p.in.key ? p.in.key + kv * ks : nullptr, p.in.value ? p.in.value + kv * vs : nullptr,
                     p.in.key16 ? p.in.key16 + kv * ks : nullptr, p.in.value16 ? p.in.value16 + kv * vs : nullptr,
                     p.out.output + b * p.in.L * p.in.Ev, p.out.weights ? p.out.weights + b * p.in.L * p.in.S : nullptr,
-                    p.rules.mask.type == MaskType::none ? 0 : mask_row_offset(p.rules.mask, b, 0), round_up(p.in.Ev, W),
-                    row_keys(p, b), p.rules.alibi_slopes ? p.rules.alibi_slopes[b % p.rules.heads] : 0.0f};
+                    p.rules.mask.type == MaskType::none ? 0 : mask_row_offset(p.rules, b, 0), round_up(p.in.Ev, W),
+                    row_keys(p, b, p.in.L), p.rules.alibi_slopes ? p.rules.alibi_slopes[b % p.rules.heads] : 0.0f,
+                    p.in.kv_ring ? p.in.kv_ring[2 * (b / p.rules.heads)] : 0, p.in.kv_ring ? p.in.kv_capacity : 0};
     }
 
     static void run(const AttentionProblem& p, void* workspace) {
@@ -232,27 +238,31 @@ struct AttentionKernel {
     }
 
     // A KV cache's key rows [k0, k0 + kn) into kt (kn, E), from its key blocks (kv_layout.hpp: element c of
-    // position pos at (pos / 16 · E + c) · 16 + pos % 16), widened from float16.
-    // float32 keys go 4 × 4 at a time where the ops can transpose (4 positions from a multiple of 4, which one
-    // block holds, × 4 elements), the rest one at a time.
+    // the key in slot s at (s / 16 · E + c) · 16 + s % 16), widened from float16.
+    // float32 keys go 4 × 4 at a time where the ops can transpose (4 slots from a multiple of 4, which one block
+    // holds, × 4 elements), the rest one at a time.
     static void gather_key_rows(const Head& h, std::size_t k0, std::size_t kn) {
         const std::size_t E = h.p.in.E;
         const KvLayout lay{E, h.p.in.Ev};
-        const auto at = [&](std::size_t pos) { return lay.key_offset(pos, 0); };  // element 0 of position pos
-        std::size_t j = 0;
+        const auto at = [&](std::size_t j) { return lay.key_offset(h.slot(k0 + j), 0); };  // element 0 of key k0 + j
         const auto one_row = [&](std::size_t jj) {
-            const std::size_t a = at(k0 + jj);
+            const std::size_t a = at(jj);
             float* row = h.w.kt + jj * E;
             if (h.k16)
                 for (std::size_t c = 0; c < E; ++c) row[c] = half_to_float(h.k16[a + c * kKeyBlock]);
             else
                 for (std::size_t c = 0; c < E; ++c) row[c] = h.k[a + c * kKeyBlock];
         };
-        if constexpr (O::has_transpose4) {
-            if (!h.k16) {
-                for (; j < kn && (k0 + j) % 4 != 0; ++j) one_row(j);
-                for (; j + 4 <= kn; j += 4) {
-                    const float* run = h.k + at(k0 + j);  // element c of positions k0 + j … + 3 at run + c · 16
+        // Four keys in slots s … s + 3 of one block, s a multiple of 4 (and not past a ring's end).
+        const auto four_in_a_block = [&](std::size_t j) {
+            const std::size_t s = h.slot(k0 + j);
+            return s % 4 == 0 && j + 4 <= kn && (!h.ring || s + 4 <= h.ring);
+        };
+        std::size_t j = 0;
+        while (j < kn) {
+            if constexpr (O::has_transpose4) {
+                if (!h.k16 && four_in_a_block(j)) {
+                    const float* run = h.k + at(j);  // element c of keys k0 + j … + 3 at run + c · 16
                     float* rows = h.w.kt + j * E;
                     std::size_t c = 0;
                     for (; c + 4 <= E; c += 4) {
@@ -262,10 +272,12 @@ struct AttentionKernel {
                     }
                     for (; c < E; ++c)
                         for (std::size_t l = 0; l < 4; ++l) rows[l * E + c] = run[c * kKeyBlock + l];
+                    j += 4;
+                    continue;
                 }
             }
+            one_row(j++);
         }
-        for (; j < kn; ++j) one_row(j);
     }
     // A KV cache's value rows [k0, k0 + kn) into vt (kn, evp), from its value tiles (kv_layout.hpp): each row a
     // run of each column block, widened from float16, zeros from Ev to evp.
@@ -276,7 +288,7 @@ struct AttentionKernel {
             float* row = h.w.vt + j * h.evp;
             for (std::size_t cb = 0; cb * kValueCols < Ev; ++cb) {
                 const std::size_t from = cb * kValueCols, n = min_size(lay.value_width(cb), Ev - from);
-                const std::size_t at = lay.value_offset(k0 + j, from);  // the row's run in column block cb
+                const std::size_t at = lay.value_offset(h.slot(k0 + j), from);  // the row's run in column block cb
                 if (h.v16) widen(h.v16 + at, n, row + from);
                 else for (std::size_t c = 0; c < n; ++c) row[from + c] = h.v[at + c];
             }

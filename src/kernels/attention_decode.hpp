@@ -27,6 +27,7 @@
 #include "kernels/kahan.hpp"
 #include "kernels/kv_layout.hpp"
 #include "kernels/parallel.hpp"
+#include "kernels/tanh.hpp"
 
 namespace xattn::kernels {
 namespace {
@@ -223,12 +224,81 @@ struct DecodeKernel {
         }
     }
 
+    // The rules of one stacked row (kernels.hpp, AttentionRules::stack): the keys it sees (logical: key j is the
+    // element's j-th oldest), its position's offset, ALiBi's slope of its head and where its mask row starts.
+    struct RowRule {
+        RowKeys keys;
+        std::size_t i;        // its row within its head
+        float slope;
+        std::size_t mask_at;  // mask element (row, key 0)
+    };
+    // The slots a problem reads, [begin, end) (whole tiles from a tile boundary), its element, and its ring: key j in
+    // slot (start + j) % ring, and only the slots that hold one of its len keys are keys (ring 0: slot j is key j).
+    struct Slots {
+        std::size_t begin, end, element, start, ring, len;
+        std::size_t key(std::size_t slot) const { return ring ? (slot + ring - start) % ring : slot; }
+    };
+
+    static Slots rules_of(const AttentionProblem& p, std::size_t b, std::size_t R, RowRule* rule) {
+        const AttentionRules& r = p.rules;
+        const std::size_t per = r.stack_rows ? r.stack_rows : R;
+        Slots s{};
+        s.element = b * r.stack / r.heads;
+        for (std::size_t x = 0; x < R; ++x) {
+            const std::size_t hb = b * r.stack + x / per;  // the rules' problem of row x
+            rule[x].keys = row_keys(p, hb, per);
+            rule[x].i = x % per;
+            rule[x].slope = r.alibi_slopes ? r.alibi_slopes[hb % r.heads] : 0.0f;
+            rule[x].mask_at = r.mask.type == MaskType::none ? 0 : mask_row_offset(r, b, x);
+        }
+        s.len = rule[0].keys.len;
+        const std::uint32_t* ring = p.in.kv_ring ? p.in.kv_ring + 2 * s.element : nullptr;
+        if (ring && (ring[0] != 0 || ring[1] != s.len)) {  // rolled: every used slot, the rules key by key
+            s.start = ring[0], s.ring = p.in.kv_capacity, s.begin = 0, s.end = ring[1];
+            return s;
+        }
+        // Slots are keys: from the first key a row sees to the last.
+        s.begin = rule[0].keys.first(rule[0].i), s.end = 0;
+        for (std::size_t x = 0; x < R; ++x) {
+            s.begin = min_size(s.begin, rule[x].keys.first(rule[x].i));
+            s.end = s.end > rule[x].keys.end(rule[x].i) ? s.end : rule[x].keys.end(rule[x].i);
+        }
+        return s;
+    }
+
+    // Whether a row's scores over the slots [k0, k0 + kn) need the rules key by key: a mask, ALiBi, or a key it may
+    // not see among them.
+    static bool ruled(const AttentionProblem& p, const RowRule& rule, const Slots& s, std::size_t k0, std::size_t kn) {
+        if (p.rules.mask.type != MaskType::none || p.rules.alibi_slopes) return true;
+        const std::size_t first = rule.keys.first(rule.i), end = rule.keys.end(rule.i);
+        if (s.ring) return first > 0 || end < s.len || s.end != s.len;
+        return k0 < first || k0 + kn > end;
+    }
+
+    // The score of the key in `slot` for one row from its dot product, under the rules.
+    static float ruled_score(const AttentionProblem& p, const RowRule& rule, const Slots& s, std::size_t slot, float dot) {
+        const AttentionRules& r = p.rules;
+        const std::size_t j = s.key(slot);
+        if (j >= s.len || j < rule.keys.first(rule.i) || j >= rule.keys.end(rule.i)) return kNegInf;
+        float x = dot * r.scale;
+        if (r.softcap > 0.0f) x = tanh_of<ScalarOps>(x * (1.0f / r.softcap)) * r.softcap;
+        if (r.mask.type == MaskType::boolean && !r.mask.bools[rule.mask_at + j * r.mask.key_stride]) return kNegInf;
+        if (r.mask.type == MaskType::additive) x += r.mask.values[rule.mask_at + j * r.mask.key_stride];
+        if (r.alibi_slopes) {
+            const std::int64_t position = static_cast<std::int64_t>(rule.i) + rule.keys.offset;
+            x += rule.slope * static_cast<float>(static_cast<std::int64_t>(j) - position);
+        }
+        return x;
+    }
+
     // Keys [k_begin, k_end) of problem b: into out (R, Ev) when `part` is null, else into the chunk's partial.
     // k / k16 and v / v16: the problem's key blocks and value tiles (kv_layout.hpp); k_begin is a whole tile.
     static void problem(const AttentionProblem& p, const Scratch& w, std::size_t b, const float* q, const float* k,
                         const std::uint16_t* k16, const float* v, const std::uint16_t* v16, std::size_t k_begin,
                         std::size_t k_end, float* out, float* part) {
-        const std::size_t R = p.in.L, S = k_end, E = p.in.E, Ev = p.in.Ev;
+        static_assert(kTile % kKeyBlock == 0, "tiles start on key blocks");
+        const std::size_t R = p.in.L, E = p.in.E, Ev = p.in.Ev;
+        std::size_t S = k_end;
         const std::size_t evp = round_up(Ev, W);
         const KvLayout lay{E, Ev};
         const std::size_t evb = lay.evb();
@@ -244,14 +314,22 @@ struct DecodeKernel {
         if (bits_ok)
             for (std::size_t x = 0; x < R * E; ++x) w.qbits[x] = q[x] * 0x1p112f;
 
+        // The rows' rules and the slots to read: the keys [k_begin, S) of the chunk, within the slots the problem's
+        // element uses, from the tile where the first row's keys start (slots are keys but in a rolled ring).
+        RowRule rule[kMaxRows];
+        const Slots slots = rules_of(p, b, R, rule);
+        const std::uint8_t* position_flags = p.in.kv_position_flags ? p.in.kv_position_flags + slots.element * p.in.kv_capacity : nullptr;
+        S = min_size(S, slots.end);
+        if (slots.begin > k_begin) k_begin = slots.begin / kTile * kTile;
+
         const bool ask_ahead = R > 1 && k;  // see touch_tile
         if (ask_ahead && k_begin < S) touch_tile(k, v, k_begin, min_size(kTile, S - k_begin), lay);
         for (std::size_t k0 = k_begin; k0 < S; k0 += kTile) {
             const std::size_t kn = min_size(kTile, S - k0), kb = round_up(kn, kKeyBlock);
             if (ask_ahead && k0 + kTile < S) touch_tile(k, v, k0 + kTile, min_size(kTile, S - k0 - kTile), lay);
             // Bit 0: a key of the tile holds inf or NaN, bit 1: a value does; both when the cache does not say.
-            unsigned flags = p.in.kv_position_flags ? 0u : 3u;
-            for (std::size_t j = 0; p.in.kv_position_flags && j < kn; ++j) flags |= p.in.kv_position_flags[k0 + j];
+            unsigned flags = position_flags ? 0u : 3u;
+            for (std::size_t j = 0; position_flags && j < kn; ++j) flags |= position_flags[k0 + j];
             const bool in_place = bits_ok && flags == 0;
             // The tile's key blocks and value tile as floats: in place, or float16 widened into scratch (whole
             // blocks and the whole tile; positions past kn are never used).
@@ -287,19 +365,19 @@ struct DecodeKernel {
                 const auto larger = [](auto x, auto m) { return (x > m) | (x != x); };
                 float tmax = kNegInf;
                 std::size_t x = 0;
-                if (p.rules.mask.type != MaskType::none) {
-                    // The row's mask, as the tiled kernels apply it: a false boolean forbids (-inf), a float adds.
-                    const std::size_t ks = p.rules.mask.key_stride, at = mask_row_offset(p.rules.mask, b, r) + k0 * ks;
+                if (ruled(p, rule[r], slots, k0, kn)) {
+                    // The row's rules key by key, as the tiled kernels apply them: scaled, soft-capped, then -inf
+                    // for a key it may not see or a false boolean, a float mask added, ALiBi's slope · (j − p).
                     for (; x < kn; ++x) {
-                        const float scaled = sr[x] * p.rules.scale;
-                        sr[x] = p.rules.mask.type == MaskType::boolean ? (p.rules.mask.bools[at + x * ks] ? scaled : kNegInf)
-                                                                 : scaled + p.rules.mask.values[at + x * ks];
+                        sr[x] = ruled_score(p, rule[r], slots, k0 + x, sr[x]);
                         tmax = larger(sr[x], tmax) ? sr[x] : tmax;
                     }
                 }
+                const float cap = p.rules.softcap, inv_cap = cap > 0.0f ? 1.0f / cap : 0.0f;
                 V vmax = O::splat(kNegInf);
                 for (; x + W <= kn; x += W) {
-                    const V scaled = O::load(sr + x) * O::splat(p.rules.scale);
+                    V scaled = O::load(sr + x) * O::splat(p.rules.scale);
+                    if (cap > 0.0f) scaled = tanh_of<O>(scaled * O::splat(inv_cap)) * O::splat(cap);
                     O::store(sr + x, scaled);
                     vmax = O::select(larger(scaled, vmax), scaled, vmax);
                 }
@@ -308,6 +386,7 @@ struct DecodeKernel {
                 for (std::size_t l = 0; l < W; ++l) tmax = larger(lanes[l], tmax) ? lanes[l] : tmax;
                 for (; x < kn; ++x) {
                     sr[x] *= p.rules.scale;
+                    if (cap > 0.0f) sr[x] = tanh_of<ScalarOps>(sr[x] * inv_cap) * cap;
                     tmax = larger(sr[x], tmax) ? sr[x] : tmax;
                 }
                 const float m_old = w.m[r];

@@ -20,11 +20,10 @@ enum class MaskType : std::uint8_t { none, boolean, additive };
 // Which scores a call returns beside its output (xattn::ScoresStage).
 enum class ScoresKind : std::uint8_t { none, scaled, softcapped, biased };
 
-// Where a mask's elements are, resolved when the call was planned. Element (problem b, query row r, key j) is at
-// problem_offset(b') + i · query_stride + j · key_stride, where b' = b · stack + r / stack_rows and i = r % stack_rows:
-// the decoding kernel stacks the `stack` query heads of a key/value head as rows of one problem (stack_rows rows
-// each); everywhere else stack is 1 and stack_rows is L. problem_offset walks the weights' leading dims (…),
-// outermost first: outer_rank extents and the mask's step along each (0 where it broadcasts).
+// Where a mask's elements are, resolved when the call was planned. Element (problem b, row i, key j) of the plan's
+// problems is at problem_offset(b) + i · query_stride + j · key_stride (stacked rows find their problem and row by
+// AttentionRules::stack). problem_offset walks the weights' leading dims (…), outermost first: outer_rank extents
+// and the mask's step along each (0 where it broadcasts).
 struct MaskLayout {
     MaskType type = MaskType::none;
     const std::uint8_t* bools = nullptr;  // type boolean: non-zero = this query may attend to this key
@@ -34,7 +33,6 @@ struct MaskLayout {
     std::size_t outer_rank = 0;
     std::size_t query_stride = 0;  // from query i to i + 1
     std::size_t key_stride = 0;    // from key j to j + 1 (0 or 1)
-    std::size_t stack = 1, stack_rows = 0;
 };
 
 // One attention call in plain numbers and pointers, in three parts: what it reads, the rules its scores follow,
@@ -56,7 +54,12 @@ struct AttentionInputs {
     // A KV cache's word on its positions (S), or null: bit 0 set where some key holds inf or NaN, bit 1 where
     // some value does (any problem). The decoding kernel then skips its own scans of the tiles, and reads
     // float16 tiles with neither bit in place (attention_decode.hpp).
-    const std::uint8_t* kv_position_flags = nullptr;
+    const std::uint8_t* kv_position_flags = nullptr;  // (batch elements, kv_capacity): one row per element
+    // A KV cache's ring of kv_capacity slots (a rolling buffer, or one truncated after it rolled), or null: slots
+    // are positions. Two per batch element: the slot of its oldest key (key 0), and how many slots from 0 it uses;
+    // key j sits in slot (start + j) % kv_capacity.
+    const std::uint32_t* kv_ring = nullptr;
+    std::size_t kv_capacity = 0;
     const float* grad_output = nullptr;     // the backward's dO (batch, L, Ev)
 };
 
@@ -73,6 +76,10 @@ struct AttentionRules {
     std::size_t heads = 1;                  // problems per batch element (query dim -3)
     const std::int32_t* key_lengths = nullptr;  // (batch / heads) or null: S keys for every element
     const float* alibi_slopes = nullptr;    // (heads) or null: + slope · (j − p)
+    // The decoding kernel stacks the `stack` query heads of a key/value head as rows of one problem: row r of
+    // problem b is row r % stack_rows of the rules' (and the mask's) problem b · stack + r / stack_rows. Elsewhere
+    // stack is 1 and stack_rows is L.
+    std::size_t stack = 1, stack_rows = 0;
     MaskLayout mask;
     bool dropout = false;
     std::uint64_t seed = 0, dropout_threshold = 0;

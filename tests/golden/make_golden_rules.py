@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """Writes the golden fixtures of the attention rules beyond PyTorch's SDPA, in float64 torch:
 
-    /usr/bin/python3 tests/golden/make_golden_rules.py   # rewrites tests/golden/{sdpa_rules,sdpa_rules_grad,rotary,mha_rules}.txt
+    /usr/bin/python3 tests/golden/make_golden_rules.py   # rewrites tests/golden/{sdpa_rules,sdpa_rules_grad,rotary,mha_rules,kv_rules}.txt
 
 Same format and conventions as make_golden.py (float32 inputs, float64 answers, autograd for gradients).
 What each rule is computed from:
@@ -17,6 +17,8 @@ What each rule is computed from:
 * returned scores: ONNX Attention's qk_matmul_output stages (scaled, after the soft-cap, after every bias).
 * MultiheadAttention with the rules: its forward written out in torch, checked against torch.nn.MultiheadAttention
   with the rules as an explicit float attn_mask wherever there is no soft-cap; gradients by autograd.
+* KV cache scenarios: appends (each element its own count), truncations and rolling buffers written as lists of
+  positions in Python, keys turned as they go in; the attend is the rules above on what each element holds.
 * rotary embeddings: ONNX RotaryEmbedding (opset 23) semantics; Hugging Face's rotate_half (non-interleaved)
   and GPT-J's pairs (interleaved), written in torch.
 
@@ -472,12 +474,99 @@ def rotary_cases(gen):
     return cases
 
 
+# ---------------------------------------------------------------- KV cache scenarios
+
+def kv_scenario(gen, name, B, Hkv, Hq, E, Ev, capacity, steps, L, rolling=False, rotary_rule=None, mask=None,
+                **rules):
+    """A cache written as a list per element of (position, key row, value row): appends (`n` rows, optional
+    per-element `counts`) and truncations (per-element lengths), then an attend of L query rows, each element's
+    last L positions, with the rules over the positions each element still holds (ONNX Attention's
+    nonpad_kv_seqlen alignment). Keys turn by their positions (ONNX RotaryEmbedding) as they go in."""
+    held = [[] for _ in range(B)]  # per element: (position, key (Hkv, E), value (Hkv, Ev)), oldest first
+    appended = [0] * B
+    c = mg.Case(name, "kv_cache")
+    for key, value in [("batch", B), ("kv_heads", Hkv), ("head_dim", E), ("value_dim", Ev), ("capacity", capacity),
+                       ("rolling", rolling), ("steps", len(steps))]:
+        c.opt(key, value)
+    if rotary_rule is not None:
+        c.opt("rotary_base", float(rotary_rule[0]))
+        c.opt("rotary_dim", rotary_rule[1])
+        c.opt("rotary_interleaved", rotary_rule[2])
+    for i, step in enumerate(steps):
+        if "truncate" in step:
+            t = torch.tensor(step["truncate"], dtype=torch.int32)
+            c.tensor("step%d_truncate" % i, t)
+            for b in range(B):
+                held[b] = [entry for entry in held[b] if entry[0] < int(t[b])]
+                appended[b] = int(t[b])
+            continue
+        n = step["n"]
+        k, v = mg.randn(gen, B, Hkv, n, E), mg.randn(gen, B, Hkv, n, Ev)
+        c.tensor("step%d_key" % i, k)
+        c.tensor("step%d_value" % i, v)
+        counts = step.get("counts", [n] * B)
+        if "counts" in step:
+            c.tensor("step%d_counts" % i, torch.tensor(counts, dtype=torch.int32))
+        for b in range(B):
+            for t in range(counts[b]):
+                pos = appended[b] + t
+                key = k[b, :, t].double()                                          # (Hkv, E)
+                if rotary_rule is not None:
+                    key = rotary(key.unsqueeze(1), torch.tensor([pos]), *rotary_rule).squeeze(1)
+                held[b].append((pos, key, v[b, :, t].double()))
+            appended[b] += counts[b]
+            if rolling:
+                held[b] = held[b][-capacity:]
+    S = max(len(h) for h in held)
+    K = torch.zeros(B, Hkv, S, E, dtype=torch.float64)
+    V = torch.zeros(B, Hkv, S, Ev, dtype=torch.float64)
+    for b in range(B):
+        for j, (_, key, value) in enumerate(held[b]):
+            K[b, :, j], V[b, :, j] = key, value
+    lengths = torch.tensor([len(h) for h in held], dtype=torch.int32)
+    q = mg.randn(gen, B, Hq, L, E)
+    out, weights, _ = attention(q.double(), K, V, mask=mask, bottom_right=True, enable_gqa=True, key_lengths=lengths,
+                                **rules)
+    options(c, rules.get("is_causal", False), False, None, False, rules.get("softcap", 0.0),
+            rules.get("window", (-1, -1)), rules.get("alibi"), None)
+    c.opt("need_weights", True)
+    c.tensor("query", q)
+    if mask is not None:
+        c.tensor("attn_mask", mask)
+    c.tensor("lengths", lengths)
+    c.tensor("keys", K)
+    c.tensor("output", out)
+    c.tensor("weights", weights)
+    return c
+
+
+def kv_cases(gen):
+    cases = []
+    add = cases.append
+    # Mistral-like: a rolling buffer of the window, keys turned as they go in, one row a step after a prefill.
+    add(kv_scenario(gen, "rolling_window_rotary_decode", B=2, Hkv=2, Hq=4, E=8, Ev=6, capacity=5,
+                    steps=[{"n": 3}, {"n": 1}, {"n": 1}, {"n": 1}, {"n": 2}], L=1, rolling=True,
+                    rotary_rule=(10000.0, 8, False), is_causal=True, window=(4, -1)))
+    # Batched serving: each element appends its own count; ALiBi and a soft-cap, three rows of prefill.
+    add(kv_scenario(gen, "per_element_counts_alibi_softcap", B=3, Hkv=1, Hq=2, E=8, Ev=8, capacity=20,
+                    steps=[{"n": 4, "counts": [4, 1, 0]}, {"n": 5, "counts": [2, 5, 3]}], L=3,
+                    alibi=bloom_slopes(2), softcap=2.0, is_causal=True))
+    # Truncated on its own, per element, in a rolled ring; a mask beside the causal rule; GPT-J rotary.
+    add(kv_scenario(gen, "rolled_then_truncated_masked", B=2, Hkv=2, Hq=2, E=6, Ev=4, capacity=6,
+                    steps=[{"n": 5}, {"n": 4, "counts": [4, 2]}, {"truncate": [8, 6]}, {"n": 1}], L=2, rolling=True,
+                    rotary_rule=(500.0, 4, True), is_causal=True, mask=mg.randn(gen, 1, 1, 2, 6)))
+    # A wide ring across the decoding kernel's tiles (64 slots) and chunks, with a window inside it.
+    add(kv_scenario(gen, "rolling_across_tiles", B=1, Hkv=1, Hq=3, E=16, Ev=16, capacity=150,
+                    steps=[{"n": 100}, {"n": 90}, {"n": 1}], L=1, rolling=True, window=(120, -1), is_causal=True))
+    return cases
+
+
 def main():
     gen = torch.Generator().manual_seed(20270101)
     header = ("# xattn golden fixtures, written by tests/golden/make_golden_rules.py with torch %s; do not edit\n"
               % torch.__version__)
     for fname, make in (("sdpa_rules.txt", rules_cases), ("sdpa_rules_grad.txt", rules_grad_cases),
-                        ("rotary.txt", rotary_cases), ("mha_rules.txt", mha_rules_cases)):
+                        ("rotary.txt", rotary_cases), ("mha_rules.txt", mha_rules_cases), ("kv_rules.txt", kv_cases)):
         cases = make(gen)
         with open(os.path.join(HERE, fname), "w") as f:
             f.write(header)
