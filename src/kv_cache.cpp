@@ -8,6 +8,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <stdexcept>
+#include <type_traits>
 
 #include "kernels/half.hpp"
 #include "kernels/kernels.hpp"
@@ -108,6 +109,16 @@ std::uint8_t* KvCache::position_flags() const {
 
 Status KvCache::append(const Shape& ks, const float* key, const Shape& vs, const float* value,
                        const std::int32_t* counts) {
+    return append_rows(ks, key, vs, value, counts);
+}
+
+Status KvCache::append(const Shape& ks, const std::uint16_t* key, const Shape& vs, const std::uint16_t* value,
+                       const std::int32_t* counts) {
+    return append_rows(ks, key, vs, value, counts);
+}
+
+template <class T>
+Status KvCache::append_rows(const Shape& ks, const T* key, const Shape& vs, const T* value, const std::int32_t* counts) {
     // Messages are built only on refusal: a valid append allocates nothing.
     auto refuse = [&](const std::string& why) {
         return Status::fail(kFn + std::string("append: ") + why + " (key " + shape_to_string(ks) + ", value " +
@@ -140,9 +151,14 @@ Status KvCache::append(const Shape& ks, const float* key, const Shape& vs, const
     return {};
 }
 
-void KvCache::store(std::size_t b, const float* key, const float* value, std::size_t rows, std::size_t count) {
-    // key (Hkv, rows, E) and value (Hkv, rows, Ev) of element b: its first `count` rows, each at its element's next
-    // position, into that position's slot.
+template <class T>
+void KvCache::store(std::size_t b, const T* key, const T* value, std::size_t rows, std::size_t count) {
+    // key (Hkv, rows, E) and value (Hkv, rows, Ev) of element b, float32 or halves: its first `count` rows, each at
+    // its element's next position, into that position's slot.
+    const auto widened = [](T x) {
+        if constexpr (std::is_same_v<T, float>) return x;
+        else return kernels::half_to_float(x);
+    };
     const std::size_t H = config_.kv_heads, E = config_.head_dim, Ev = value_dim();
     const kernels::KvLayout lay = layout();
     const std::size_t evb = lay.evb();
@@ -155,20 +171,20 @@ void KvCache::store(std::size_t b, const float* key, const float* value, std::si
                 const std::size_t problem = b * H + h;
                 auto* kd = keys + problem * lay.key_elements(config_.capacity);      // the problem's key blocks
                 auto* vd = values + problem * lay.value_elements(config_.capacity);  // its value tiles
-                const float* k = key + (h * rows + t) * E;     // (E) key of head h, new row t
-                const float* v = value + (h * rows + t) * Ev;  // (Ev)
-                if (config_.rotary) {
-                    rotate_row(*config_.rotary, E, static_cast<std::int64_t>(position), k, turned_.data());
-                    k = turned_.data();
+                const T* k = key + (h * rows + t) * E;     // (E) key of head h, new row t
+                const T* v = value + (h * rows + t) * Ev;  // (Ev)
+                if (config_.rotary) {  // turned by its position, in float32
+                    for (std::size_t c = 0; c < E; ++c) turned_[c] = widened(k[c]);
+                    rotate_row(*config_.rotary, E, static_cast<std::int64_t>(position), turned_.data(), turned_.data());
                 }
                 bool key_special = false, value_special = false;
                 for (std::size_t c = 0; c < E; ++c) {
-                    const auto x = convert(k[c]);
+                    const auto x = convert(config_.rotary ? turned_[c] : widened(k[c]));
                     kd[lay.key_offset(at, c)] = x;
                     key_special |= special(x);
                 }
                 for (std::size_t c = 0; c < evb; ++c) {
-                    const auto x = convert(c < Ev ? v[c] : 0.0f);
+                    const auto x = convert(c < Ev ? widened(v[c]) : 0.0f);
                     vd[lay.value_offset(at, c)] = x;
                     value_special |= special(x);
                 }

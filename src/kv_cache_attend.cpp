@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <stdexcept>
 
+#include "half_io.hpp"
 #include "kernels/kernels.hpp"
 #include "kernels/kv_layout.hpp"
 #include "sdpa_kernels.hpp"
@@ -98,6 +99,10 @@ Status KvCache::plan_attend(const Shape& q, MaskKind mask_kind, const Shape& mas
     sized.in.kv_blocked = true;
     if (p.few_rows) sized.in.S = p.slots;
     p.workspace_bytes = p.sdpa.batch == 0 ? 0 : p.few_rows ? set.few_rows_workspace(sized) : set.attention_workspace(sized);
+    p.float16_io = s.float16_io;
+    if (p.float16_io)
+        p.workspace_bytes = half_io::bytes({numel(q), numel(p.output_shape), s.need_weights ? numel(p.weights_shape) : 0},
+                                           p.workspace_bytes);
     *plan = std::move(p);
     return {};
 }
@@ -135,6 +140,19 @@ void KvCache::run_attend(const KvAttendPlan& plan, const float* query, const Mas
     in.value_stride = layout().value_elements(config_.capacity);
     if (plan.few_rows) set.few_rows(p, workspace);
     else set.attention(p, workspace);
+}
+
+void KvCache::run_attend(const KvAttendPlan& plan, const std::uint16_t* query, const MaskRef& mask,
+                         std::uint16_t* output, std::uint16_t* weights, void* workspace) const {
+    const Shape& o = plan.output_shape;  // (B, Hq, L, Ev)
+    const std::size_t nq = o[0] * o[1] * o[2] * config_.head_dim;
+    const std::size_t nout = numel(plan.output_shape), nw = plan.sdpa.need_weights ? numel(plan.weights_shape) : 0;
+    float* c[3];  // query, output, weights
+    void* rest = half_io::carve(workspace, {nq, nout, nw}, c);
+    half_io::widen(query, nq, c[0]);
+    run_attend(plan, c[0], mask, c[1], nw ? c[2] : nullptr, rest);
+    half_io::narrow(c[1], nout, output);
+    if (nw && weights) half_io::narrow(c[2], nw, weights);
 }
 
 AttentionResult KvCache::attend(const xt::xarray<float>& query, const KvAttendOptions& o) const {

@@ -3,6 +3,9 @@
 
 #include <cmath>
 #include <stdexcept>
+#include <type_traits>
+
+#include "kernels/half.hpp"
 
 namespace xattn {
 namespace {
@@ -12,14 +15,41 @@ constexpr std::int64_t kPositionLimit = std::int64_t{1} << 31;
 
 std::string num(std::size_t n) { return std::to_string(n); }
 
+// One row of D features (float32 or halves) turned by `position`'s angles, or back.
+template <class T>
+void turn(const RotaryEmbedding& rule, std::size_t D, std::int64_t position, const T* in, T* out, bool inverse) {
+    const auto load = [](T x) {
+        if constexpr (std::is_same_v<T, float>) return x;
+        else return kernels::half_to_float(x);
+    };
+    const auto put = [](float x) {
+        if constexpr (std::is_same_v<T, float>) return x;
+        else return kernels::float_to_half(x);
+    };
+    const std::size_t r = rule.rotary_dim ? rule.rotary_dim : D, half = r / 2;
+    for (std::size_t k = 0; k < half; ++k) {
+        // Pair k turns by position · base^(−2k / r), taken in float64.
+        const double angle = static_cast<double>(position) * std::pow(rule.base, -2.0 * static_cast<double>(k) / static_cast<double>(r));
+        const float c = static_cast<float>(std::cos(angle));
+        const float s = static_cast<float>(inverse ? -std::sin(angle) : std::sin(angle));
+        const std::size_t a = rule.interleaved ? 2 * k : k, b = rule.interleaved ? 2 * k + 1 : k + half;
+        const float x = load(in[a]), y = load(in[b]);
+        out[a] = put(x * c - y * s);
+        out[b] = put(y * c + x * s);
+    }
+    if (out != in)
+        for (std::size_t d = r; d < D; ++d) out[d] = in[d];
+}
+
 // Every row of x turned by its position's angles, or turned back.
-void rotate_all(const RotaryPlan& plan, const float* in, float* out, bool inverse) {
+template <class T>
+void rotate_all(const RotaryPlan& plan, const T* in, T* out, bool inverse) {
     const std::size_t L = plan.L, D = plan.D, H = plan.heads;
     for (std::size_t n = 0; n < plan.elements; ++n)
         for (std::size_t h = 0; h < H; ++h)
             for (std::size_t l = 0; l < L; ++l) {
                 const std::size_t row = ((n * H + h) * L + l) * D;  // row l of head h of element n: (D)
-                rotate_row(plan.rule, D, plan.position(n, l), in + row, out + row, inverse);
+                turn(plan.rule, D, plan.position(n, l), in + row, out + row, inverse);
             }
 }
 
@@ -32,19 +62,7 @@ std::int64_t RotaryPlan::position(std::size_t n, std::size_t l) const {
 
 void rotate_row(const RotaryEmbedding& rule, std::size_t D, std::int64_t position, const float* in, float* out,
                 bool inverse) {
-    const std::size_t r = rule.rotary_dim ? rule.rotary_dim : D, half = r / 2;
-    for (std::size_t k = 0; k < half; ++k) {
-        // Pair k turns by position · base^(−2k / r), taken in float64.
-        const double angle = static_cast<double>(position) * std::pow(rule.base, -2.0 * static_cast<double>(k) / static_cast<double>(r));
-        const float c = static_cast<float>(std::cos(angle));
-        const float s = static_cast<float>(inverse ? -std::sin(angle) : std::sin(angle));
-        const std::size_t a = rule.interleaved ? 2 * k : k, b = rule.interleaved ? 2 * k + 1 : k + half;
-        const float x = in[a], y = in[b];
-        out[a] = x * c - y * s;
-        out[b] = y * c + x * s;
-    }
-    if (out != in)
-        for (std::size_t d = r; d < D; ++d) out[d] = in[d];
+    turn(rule, D, position, in, out, inverse);
 }
 
 Status plan_rotary(const Shape& x, const RotarySettings& s, RotaryPlan* plan) {
@@ -85,6 +103,12 @@ Status plan_rotary(const Shape& x, const RotarySettings& s, RotaryPlan* plan) {
 void run_rotary(const RotaryPlan& plan, const float* x, float* out) { rotate_all(plan, x, out, false); }
 
 void run_rotary_backward(const RotaryPlan& plan, const float* grad_output, float* grad_x) {
+    rotate_all(plan, grad_output, grad_x, true);
+}
+
+void run_rotary(const RotaryPlan& plan, const std::uint16_t* x, std::uint16_t* out) { rotate_all(plan, x, out, false); }
+
+void run_rotary_backward(const RotaryPlan& plan, const std::uint16_t* grad_output, std::uint16_t* grad_x) {
     rotate_all(plan, grad_output, grad_x, true);
 }
 

@@ -20,6 +20,7 @@
 
 #include "kernels/carver.hpp"
 #include "kernels/kernels.hpp"
+#include "half_io.hpp"
 #include "sdpa_kernels.hpp"
 
 namespace xattn {
@@ -103,6 +104,7 @@ Status plan_sdpa_backward(const Shape& q, const Shape& k, const Shape& v, const 
                             " != output shape " + shape_to_string(p.output_shape) + " (…, L, Ev)");
     p.workspace_bytes = fused_plan(p, *p.kernel_set) ? FusedScratch::layout(p, *p.kernel_set, nullptr, nullptr)
                                                      : RowScratch::layout(p, nullptr, nullptr);
+    if (p.float16_io) p.workspace_bytes = sdpa_backward_half_workspace_bytes(p, p.workspace_bytes);
     *plan = std::move(p);
     return {};
 }

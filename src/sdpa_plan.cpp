@@ -2,6 +2,7 @@
 // before anything is allocated, with a message naming the argument and the shapes.
 #include <cmath>
 
+#include "half_io.hpp"
 #include "sdpa_kernels.hpp"
 #include "xattn/sdpa.hpp"
 #include "xattn/threads.hpp"
@@ -215,6 +216,8 @@ Status plan_sdpa(const Shape& q, const Shape& k, const Shape& v, MaskKind mask_k
     p.kernel_set = &kernels::active_kernels();
     p.threads = num_threads();
     p.workspace_bytes = attention_workspace_bytes(*p.kernel_set, p);
+    p.float16_io = s.float16_io;
+    if (p.float16_io) p.workspace_bytes = sdpa_half_workspace_bytes(p, p.workspace_bytes);
     *plan = std::move(p);
     return {};
 }

@@ -55,6 +55,7 @@ struct KvAttendSettings {
     double softcap = 0.0;               // > 0: scores = softcap · tanh(scores / softcap)
     AttentionWindow window;             // query l sees held positions p − left … p + right, p = l + length − L
     std::vector<float> alibi_slopes;    // empty, or one per query head (Hq)
+    bool float16_io = false;            // query, output and weights as IEEE halves (the uint16 run_attend)
 };
 
 struct KvAttendOptions : KvAttendSettings {
@@ -72,6 +73,7 @@ struct KvAttendPlan {
     std::vector<std::uint32_t> ring;  // (B, 2) where an element's ring rolled: its oldest key's slot and the slots used
     Shape output_shape;   // (B, Hq, L, Ev)
     Shape weights_shape;  // (B, Hq, L, length)
+    bool float16_io = false;
     std::uint64_t workspace_bytes = 0;
 };
 
@@ -99,6 +101,9 @@ public:
     // an element has room for (a rolling cache: more than capacity at once). Never throws, never allocates.
     Status append(const Shape& key_shape, const float* key, const Shape& value_shape, const float* value,
                   const std::int32_t* counts = nullptr);
+    // The same from IEEE halves (uint16).
+    Status append(const Shape& key_shape, const std::uint16_t* key, const Shape& value_shape,
+                  const std::uint16_t* value, const std::int32_t* counts = nullptr);
     // Every element back to `length` positions appended (B values with `lengths`); refuses a length past an
     // element's, or, in a rolled cache, before the oldest position it still holds.
     Status truncate(std::size_t length);
@@ -115,6 +120,9 @@ public:
     // holds plan.workspace_bytes. Allocates nothing and never throws.
     void run_attend(const KvAttendPlan& plan, const float* query, const MaskRef& mask, float* output,
                     float* weights, void* workspace) const;
+    // A plan made with float16_io: query, output and weights as IEEE halves, computed in float32 in the workspace.
+    void run_attend(const KvAttendPlan& plan, const std::uint16_t* query, const MaskRef& mask, std::uint16_t* output,
+                    std::uint16_t* weights, void* workspace) const;
 
     // The xtensor API: throws std::invalid_argument naming the argument and the shapes.
     void append(const xt::xarray<float>& key, const xt::xarray<float>& value, const std::vector<std::int32_t>& counts = {});
@@ -139,7 +147,11 @@ private:
     // Element n's ring: the slot of its oldest key, and the slots from 0 that hold its keys.
     std::size_t oldest_slot(std::size_t n) const { return slot(appended_[n] - held_[n]); }
     std::size_t slots_used(std::size_t n) const;
-    void store(std::size_t n, const float* key, const float* value, std::size_t rows, std::size_t count);
+    template <class T>
+    Status append_rows(const Shape& key_shape, const T* key, const Shape& value_shape, const T* value,
+                       const std::int32_t* counts);
+    template <class T>
+    void store(std::size_t n, const T* key, const T* value, std::size_t rows, std::size_t count);
     Status plan_problems(const Shape& q, MaskKind mask_kind, const Shape& mask_shape, const KvAttendSettings& s,
                          KvAttendPlan* p) const;
 

@@ -49,6 +49,9 @@ Status plan_rotary(const Shape& x, const RotarySettings& settings, RotaryPlan* p
 void run_rotary(const RotaryPlan& plan, const float* x, float* out);
 // grad_x = grad_output turned back (grad_x may be grad_output).
 void run_rotary_backward(const RotaryPlan& plan, const float* grad_output, float* grad_x);
+// The same on IEEE halves (uint16): each pair turned in float32, rounded to nearest even.
+void run_rotary(const RotaryPlan& plan, const std::uint16_t* x, std::uint16_t* out);
+void run_rotary_backward(const RotaryPlan& plan, const std::uint16_t* grad_output, std::uint16_t* grad_x);
 // One row of D features at `position`, turned forward (or back, `inverse`); out may be in. For a KV cache's keys.
 void rotate_row(const RotaryEmbedding& rule, std::size_t D, std::int64_t position, const float* in, float* out,
                 bool inverse = false);

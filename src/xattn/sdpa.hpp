@@ -91,6 +91,8 @@ struct SdpaSettings {
     bool enable_gqa = false;                // query heads Hq may be a multiple of kv heads Hkv (dim -3)
     bool need_weights = false;              // also return the weights (…, L, S)
     ScoresStage return_scores = ScoresStage::none;  // also return the scores (…, L, S) at that stage
+    // Inputs and outputs are IEEE halves (the uint16 run_sdpa): the workspace also holds their float32 copies.
+    bool float16_io = false;
 };
 
 // The xtensor API's options: the settings and an owned mask.
@@ -122,6 +124,7 @@ struct SdpaPlan {
     std::vector<float> alibi_slopes;         // (heads) or empty
     std::vector<std::int32_t> key_lengths;   // (problems / heads) or empty
     ScoresStage return_scores = ScoresStage::none;
+    bool float16_io = false;     // run with uint16 halves: workspace_bytes counts their float32 copies
     double dropout_p = 0.0;
     std::uint64_t seed = 0;
     bool need_weights = false;
@@ -180,6 +183,11 @@ void run_sdpa(const SdpaPlan& plan, const float* query, const float* key, const 
 // The same with a workspace of its own (may throw std::bad_alloc).
 void run_sdpa(const SdpaPlan& plan, const float* query, const float* key, const float* value,
               const MaskRef& mask, float* output, float* weights);
+// A plan made with float16_io: inputs and outputs as IEEE halves (uint16), computed in float32 in the workspace
+// and rounded to nearest even; the mask stays bytes or float32.
+void run_sdpa(const SdpaPlan& plan, const std::uint16_t* query, const std::uint16_t* key, const std::uint16_t* value,
+              const MaskRef& mask, std::uint16_t* output, std::uint16_t* weights, void* workspace,
+              std::uint16_t* scores = nullptr);
 
 // The same computation one query row at a time in plain C++: the readable baseline the kernels
 // are tested against. Same contract as run_sdpa; its workspace is sdpa_rows_workspace_bytes(plan).
