@@ -128,7 +128,7 @@ void truncate(FuzzedDataProvider& in, xattn::KvCache& cache, Model& model) {
         valid = valid && lengths[b] <= model.appended[b] && lengths[b] >= model.appended[b] - model.held(b);
     }
     const xattn::Status st = each ? cache.truncate(lengths.data()) : cache.truncate(one);
-    FUZZ_CHECK(st.ok() == valid, "truncate to %zu …: %s", lengths[0], st.error.c_str());
+    FUZZ_CHECK(st.ok() == valid, "truncate to %zu …: %s", lengths[0], st.message().c_str());
     if (!st.ok()) return;
     for (std::size_t b = 0; b < model.B; ++b) {
         const std::size_t drop = model.appended[b] - lengths[b];

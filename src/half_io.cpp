@@ -58,7 +58,7 @@ std::uint64_t sdpa_half_workspace_bytes(const SdpaPlan& plan, std::uint64_t floa
 
 std::uint64_t sdpa_backward_half_workspace_bytes(const SdpaPlan& plan, std::uint64_t float32_bytes) {
     const Counts n = counts(plan);
-    return half_io::bytes({n.q, n.k, n.v, n.out, n.out, n.q, n.k, n.v}, float32_bytes);
+    return half_io::bytes({n.q, n.k, n.v, n.out, n.out, n.q, n.k, n.v, plan.need_weights ? n.weights : 0}, float32_bytes);
 }
 
 void run_sdpa(const SdpaPlan& plan, const std::uint16_t* query, const std::uint16_t* key, const std::uint16_t* value,
@@ -81,19 +81,21 @@ void run_sdpa(const SdpaPlan& plan, const std::uint16_t* query, const std::uint1
 void run_sdpa_backward(const SdpaPlan& plan, const std::uint16_t* query, const std::uint16_t* key,
                        const std::uint16_t* value, const MaskRef& mask, const std::uint16_t* grad_output,
                        std::uint16_t* output, std::uint16_t* grad_query, std::uint16_t* grad_key,
-                       std::uint16_t* grad_value, void* workspace) {
+                       std::uint16_t* grad_value, std::uint16_t* weights, void* workspace) {
     const Counts n = counts(plan);
-    float* c[8];  // q, k, v, dO, output, dQ, dK, dV
-    void* rest = half_io::carve(workspace, {n.q, n.k, n.v, n.out, n.out, n.q, n.k, n.v}, c);
+    const bool has_weights = plan.need_weights && weights;
+    float* c[9];  // q, k, v, dO, output, dQ, dK, dV, weights
+    void* rest = half_io::carve(workspace, {n.q, n.k, n.v, n.out, n.out, n.q, n.k, n.v, plan.need_weights ? n.weights : 0}, c);
     half_io::widen(query, n.q, c[0]);
     half_io::widen(key, n.k, c[1]);
     half_io::widen(value, n.v, c[2]);
     half_io::widen(grad_output, n.out, c[3]);
-    run_sdpa_backward(plan, c[0], c[1], c[2], mask, c[3], c[4], c[5], c[6], c[7], rest);
+    run_sdpa_backward(plan, c[0], c[1], c[2], mask, c[3], c[4], c[5], c[6], c[7], has_weights ? c[8] : nullptr, rest);
     half_io::narrow(c[4], n.out, output);
     half_io::narrow(c[5], n.q, grad_query);
     half_io::narrow(c[6], n.k, grad_key);
     half_io::narrow(c[7], n.v, grad_value);
+    if (has_weights) half_io::narrow(c[8], n.weights, weights);
 }
 
 }  // namespace xattn

@@ -18,34 +18,33 @@
 namespace xattn {
 namespace {
 
-constexpr const char* kFn = "kv_cache: ";
 // Heads wider than this would leave the tiled kernels (for the row kernel, which reads packed float32).
 constexpr std::size_t kMaxHeadDim = 16384;
 
-std::string num(std::size_t n) { return std::to_string(n); }
+double num(std::size_t n) { return static_cast<double>(n); }
 
 }  // namespace
 
 Status KvCache::check_config(const KvCacheConfig& c) {
-    const std::string fn = kFn;
+    const Function fn = Function::kv_create;
     const std::size_t Ev = c.value_dim ? c.value_dim : c.head_dim;
     if (c.batch == 0 || c.kv_heads == 0 || c.head_dim == 0 || c.capacity == 0)
-        return Status::fail(fn + "batch, kv_heads, head_dim and capacity must be positive, got batch " + num(c.batch) +
-                            ", kv_heads " + num(c.kv_heads) + ", head_dim " + num(c.head_dim) + ", capacity " +
-                            num(c.capacity));
+        return Status::fail(fn, Message::cache_dims_not_positive,
+                            {Argument::batch, Argument::kv_heads, Argument::head_dim, Argument::capacity},
+                            {num(c.batch), num(c.kv_heads), num(c.head_dim), num(c.capacity)});
     if (c.head_dim > kMaxHeadDim || Ev > kMaxHeadDim)
-        return Status::fail(fn + "head_dim and value_dim must be at most " + num(kMaxHeadDim) + ", got " +
-                            num(c.head_dim) + " and " + num(Ev));
+        return Status::fail(fn, Message::cache_head_dim_limit, {Argument::head_dim, Argument::value_dim},
+                            {num(kMaxHeadDim), num(c.head_dim), num(Ev)});
     const std::uint64_t bytes = c.dtype == CacheDtype::float16 ? 2 : 4;
-    for (const auto& [name, dim] : {std::pair{"keys", c.head_dim}, std::pair{"values", Ev}})
-        if (Status st = check_tensor_size(fn + name, {c.batch, c.kv_heads, c.capacity, dim}, bytes); !st.ok()) return st;
+    for (const auto& [name, dim] : {std::pair{Argument::keys, c.head_dim}, std::pair{Argument::values, Ev}})
+        if (Status st = check_tensor_size(fn, name, {c.batch, c.kv_heads, c.capacity, dim}, bytes); !st.ok()) return st;
     if (c.rotary) {
         const std::size_t r = c.rotary->rotary_dim ? c.rotary->rotary_dim : c.head_dim;
         if (r % 2 != 0 || r > c.head_dim)
-            return Status::fail(fn + "rotary rotary_dim must be even and at most head_dim = " + num(c.head_dim) +
-                                " (0 = head_dim), got " + num(c.rotary->rotary_dim));
+            return Status::fail(fn, Message::cache_rotary_dim, {Argument::rotary_dim, Argument::head_dim},
+                                {num(c.head_dim), num(c.rotary->rotary_dim)});
         if (!(c.rotary->base > 0.0) || !std::isfinite(c.rotary->base))
-            return Status::fail(fn + "rotary base must be finite and > 0, got " + number_to_string(c.rotary->base));
+            return Status::fail(fn, Message::base_range, {Argument::rotary_base}, {c.rotary->base});
     }
     return {};
 }
@@ -66,8 +65,7 @@ Status KvCache::create(const KvCacheConfig& config, std::unique_ptr<KvCache>* ou
     Storage storage(bytes <= SIZE_MAX ? static_cast<unsigned char*>(std::calloc(static_cast<std::size_t>(bytes), 1)) : nullptr);
     void* spare = storage ? std::malloc(std::size_t{1} << 16) : nullptr;  // room for the object itself
     if (!spare)
-        return Status::fail(kFn + std::string("the cache needs ") + std::to_string(bytes) +
-                            " bytes of storage, more than the memory left can hold");
+        return Status::fail(Function::kv_create, Message::cache_too_large, {}, {static_cast<double>(bytes)});
     std::free(spare);
     out->reset(new KvCache(config, std::move(storage)));
     return {};
@@ -75,7 +73,7 @@ Status KvCache::create(const KvCacheConfig& config, std::unique_ptr<KvCache>* ou
 
 KvCache::KvCache(const KvCacheConfig& config)
     : KvCache(config, [&config] {
-          if (Status st = check_config(config); !st.ok()) throw std::invalid_argument(st.error);
+          if (Status st = check_config(config); !st.ok()) throw std::invalid_argument(st.message());
           Storage storage(static_cast<unsigned char*>(std::calloc(static_cast<std::size_t>(storage_bytes(config)), 1)));
           if (!storage) throw std::bad_alloc();
           return storage;
@@ -117,31 +115,35 @@ Status KvCache::append(const Shape& ks, const std::uint16_t* key, const Shape& v
     return append_rows(ks, key, vs, value, counts);
 }
 
-template <class T>
-Status KvCache::append_rows(const Shape& ks, const T* key, const Shape& vs, const T* value, const std::int32_t* counts) {
-    // Messages are built only on refusal: a valid append allocates nothing.
-    auto refuse = [&](const std::string& why) {
-        return Status::fail(kFn + std::string("append: ") + why + " (key " + shape_to_string(ks) + ", value " +
-                            shape_to_string(vs) + ")");
-    };
+Status KvCache::check_append(const Shape& ks, const Shape& vs, const std::int32_t* counts) const {
+    // Shapes are copied only on refusal: a valid append allocates nothing.
     const std::size_t B = config_.batch, H = config_.kv_heads, E = config_.head_dim, Ev = value_dim(), C = config_.capacity;
     if (ks.size() != 4 || vs.size() != 4 || ks[0] != B || ks[1] != H || ks[3] != E || vs[0] != B || vs[1] != H ||
         vs[3] != Ev || vs[2] != ks[2])
-        return refuse("key must be (B, Hkv, n, E) = (" + num(B) + ", " + num(H) + ", n, " + num(E) + ") and value (" +
-                      num(B) + ", " + num(H) + ", n, " + num(Ev) + ") with the same n");
+        return Status::fail(Function::kv_append, Message::cache_append_shape, {}, {num(B), num(H), num(E), num(Ev)}, {ks, vs});
     const std::size_t n = ks[2];
-    if (n == 0) return refuse("n must be at least 1");
+    if (n == 0) return Status::fail(Function::kv_append, Message::cache_append_empty, {}, {}, {ks, vs});
     for (std::size_t b = 0; b < B; ++b) {
         const std::size_t count = counts ? static_cast<std::size_t>(counts[b]) : n;
         if (counts && (counts[b] < 0 || count > n))
-            return refuse("counts[" + num(b) + "] = " + std::to_string(counts[b]) + " is outside [0, n] = [0, " + num(n) + "]");
+            return Status::fail(Function::kv_append, Message::cache_count_range, {Argument::counts},
+                                {num(b), static_cast<double>(counts[b]), num(n)}, {ks, vs});
         if (config_.rolling && count > C)
-            return refuse(num(count) + " positions are more than a rolling cache of capacity " + num(C) +
-                          " holds at once; nothing was appended");
-        if (!config_.rolling && count > C - held_[b])
-            return refuse(num(count) + " positions do not fit: " + (B > 1 && counts ? "element " + num(b) + " holds " : "the cache holds ") +
-                          num(held_[b]) + " of its capacity " + num(C) + "; nothing was appended");
+            return Status::fail(Function::kv_append, Message::cache_append_rolling, {}, {num(count), num(C)}, {ks, vs});
+        if (config_.rolling || count <= C - held_[b]) continue;
+        if (counts && B > 1)
+            return Status::fail(Function::kv_append, Message::cache_append_full_element, {},
+                                {num(count), num(b), num(held_[b]), num(C)}, {ks, vs});
+        return Status::fail(Function::kv_append, Message::cache_append_full, {}, {num(count), num(held_[b]), num(C)}, {ks, vs});
     }
+    return {};
+}
+
+template <class T>
+Status KvCache::append_rows(const Shape& ks, const T* key, const Shape& vs, const T* value, const std::int32_t* counts) {
+    if (Status st = check_append(ks, vs, counts); !st.ok()) return st;
+    const std::size_t B = config_.batch, H = config_.kv_heads, E = config_.head_dim, Ev = value_dim(), C = config_.capacity;
+    const std::size_t n = ks[2];
     for (std::size_t b = 0; b < B; ++b) {
         const std::size_t count = counts ? static_cast<std::size_t>(counts[b]) : n;
         store(b, key + b * H * n * E, value + b * H * n * Ev, n, count);
@@ -203,9 +205,8 @@ void KvCache::store(std::size_t b, const T* key, const T* value, std::size_t row
 Status KvCache::truncate(std::size_t length) {
     for (std::size_t b = 0; b < config_.batch; ++b)
         if (length > appended_[b])
-            return Status::fail(kFn + std::string("truncate: length ") + num(length) + " is past the " +
-                                num(appended_[b]) + " positions " +
-                                (config_.batch > 1 && appended_[b] != appended_[0] ? "element " + num(b) + " has" : "held"));
+            return Status::fail(Function::kv_truncate, Message::cache_truncate_past, {Argument::length},
+                                {num(length), num(appended_[b])});
     std::vector<std::size_t> lengths(config_.batch, length);
     return truncate(lengths.data());
 }
@@ -213,12 +214,11 @@ Status KvCache::truncate(std::size_t length) {
 Status KvCache::truncate(const std::size_t* lengths) {
     for (std::size_t b = 0; b < config_.batch; ++b) {
         if (lengths[b] > appended_[b])
-            return Status::fail(kFn + std::string("truncate: lengths[") + num(b) + "] = " + num(lengths[b]) +
-                                " is past the " + num(appended_[b]) + " positions element " + num(b) + " has");
+            return Status::fail(Function::kv_truncate, Message::cache_truncate_element_past, {Argument::lengths},
+                                {num(b), num(lengths[b]), num(appended_[b])});
         if (lengths[b] < appended_[b] - held_[b])
-            return Status::fail(kFn + std::string("truncate: lengths[") + num(b) + "] = " + num(lengths[b]) +
-                                " is before position " + num(appended_[b] - held_[b]) +
-                                ", the oldest this rolling cache still holds for element " + num(b));
+            return Status::fail(Function::kv_truncate, Message::cache_truncate_before_oldest, {Argument::lengths},
+                                {num(b), num(lengths[b]), num(appended_[b] - held_[b])});
     }
     for (std::size_t b = 0; b < config_.batch; ++b) {
         held_[b] -= appended_[b] - lengths[b];
@@ -269,10 +269,10 @@ void KvCache::copy_values(float* out) const {
 void KvCache::append(const xt::xarray<float>& key, const xt::xarray<float>& value, const std::vector<std::int32_t>& counts) {
     const Shape ks(key.shape().begin(), key.shape().end()), vs(value.shape().begin(), value.shape().end());
     if (!counts.empty() && counts.size() != config_.batch)
-        throw std::invalid_argument(kFn + std::string("append: counts has ") + num(counts.size()) +
-                                    " values, expected one per batch element: B = " + num(config_.batch));
+        throw std::invalid_argument(Status::fail(Function::kv_append, Message::per_element_count_b, {Argument::counts},
+                                                 {num(counts.size()), num(config_.batch)}).message());
     if (Status st = append(ks, key.data(), vs, value.data(), counts.empty() ? nullptr : counts.data()); !st.ok())
-        throw std::invalid_argument(st.error);
+        throw std::invalid_argument(st.message());
 }
 
 xt::xarray<float> KvCache::keys() const {

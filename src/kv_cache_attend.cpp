@@ -14,11 +14,11 @@
 namespace xattn {
 namespace {
 
-constexpr const char* kFn = "kv_cache: attend: ";
+constexpr Function kFn = Function::kv_attend;
 // Stacked query rows up to this many (without weights) take the decoding kernel; more fill the wide tiles.
 constexpr std::size_t kFewRows = 16;
 
-std::string num(std::size_t n) { return std::to_string(n); }
+double num(std::size_t n) { return static_cast<double>(n); }
 
 }  // namespace
 
@@ -64,22 +64,15 @@ Status KvCache::plan_problems(const Shape& q, MaskKind mask_kind, const Shape& m
 
 Status KvCache::plan_attend(const Shape& q, MaskKind mask_kind, const Shape& mask_shape,
                             const KvAttendSettings& s, KvAttendPlan* plan) const {
-    const std::string fn = kFn;
     const std::size_t B = config_.batch, Hkv = config_.kv_heads, E = config_.head_dim, Ev = value_dim();
     if (q.size() != 4 || q[0] != B || q[3] != E || q[1] == 0 || q[1] % Hkv != 0)
-        return Status::fail(fn + "query must be (B, Hq, L, E) with B = " + num(B) + ", E = " + num(E) +
-                            " and Hq a multiple of the cache's " + num(Hkv) + " key/value heads, got shape " +
-                            shape_to_string(q));
+        return Status::fail(kFn, Message::cache_query_shape, {}, {num(B), num(E), num(Hkv)}, {q});
     const std::size_t Hq = q[1], L = q[2], S = length();
-    if (Status st = check_rule_settings(fn, s.softcap, s.window); !st.ok()) return st;
+    if (Status st = check_rule_settings(kFn, s.softcap, s.window); !st.ok()) return st;
     if (!s.alibi_slopes.empty() && s.alibi_slopes.size() != Hq)
-        return Status::fail(fn + "alibi_slopes has " + num(s.alibi_slopes.size()) +
-                            " values, expected one per query head: Hq = " + num(Hq) + " (query " + shape_to_string(q) + ")");
+        return Status::fail(kFn, Message::per_head_count, {Argument::alibi_slopes}, {num(s.alibi_slopes.size()), num(Hq)}, {q});
     KvAttendPlan p;
-    if (Status st = plan_problems(q, mask_kind, mask_shape, s, &p); !st.ok()) {  // SDPA's message, under the cache's name
-        const std::string prefix = "scaled_dot_product_attention: ";
-        return Status::fail(fn + (st.error.rfind(prefix, 0) == 0 ? st.error.substr(prefix.size()) : st.error));
-    }
+    if (Status st = plan_problems(q, mask_kind, mask_shape, s, &p); !st.ok()) return st.as(kFn);  // SDPA's, as the cache's
     p.length = S;
     p.slots = S;
     bool rolled = false;
@@ -159,7 +152,7 @@ AttentionResult KvCache::attend(const xt::xarray<float>& query, const KvAttendOp
     const Shape q(query.shape().begin(), query.shape().end());
     const MaskRef mask = o.attn_mask.ref();
     KvAttendPlan plan;
-    if (Status st = plan_attend(q, mask.kind, mask.shape, o, &plan); !st.ok()) throw std::invalid_argument(st.error);
+    if (Status st = plan_attend(q, mask.kind, mask.shape, o, &plan); !st.ok()) throw std::invalid_argument(st.message());
     AttentionResult r;
     r.output = xt::xarray<float>::from_shape(plan.output_shape);
     r.weights = xt::xarray<float>::from_shape(o.need_weights ? plan.weights_shape : Shape{0});

@@ -10,10 +10,10 @@
 namespace xattn {
 namespace {
 
-constexpr const char* kFn = "apply_rotary_embedding: ";
+constexpr Function kFn = Function::rotary;
 constexpr std::int64_t kPositionLimit = std::int64_t{1} << 31;
 
-std::string num(std::size_t n) { return std::to_string(n); }
+double num(std::size_t n) { return static_cast<double>(n); }
 
 // One row of D features (float32 or halves) turned by `position`'s angles, or back.
 template <class T>
@@ -66,32 +66,30 @@ void rotate_row(const RotaryEmbedding& rule, std::size_t D, std::int64_t positio
 }
 
 Status plan_rotary(const Shape& x, const RotarySettings& s, RotaryPlan* plan) {
-    const std::string fn = kFn;
-    if (x.size() < 2)
-        return Status::fail(fn + "x must have at least 2 dims (…, L, D), got shape " + shape_to_string(x));
+    if (x.size() < 2) return Status::fail(kFn, Message::rotary_rank, {Argument::x}, {}, {x});
     const std::size_t rank = x.size(), L = x[rank - 2], D = x[rank - 1];
     const std::size_t r = s.rotary_dim ? s.rotary_dim : D;
     if (r % 2 != 0 || r > D)
-        return Status::fail(fn + "rotary_dim must be even and at most D = " + num(D) + " (0 = D), got " +
-                            num(s.rotary_dim) + " for x of shape " + shape_to_string(x));
+        return Status::fail(kFn, Message::rotary_dim_range, {Argument::rotary_dim, Argument::x}, {num(D), num(s.rotary_dim)}, {x});
     if (!(s.base > 0.0) || !std::isfinite(s.base))
-        return Status::fail(fn + "base must be finite and > 0, got " + number_to_string(s.base));
-    if (Status st = check_tensor_size(fn + "x", x); !st.ok()) return st;
+        return Status::fail(kFn, Message::base_range, {Argument::rotary_base}, {s.base});
+    if (Status st = check_tensor_size(kFn, Argument::x, x); !st.ok()) return st;
     RotaryPlan p;
     p.shape = x;
     p.L = L, p.D = D, p.rotary_dim = r;
     p.heads = rank >= 3 ? x[rank - 3] : 1;
     for (std::size_t d = 0; d + 3 < rank; ++d) p.elements *= x[d];
     if (!s.positions.empty() && s.positions.size() != L && s.positions.size() != p.elements * L)
-        return Status::fail(fn + "positions has " + num(s.positions.size()) + " values, expected L = " + num(L) +
-                            " or B·L = " + num(p.elements * L) + " (B: the dims before -3 of " + shape_to_string(x) + ")");
+        return Status::fail(kFn, Message::positions_count, {Argument::positions},
+                            {num(s.positions.size()), num(L), num(p.elements * L)}, {x});
     for (std::size_t i = 0; i < s.positions.size(); ++i)
         if (s.positions[i] < 0 || s.positions[i] >= kPositionLimit)
-            return Status::fail(fn + "positions[" + num(i) + "] = " + std::to_string(s.positions[i]) +
-                                " is outside [0, 2^31)");
+            return Status::fail(kFn, Message::position_range, {Argument::positions},
+                                {num(i), static_cast<double>(s.positions[i])});
     if (s.positions.empty() &&
         (s.position_offset < 0 || s.position_offset > kPositionLimit - static_cast<std::int64_t>(L)))
-        return Status::fail(fn + "position_offset must be in [0, 2^31 - L], got " + std::to_string(s.position_offset));
+        return Status::fail(kFn, Message::position_offset_range, {Argument::position_offset},
+                            {static_cast<double>(s.position_offset)});
     p.rule = s;
     p.rule.rotary_dim = r;
     p.position_offset = s.position_offset;
@@ -115,7 +113,7 @@ void run_rotary_backward(const RotaryPlan& plan, const std::uint16_t* grad_outpu
 xt::xarray<float> apply_rotary_embedding(const xt::xarray<float>& x, const RotarySettings& settings) {
     RotaryPlan plan;
     if (Status st = plan_rotary(Shape(x.shape().begin(), x.shape().end()), settings, &plan); !st.ok())
-        throw std::invalid_argument(st.error);
+        throw std::invalid_argument(st.message());
     xt::xarray<float> out = xt::xarray<float>::from_shape(plan.shape);
     run_rotary(plan, x.data(), out.data());
     return out;
@@ -124,7 +122,7 @@ xt::xarray<float> apply_rotary_embedding(const xt::xarray<float>& x, const Rotar
 xt::xarray<float> apply_rotary_embedding_backward(const xt::xarray<float>& grad_output, const RotarySettings& settings) {
     RotaryPlan plan;
     if (Status st = plan_rotary(Shape(grad_output.shape().begin(), grad_output.shape().end()), settings, &plan); !st.ok())
-        throw std::invalid_argument(st.error);
+        throw std::invalid_argument(st.message());
     xt::xarray<float> grad_x = xt::xarray<float>::from_shape(plan.shape);
     run_rotary_backward(plan, grad_output.data(), grad_x.data());
     return grad_x;

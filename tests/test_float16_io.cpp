@@ -65,6 +65,7 @@ TEST_CASE("float16 I/O: SDPA forward and backward give the float32 call's result
     const auto q = as_half(c.at("query").f32()), k = as_half(c.at("key").f32()), v = as_half(c.at("value").f32());
     const auto dO = as_half(c.at("grad_output").f32());
     xattn::SdpaOptions o = golden::sdpa_options(c);
+    o.need_weights = true;  // the forward's weights, from the same run
     const auto want = xattn::scaled_dot_product_attention_backward(q, k, v, dO, o);
     o.float16_io = true;
     const xattn::MaskRef mask = o.attn_mask.ref();
@@ -72,10 +73,12 @@ TEST_CASE("float16 I/O: SDPA forward and backward give the float32 call's result
     REQUIRE(xattn::plan_sdpa_backward(shape_of(q), shape_of(k), shape_of(v), shape_of(dO), mask.kind, mask.shape, o, &plan).ok());
     const auto hq = halves(q), hk = halves(k), hv = halves(v), hd = halves(dO);
     std::vector<std::uint16_t> out(hd.size()), dq(hq.size()), dk(hk.size()), dv(hv.size());
+    std::vector<std::uint16_t> weights(xattn::numel(plan.weights_shape));
     std::vector<unsigned char> ws = xattn::kernels::allocate_workspace(plan.workspace_bytes);
     xattn::run_sdpa_backward(plan, hq.data(), hk.data(), hv.data(), mask, hd.data(), out.data(), dq.data(), dk.data(),
-                             dv.data(), ws.data());
+                             dv.data(), weights.data(), ws.data());
     CHECK(rounds_to(out, want.output));
+    CHECK(rounds_to(weights, want.weights));
     CHECK(rounds_to(dq, want.grad_query));
     CHECK(rounds_to(dk, want.grad_key));
     CHECK(rounds_to(dv, want.grad_value));

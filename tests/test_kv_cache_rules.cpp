@@ -44,7 +44,7 @@ void replay(const golden::Case& c, xattn::KvCache& cache) {
             std::vector<std::size_t> lengths;
             for (double x : c.at(step + "truncate").values) lengths.push_back(static_cast<std::size_t>(x));
             const xattn::Status st = cache.truncate(lengths.data());
-            REQUIRE_MESSAGE(st.ok(), st.error);
+            REQUIRE_MESSAGE(st.ok(), st.message());
             continue;
         }
         std::vector<std::int32_t> counts;
@@ -131,9 +131,9 @@ TEST_CASE("kv cache rules: a rolling cache keeps the last capacity positions, ol
     CHECK(cache.keys()(0, 0, 1, 0) == 3.0f);
     CHECK(xt::all(xt::equal(xt::view(cache.keys(), 0, 0, xt::range(2, 4)), 0.0f)));  // past element 0's length
     const std::size_t too_far[2] = {1, 4};
-    CHECK(cache.truncate(too_far).error ==
+    CHECK(cache.truncate(too_far).message() ==
           "kv_cache: truncate: lengths[0] = 1 is before position 2, the oldest this rolling cache still holds for element 0");
-    CHECK(cache.append({2, 1, 5, 4}, randn({2, 1, 5, 4}, 1).data(), {2, 1, 5, 4}, randn({2, 1, 5, 4}, 2).data()).error ==
+    CHECK(cache.append({2, 1, 5, 4}, randn({2, 1, 5, 4}, 1).data(), {2, 1, 5, 4}, randn({2, 1, 5, 4}, 2).data()).message() ==
           "kv_cache: append: 5 positions are more than a rolling cache of capacity 4 holds at once; nothing was appended "
           "(key (2, 1, 5, 4), value (2, 1, 5, 4))");
 }
@@ -144,10 +144,10 @@ TEST_CASE("kv cache rules: per-element counts are checked, and a refused append 
     xattn::KvCache cache(cfg);
     const auto k = randn({2, 1, 3, 4}, 3);
     const std::int32_t bad[2] = {4, 0}, room[2] = {3, 2}, over[2] = {3, 3};
-    CHECK(cache.append({2, 1, 3, 4}, k.data(), {2, 1, 3, 4}, k.data(), bad).error.find("counts[0] = 4 is outside [0, n] = [0, 3]") !=
+    CHECK(cache.append({2, 1, 3, 4}, k.data(), {2, 1, 3, 4}, k.data(), bad).message().find("counts[0] = 4 is outside [0, n] = [0, 3]") !=
           std::string::npos);
     REQUIRE(cache.append({2, 1, 3, 4}, k.data(), {2, 1, 3, 4}, k.data(), room).ok());
-    CHECK(cache.append({2, 1, 3, 4}, k.data(), {2, 1, 3, 4}, k.data(), over).error.find(
+    CHECK(cache.append({2, 1, 3, 4}, k.data(), {2, 1, 3, 4}, k.data(), over).message().find(
               "3 positions do not fit: element 0 holds 3 of its capacity 5") != std::string::npos);
     CHECK(cache.length(0) == 3);
     CHECK(cache.length(1) == 2);
@@ -161,7 +161,7 @@ TEST_CASE("kv cache rules: per-element counts are checked, and a refused append 
     xattn::KvCacheConfig rotary = cfg;
     rotary.rotary = xattn::RotaryEmbedding{};
     rotary.rotary->rotary_dim = 6;
-    CHECK_THROWS_WITH_AS(xattn::KvCache{rotary}, doctest::Contains("rotary rotary_dim must be even and at most head_dim = 4"),
+    CHECK_THROWS_WITH_AS(xattn::KvCache{rotary}, doctest::Contains("kv_cache: rotary_dim must be even and at most head_dim = 4 (0 = head_dim), got 6"),
                          std::invalid_argument);
 }
 

@@ -91,7 +91,7 @@ TEST_CASE("refused: MultiheadAttention rules that do not fit the module or the c
     const xattn::MultiheadAttention appended(config);
     o = {};
     o.window.left = 2;
-    refuse(appended, o, {"window, alibi_slopes and key_lengths cannot be combined with add_bias_kv or add_zero_attn"});
+    refuse(appended, o, {"multi_head_attention: window left needs keys with positions, which add_bias_kv and add_zero_attn append without"});
     o = {};
     o.softcap = 2.0;  // no position needed: allowed beside the appended keys
     CHECK_NOTHROW(appended.forward(x, x, x, o));

@@ -57,7 +57,7 @@ TEST_CASE("refused: rotary settings that do not fit x") {
     s.rotary_dim = 5;
     refuse(s, {"apply_rotary_embedding: rotary_dim must be even and at most D = 6", "(2, 3, 4, 6)"});
     s.rotary_dim = 8;
-    refuse(s, {"rotary_dim must be even and at most D = 6 (0 = D), got 8"});
+    refuse(s, {"rotary_dim must be even and at most D = 6 (0 = D), got 8 for x of shape (2, 3, 4, 6)"});
     s = {};
     s.base = 0.0;
     refuse(s, {"base must be finite and > 0, got 0"});

@@ -37,7 +37,7 @@ xattn::AttentionResult run(const KernelSet* set, const xt::xarray<float>& q, con
     const xattn::MaskRef mask = o.attn_mask.ref();
     xattn::SdpaPlan plan;
     const xattn::Status st = xattn::plan_sdpa(shape_of(q), shape_of(k), shape_of(v), mask.kind, mask.shape, o, &plan);
-    REQUIRE_MESSAGE(st.ok(), st.error);
+    REQUIRE_MESSAGE(st.ok(), st.message());
     xattn::AttentionResult r;
     r.output = xt::xarray<float>::from_shape(plan.output_shape);
     r.weights = xt::xarray<float>::from_shape(plan.need_weights ? plan.weights_shape : Shape{0});

@@ -163,7 +163,7 @@ TEST_CASE("workspace: run_sdpa_backward allocates nothing, on the blocked and on
         GuardedWorkspace ws(plan.workspace_bytes);
         const long n = allocations_during([&] {
             xattn::run_sdpa_backward(plan, q.data(), key.data(), v.data(), {}, dO.data(), out.data(), dq.data(),
-                                     dk.data(), dv.data(), ws.data());
+                                     dk.data(), dv.data(), nullptr, ws.data());
         });
         CHECK(n == 0);
         CHECK(ws.guards_intact());
@@ -255,7 +255,7 @@ TEST_CASE("workspace: MultiheadAttention::run_backward allocates nothing, with m
         CHECK(same(dk, want.grad_key));
         CHECK(same(dv, want.grad_value));
         const auto& dw = want.grad_parameters.at("v_proj_weight");
-        CHECK(std::equal(dw.begin(), dw.end(), dp.begin() + mha.parameter_offset("v_proj_weight")));
+        CHECK(std::equal(dw.begin(), dw.end(), dp.begin() + mha.find_parameter("v_proj_weight")->offset));
     }
 }
 
@@ -312,11 +312,11 @@ TEST_CASE("workspace: the rules, returned scores and float16 I/O allocate nothin
                     xattn::run_sdpa(plan, x, x, x, {}, x + q.size(), nullptr, ws.data(), x + q.size() + dO.size());
                     xattn::run_sdpa_backward(back, x, x, x, {}, x, x + q.size(), x + q.size() + dO.size(),
                                              x + q.size() + dO.size() + k.size(), x + q.size() + dO.size() + 2 * k.size(),
-                                             wb.data());
+                                             nullptr, wb.data());
                 } else {
                     xattn::run_sdpa(plan, q.data(), k.data(), v.data(), {}, out.data(), nullptr, ws.data(), scores.data());
                     xattn::run_sdpa_backward(back, q.data(), k.data(), v.data(), {}, dO.data(), out.data(), dq.data(),
-                                             dk.data(), dv.data(), wb.data());
+                                             dk.data(), dv.data(), nullptr, wb.data());
                 }
             });
             CHECK(n == 0);

@@ -465,8 +465,8 @@ struct AttentionKernel {
     // The block loop of scores(). Ruled: a mask or a rule applies to this tile; most tiles have none, and their
     // epilogue is then scale (and soft-cap), store and max alone. Capped: the scores are soft-capped. The scratch
     // pointers and the scale are read once, into locals: the vector stores may alias anything, so read through h
-    // they were loaded again for every vector (V8's code had about 16 instructions per vector of the epilogue,
-    // now 5; 1.01-1.04x faster in wasm on an Intel core, the same bits).
+    // they were loaded again for every vector (V8's code had about three times the instructions per vector of the
+    // epilogue; the same bits).
     template <bool Ruled, bool Capped>
     static void score_blocks(const Head& h, const float* panel, const float* kt, std::size_t gn, std::size_t kg,
                              const Rules& rules, V* tmax) {
@@ -741,6 +741,8 @@ struct AttentionKernel {
             }
             for (j = 0; j < first; ++j) row[j] = 0.0f;
             for (j = n; j < p.in.S; ++j) row[j] = 0.0f;
+            // The backward recomputes the weights from each row's log-sum-exp (-inf: no visible key).
+            if (p.out.lse) p.out.lse[h.b * p.in.L + i] = sum == 0.0f ? kNegInf : (mx == kNegInf ? 0.0f : mx) + std::log(sum);
         }
 
         // Pass 3: O rows (gn, Ev) = weights rows (gn, [kbegin, kend)) · V ([kbegin, kend), Ev).

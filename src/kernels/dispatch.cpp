@@ -67,6 +67,15 @@ const KernelSet& active_kernels() {
 
 void use_kernels(const KernelSet* set) { chosen.store(set, std::memory_order_relaxed); }
 
+#ifdef XATTN_TESTING
+const KernelProbes& probes_of(const KernelSet& set) {
+    if (&set == avx512_kernels()) return *avx512_probes();
+    if (&set == avx2_kernels()) return *avx2_probes();
+    if (&set == sse41_kernels() || &set == sse41_kernels_16()) return *sse41_probes();
+    return scalar_probes();
+}
+#endif
+
 std::vector<unsigned char> allocate_workspace(std::uint64_t bytes) {
     if (bytes > std::numeric_limits<std::size_t>::max()) throw std::bad_alloc();
     return std::vector<unsigned char>(static_cast<std::size_t>(bytes));

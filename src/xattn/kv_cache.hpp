@@ -22,21 +22,22 @@
 #include <cstdint>
 #include <memory>
 
-#include <xtensor/xarray.hpp>
-
 #include "xattn/dims.hpp"
 #include "xattn/rotary.hpp"
 #include "xattn/sdpa.hpp"
+#include "xattn/xarray.hpp"
 
 namespace xattn {
 namespace kernels {
 struct KvLayout;
 }
 
+// How a cache stores keys and values: float16 halves the memory and the bytes a step reads.
 enum class CacheDtype { float32, float16 };
 
+// A cache's shape; its whole storage is taken at creation (storage_bytes).
 struct KvCacheConfig {
-    std::size_t batch = 1;
+    std::size_t batch = 1;      // B
     std::size_t kv_heads = 0;   // Hkv
     std::size_t head_dim = 0;   // E
     std::size_t value_dim = 0;  // Ev (0 = head_dim)
@@ -101,6 +102,8 @@ public:
     // an element has room for (a rolling cache: more than capacity at once). Never throws, never allocates.
     Status append(const Shape& key_shape, const float* key, const Shape& value_shape, const float* value,
                   const std::int32_t* counts = nullptr);
+    // append's refusals without the data: what it would refuse now.
+    Status check_append(const Shape& key_shape, const Shape& value_shape, const std::int32_t* counts = nullptr) const;
     // The same from IEEE halves (uint16).
     Status append(const Shape& key_shape, const std::uint16_t* key, const Shape& value_shape,
                   const std::uint16_t* value, const std::int32_t* counts = nullptr);

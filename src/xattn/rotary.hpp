@@ -12,7 +12,7 @@
 #include <cstdint>
 #include <vector>
 
-#include <xtensor/xarray.hpp>
+#include "xattn/xarray.hpp"
 
 #include "xattn/dims.hpp"
 

@@ -25,9 +25,8 @@
 #include <optional>
 #include <vector>
 
-#include <xtensor/xarray.hpp>
-
 #include "xattn/dims.hpp"
+#include "xattn/xarray.hpp"
 
 namespace xattn {
 
@@ -56,9 +55,10 @@ struct Mask {
     xt::xarray<bool> bools;
     xt::xarray<float> values;
 
+    // What true means is the option's: SDPA's attn_mask, may attend; MultiheadAttention's masks, masked out.
     static Mask boolean(xt::xarray<bool> allowed);
-    static Mask additive(xt::xarray<float> bias);
-    MaskRef ref() const;
+    static Mask additive(xt::xarray<float> bias);   // added to the scaled scores (-inf forbids)
+    MaskRef ref() const;                            // a borrowed view, valid while the mask lives
 };
 
 // The keys a query may see around its position p (FlashAttention's window_size, ONNX Attention's
@@ -166,9 +166,9 @@ struct SdpaPlan {
     float cap(float scaled) const;
 };
 
-// The checks of the rules' options that need no shapes (soft-cap, window), refused under the name `fn` (such as
-// "scaled_dot_product_attention: "): plan_sdpa, MultiheadAttention and the KV cache share them.
-Status check_rule_settings(const std::string& fn, double softcap, const AttentionWindow& window);
+// The checks of the rules' options that need no shapes (soft-cap, window), refused as calls of `fn`:
+// plan_sdpa, MultiheadAttention and the KV cache share them.
+Status check_rule_settings(Function fn, double softcap, const AttentionWindow& window);
 
 // Validates shapes and options; on success fills *plan. Never throws.
 Status plan_sdpa(const Shape& query, const Shape& key, const Shape& value, MaskKind mask_kind,
