@@ -2,27 +2,29 @@
 // The JavaScript side of the wasm boundary's schema (js/boundary.js reads it); tests/js/schema.test.mjs checks
 // that it is current, and the module's signature() must equal SIGNATURE.
 
-export const SIGNATURE = 3485216655;
+export const SIGNATURE = 4024687770;
 export const MAX_RANK = 16;
-export const RECORD_SLOTS = 320;
+export const MAX_LIST = 256;
+export const RECORD_SLOTS = 1024;
 export const TABLE_ENTRIES = 16;
 
 // Each operation's id (its place in XATTN_OPERATIONS) and request: [field, kind] in record order.
-export const OPERATIONS = {"sdpa":0,"sdpaBackward":1,"mhaCreate":2,"mhaForward":3,"mhaBackward":4,"kvCreate":5,"kvAppend":6,"kvTruncate":7,"kvRead":8,"kvAttend":9};
+export const OPERATIONS = {"sdpa":0,"sdpaBackward":1,"mhaCreate":2,"mhaForward":3,"mhaBackward":4,"kvCreate":5,"kvAppend":6,"kvTruncate":7,"kvRead":8,"kvAttend":9,"rotary":10};
 export const REQUESTS = {
-  sdpa: [["query","shape"],["key","shape"],["value","shape"],["attnMask","shape"],["maskKind","number"],["isCausal","flag"],["bottomRight","flag"],["hasScale","flag"],["scale","number"],["dropoutP","number"],["seed","number"],["enableGqa","flag"],["needWeights","flag"]],
-  sdpaBackward: [["query","shape"],["key","shape"],["value","shape"],["attnMask","shape"],["maskKind","number"],["isCausal","flag"],["bottomRight","flag"],["hasScale","flag"],["scale","number"],["dropoutP","number"],["seed","number"],["enableGqa","flag"],["needWeights","flag"],["gradOutput","shape"]],
+  sdpa: [["query","shape"],["key","shape"],["value","shape"],["attnMask","shape"],["maskKind","number"],["isCausal","flag"],["bottomRight","flag"],["hasScale","flag"],["scale","number"],["dropoutP","number"],["seed","number"],["enableGqa","flag"],["needWeights","flag"],["softcap","number"],["windowLeft","number"],["windowRight","number"],["alibiSlopes","list"],["keyLengths","list"],["returnScores","number"],["float16","flag"]],
+  sdpaBackward: [["query","shape"],["key","shape"],["value","shape"],["attnMask","shape"],["maskKind","number"],["isCausal","flag"],["bottomRight","flag"],["hasScale","flag"],["scale","number"],["dropoutP","number"],["seed","number"],["enableGqa","flag"],["needWeights","flag"],["softcap","number"],["windowLeft","number"],["windowRight","number"],["alibiSlopes","list"],["keyLengths","list"],["returnScores","number"],["float16","flag"],["gradOutput","shape"]],
   mhaCreate: [["embedDim","number"],["numHeads","number"],["kdim","number"],["vdim","number"],["bias","flag"],["batchFirst","flag"],["addBiasKv","flag"],["addZeroAttn","flag"],["dropout","number"],["initSeed","number"]],
-  mhaForward: [["module","number"],["query","shape"],["key","shape"],["value","shape"],["keyPaddingMask","shape"],["attnMask","shape"],["kpmKind","number"],["attnKind","number"],["needWeights","flag"],["averageAttnWeights","flag"],["isCausal","flag"],["training","flag"],["seed","number"]],
-  mhaBackward: [["module","number"],["query","shape"],["key","shape"],["value","shape"],["keyPaddingMask","shape"],["attnMask","shape"],["kpmKind","number"],["attnKind","number"],["needWeights","flag"],["averageAttnWeights","flag"],["isCausal","flag"],["training","flag"],["seed","number"],["gradOutput","shape"]],
-  kvCreate: [["batch","number"],["kvHeads","number"],["headDim","number"],["valueDim","number"],["capacity","number"],["float16","flag"]],
-  kvAppend: [["module","number"],["key","shape"],["value","shape"]],
-  kvTruncate: [["module","number"],["length","number"]],
+  mhaForward: [["module","number"],["query","shape"],["key","shape"],["value","shape"],["keyPaddingMask","shape"],["attnMask","shape"],["kpmKind","number"],["attnKind","number"],["needWeights","flag"],["averageAttnWeights","flag"],["isCausal","flag"],["training","flag"],["seed","number"],["bottomRight","flag"],["softcap","number"],["windowLeft","number"],["windowRight","number"],["alibiSlopes","list"],["keyLengths","list"]],
+  mhaBackward: [["module","number"],["query","shape"],["key","shape"],["value","shape"],["keyPaddingMask","shape"],["attnMask","shape"],["kpmKind","number"],["attnKind","number"],["needWeights","flag"],["averageAttnWeights","flag"],["isCausal","flag"],["training","flag"],["seed","number"],["bottomRight","flag"],["softcap","number"],["windowLeft","number"],["windowRight","number"],["alibiSlopes","list"],["keyLengths","list"],["gradOutput","shape"]],
+  kvCreate: [["batch","number"],["kvHeads","number"],["headDim","number"],["valueDim","number"],["capacity","number"],["float16","flag"],["rolling","flag"],["rotary","flag"],["rotaryBase","number"],["rotaryDim","number"],["rotaryInterleaved","flag"]],
+  kvAppend: [["module","number"],["key","shape"],["value","shape"],["counts","list"],["float16","flag"]],
+  kvTruncate: [["module","number"],["length","number"],["lengths","list"]],
   kvRead: [["module","number"],["values","flag"]],
-  kvAttend: [["module","number"],["query","shape"],["attnMask","shape"],["maskKind","number"],["isCausal","flag"],["hasScale","flag"],["scale","number"],["needWeights","flag"]],
+  kvAttend: [["module","number"],["query","shape"],["attnMask","shape"],["maskKind","number"],["isCausal","flag"],["hasScale","flag"],["scale","number"],["needWeights","flag"],["softcap","number"],["windowLeft","number"],["windowRight","number"],["alibiSlopes","list"],["float16","flag"]],
+  rotary: [["x","shape"],["positions","shape"],["positionOffset","number"],["base","number"],["rotaryDim","number"],["interleaved","flag"],["backward","flag"],["float16","flag"]],
 };
 // A reply's fields, then TABLE_ENTRIES entries of [name index, offset, rank, d0, d1, d2].
-export const REPLY = [["query","address"],["key","address"],["value","address"],["attnMask","address"],["keyPaddingMask","address"],["gradOutput","address"],["output","address"],["weights","address"],["gradQuery","address"],["gradKey","address"],["gradValue","address"],["gradParameters","address"],["outputShape","shape"],["weightsShape","shape"],["handle","number"],["data","address"],["floats","number"],["length","number"]];
+export const REPLY = [["query","address"],["key","address"],["value","address"],["attnMask","address"],["keyPaddingMask","address"],["gradOutput","address"],["output","address"],["weights","address"],["gradQuery","address"],["gradKey","address"],["gradValue","address"],["gradParameters","address"],["outputShape","shape"],["weightsShape","shape"],["handle","number"],["data","address"],["floats","number"],["length","number"],["scores","address"],["x","address"],["positions","address"]];
 // A refusal's fields.
 export const ERROR = [["code","number"],["function","number"],["argument0","number"],["argument1","number"],["argument2","number"],["argument3","number"],["number0","number"],["number1","number"],["number2","number"],["number3","number"],["shapeCount","number"],["shape0","shape"],["shape1","shape"],["shape2","shape"],["shape3","shape"],["shape4","shape"],["shape5","shape"]];
 export const PARAMETER_NAMES = ["in_proj_weight","q_proj_weight","k_proj_weight","v_proj_weight","in_proj_bias","bias_k","bias_v","out_proj.weight","out_proj.bias"];

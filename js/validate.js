@@ -116,6 +116,26 @@ export function checkTensor(fn, name, t) {
   return checkData(fn, name, data, t.shape);
 }
 
+// Tensors of one call, each { data, shape }: all Float32Array, or all IEEE halves (Uint16Array of their bits, or
+// Float16Array where the runtime has it), computed in float32 and returned in the inputs' type. Returns the
+// snapshots (as checkTensor's) and `half`: the array class of halves (Uint16Array or Float16Array), or null.
+const HALVES = ['Uint16Array', 'Float16Array'];
+export function checkTensors(fn, named) {
+  const kinds = named.map(([, t]) => (t !== null && typeof t === 'object' ? typedArrayName(t.data) : undefined));
+  const half = HALVES.includes(kinds[0]) ? kinds[0] : null;
+  return {
+    half: half === null ? null : globalThis[half],
+    tensors: named.map(([name, t], i) => {
+      if (half === null) return checkTensor(fn, name, t);
+      if (t === null || typeof t !== 'object') throw new TypeError(`${fn}: ${name} must be a tensor { data: ${half}, shape }, got ${typeName(t)}`);
+      if (kinds[i] !== half) {
+        throw new TypeError(`${fn}: ${name}.data must be a ${half} like ${named[0][0]}'s (float16 calls take every tensor as halves), got ${typeName(t.data)}`);
+      }
+      return checkData(fn, name, t.data, t.shape);
+    }),
+  };
+}
+
 // A mask: { data: Uint8Array (boolean, non-zero = true) | Float32Array (added), shape }, or null when
 // absent. The snapshot carries its kind: 1 boolean, 2 additive (the bindings' numbering).
 export function checkMask(fn, name, m) {
