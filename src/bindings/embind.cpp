@@ -247,7 +247,8 @@ Status prepare_rotary(const rotary_request& r, Reply* reply) {
     s.rotary_dim = static_cast<std::size_t>(r.rotary_dim);  // JS checked integers in range
     s.interleaved = r.interleaved;
     s.position_offset = static_cast<std::int64_t>(r.position_offset);
-    s.positions.assign(numel(positions), 0);  // their values come with the inputs (execute checks them)
+    // Their values come with the inputs (execute checks them); no positions is a shape of rank 0, not of one value.
+    s.positions.assign(positions.empty() ? 0 : numel(positions), 0);
     if (Status st = plan_rotary(x, s, &run.plan); !st.ok()) return st;
     const std::uint64_t e = element_bytes(run.half);
     if (Status placing = placed(Function::rotary, &run.at, [&](Placer& b, Reply& at) {

@@ -172,7 +172,7 @@ describe('the rules, rotary embeddings, float16 I/O and the cache options are ch
       'scaledDotProductAttention: softcap must be 0 (none) or a positive number finite and non-zero as a float32, got -1');
     refused(() => sdpa({ window: { left: -2 } }), RangeError,
       'scaledDotProductAttention: window.left must be an integer in [-1, 2147483647], got -2');
-    refused(() => sdpa({ window: { up: 1 } }), TypeError, "scaledDotProductAttention: unknown window option 'up' (expected one of: left, right)");
+    refused(() => sdpa({ window: { up: 1 } }), TypeError, "scaledDotProductAttention: unknown window field 'up' (known: left, right)");
     refused(() => sdpa({ alibiSlopes: [1, 2] }), RangeError,
       'scaledDotProductAttention: alibiSlopes has 2 values, expected one per query head: Hq = 3 (query dim -3 of (2, 3, 4, 8))');
     refused(() => sdpa({ alibiSlopes: [1, 2, Infinity] }), RangeError, 'scaledDotProductAttention: alibiSlopes[2] must be finite, got Infinity');
@@ -184,7 +184,7 @@ describe('the rules, rotary embeddings, float16 I/O and the cache options are ch
     refused(() => sdpa({ returnScores: 'raw' }), TypeError,
       "scaledDotProductAttention: returnScores must be 'scaled', 'softcapped' or 'biased', got \"raw\"");
     refused(() => xa.scaledDotProductAttentionGrad(x, x, x, x, { returnScores: 'scaled' }), TypeError,
-      "scaledDotProductAttentionGrad: unknown option 'returnScores' (expected one of: attnMask, isCausal, causalAlignment, scale, dropoutP, seed, enableGqa, needWeights, softcap, window, alibiSlopes, keyLengths)");
+      "scaledDotProductAttentionGrad: unknown option 'returnScores' (known: attnMask, isCausal, causalAlignment, scale, dropoutP, seed, enableGqa, needWeights, softcap, window, alibiSlopes, keyLengths)");
     const h = { data: new Uint16Array(x.data.length), shape: x.shape };
     refused(() => xa.scaledDotProductAttention(h, x, h), TypeError,
       "scaledDotProductAttention: key.data must be a Uint16Array like query's (float16 calls take every tensor as halves), got Float32Array");
@@ -196,7 +196,12 @@ describe('the rules, rotary embeddings, float16 I/O and the cache options are ch
       'applyRotaryEmbedding: give positions or positionOffset, not both');
     const cache = xa.createKvCache({ batch: 2, kvHeads: 3, headDim: 8, capacity: 3 });
     refused(() => cache.append(x, x), RangeError,
-      'KvCache.append: 4 positions do not fit: element 0 holds 0 of its capacity 3; nothing was appended (key (2, 3, 4, 8), value (2, 3, 4, 8))');
+      'KvCache.append: 4 positions do not fit: the cache holds 0 of its capacity 3; nothing was appended (key (2, 3, 4, 8), value (2, 3, 4, 8))');
+    refused(() => cache.append(x, x, { counts: [2, 4] }), RangeError,
+      'KvCache.append: 4 positions do not fit: element 1 holds 0 of its capacity 3; nothing was appended (key (2, 3, 4, 8), value (2, 3, 4, 8))');
+    refused(() => cache.append(x, x, { counts: [2] }), RangeError,
+      'KvCache.append: counts has 1 values, expected one per batch element: B = 2');
+    assert.deepEqual([...cache.lengths], [0, 0]);
     cache.dispose();
   });
 
