@@ -12,6 +12,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <limits>
+#include <type_traits>
 
 #include "kernels/carver.hpp"
 #include "kernels/dropout_hash.hpp"
@@ -444,14 +445,30 @@ struct AttentionKernel {
         r.len_from = !ruled_stage || k0 + kg <= keys.len ? kg : k0 >= keys.len ? 0 : keys.len - k0;
         r.alibi = ruled_stage && p.rules.alibi_slopes;
         r.cap_slope = cap_slope;
-        const bool ruled = masked || r.high || r.low || r.alibi || r.len_from < kg;
-        if (p.rules.softcap > 0.0f && stage != ScoresKind::scaled) {
-            if (ruled) score_blocks<true, true>(h, panel, kt, gn, kg, r, tmax);
-            else score_blocks<false, true>(h, panel, kt, gn, kg, r, tmax);
+        // Keys [plain_begin, plain_end) of the tile need no rule: no lane's key there is hidden (a window's or the
+        // causal rule's edges are ruled, the keys between them are not), on whole micro-kernels; a mask or ALiBi
+        // rules every key. The epilogues give a visible score the same bits either way.
+        std::size_t plain_begin = 0, plain_end = kg;
+        if (masked || r.alibi) {
+            plain_end = 0;
         } else {
-            if (ruled) score_blocks<true, false>(h, panel, kt, gn, kg, r, tmax);
-            else score_blocks<false, false>(h, panel, kt, gn, kg, r, tmax);
+            if (r.low) {
+                const auto edge = static_cast<std::size_t>(static_cast<std::int64_t>(gn) - 1 - r.last_allowed);
+                plain_begin = round_up(min_size(edge, kg), KeyRows);
+            }
+            if (r.high) plain_end = 1 - r.first_blocked > 0 ? static_cast<std::size_t>(1 - r.first_blocked) : 0;
+            plain_end = min_size(plain_end, r.len_from);
+            if (plain_end < kg) plain_end = plain_end / KeyRows * KeyRows;
+            if (plain_end < plain_begin) plain_end = plain_begin = kg;
         }
+        const auto run = [&](auto capped) {
+            constexpr bool Capped = decltype(capped)::value;
+            score_blocks<true, Capped>(h, panel, kt, gn, 0, plain_begin, r, tmax);
+            score_blocks<false, Capped>(h, panel, kt, gn, plain_begin, plain_end, r, tmax);
+            score_blocks<true, Capped>(h, panel, kt, gn, plain_end, kg, r, tmax);
+        };
+        if (p.rules.softcap > 0.0f && stage != ScoresKind::scaled) run(std::true_type{});
+        else run(std::false_type{});
     }
     // What a tile's epilogue applies beside the mask tile.
     struct Rules {
@@ -462,14 +479,14 @@ struct AttentionKernel {
         std::size_t len_from = 0;        // keys of the tile from this one on are past the problem's length
         float* cap_slope = nullptr;
     };
-    // The block loop of scores(). Ruled: a mask or a rule applies to this tile; most tiles have none, and their
-    // epilogue is then scale (and soft-cap), store and max alone. Capped: the scores are soft-capped. The scratch
+    // The block loop of scores() over keys [jb, je) of the tile. Ruled: a mask or a rule applies to these keys; most
+    // keys have none, and their epilogue is then scale (and soft-cap), store and max alone. Capped: the scores are soft-capped. The scratch
     // pointers and the scale are read once, into locals: the vector stores may alias anything, so read through h
     // they were loaded again for every vector (V8's code had about three times the instructions per vector of the
     // epilogue; the same bits).
     template <bool Ruled, bool Capped>
-    static void score_blocks(const Head& h, const float* panel, const float* kt, std::size_t gn, std::size_t kg,
-                             const Rules& rules, V* tmax) {
+    static void score_blocks(const Head& h, const float* panel, const float* kt, std::size_t gn, std::size_t jb,
+                             std::size_t je, const Rules& rules, V* tmax) {
         const AttentionProblem& p = h.p;
         const std::size_t nqv = (gn + W - 1) / W, E = p.in.E;
         float* const st = h.w.st;
@@ -479,8 +496,8 @@ struct AttentionKernel {
         float* const cap_slope = rules.cap_slope;
         const MaskType kind = p.rules.mask.type;
         const V lanes = O::lane_index();
-        for (std::size_t j0 = 0; j0 < kg; j0 += KeyRows) {
-            with_count<KeyRows>(kg - j0, [&](auto nk_) {
+        for (std::size_t j0 = jb; j0 < je; j0 += KeyRows) {
+            with_count<KeyRows>(je - j0, [&](auto nk_) {
                 with_count<QueryVecs>(nqv, [&](auto nq_) {
                     constexpr std::size_t NK = decltype(nk_)::value, NQ = decltype(nq_)::value;
                     Block<O, NK, NQ> acc;
