@@ -153,7 +153,7 @@ export interface XattnWorker {
   createKvCache(config: KvCacheConfig, call?: CallOptions): Promise<KvCacheWorker>;
   /** Stops the worker: the running and queued calls, and every later one, reject. */
   terminate(): Promise<void>;
-  /** The same as terminate(): the name {@link Xattn.dispose} has on an instance in this thread. */
+  /** The same as terminate(): the name an instance in this thread (`Xattn`) has for it. */
   dispose(): Promise<void>;
   /** The same as terminate(), for `await using`. */
   [Symbol.asyncDispose](): Promise<void>;

@@ -117,6 +117,22 @@ Status placed(Function fn, Reply* reply, const Place& place) {
     return {};
 }
 
+// The tensors of an attention call, in one order: query, key and value; with `backward` the output's gradient;
+// the output, the weights (when `weights` is given), and with `backward` the inputs' gradients. `e` bytes an
+// element: float32, or IEEE halves with float16 I/O.
+void place_tensors(Placer& b, Reply& at, const Shape& q, const Shape& k, const Shape& v, const Shape& output,
+                   const Shape* weights, bool backward, std::uint64_t e = 4) {
+    at.query = b.take(e * numel(q)), at.key = b.take(e * numel(k)), at.value = b.take(e * numel(v));
+    if (backward) at.grad_output = b.take(e * numel(output));
+    at.output = b.take(e * numel(output));
+    if (weights) at.weights = b.take(e * numel(*weights));
+    if (backward) at.grad_query = b.take(e * numel(q)), at.grad_key = b.take(e * numel(k)), at.grad_value = b.take(e * numel(v));
+}
+
+// A placed call becomes the prepared one, and its reply the record's.
+template <class Run>
+void keep(Run&& run, const Shape& output, const Shape& weights, Reply* reply);
+
 float* f32(double address) { return reinterpret_cast<float*>(static_cast<std::uintptr_t>(address)); }
 std::uint16_t* f16(double address) { return reinterpret_cast<std::uint16_t*>(static_cast<std::uintptr_t>(address)); }
 const unsigned char* bytes_at(double address) {
@@ -163,6 +179,14 @@ std::variant<std::monostate, SdpaRun, MhaRun, KvAppendRun, KvAttendRun, RotaryRu
 // Bytes of one element of a call's tensors: float32, or IEEE halves with float16 I/O.
 std::uint64_t element_bytes(bool half) { return half ? 2 : 4; }
 
+template <class Run>
+void keep(Run&& run, const Shape& output, const Shape& weights, Reply* reply) {
+    run.at.output_shape = WireShape::of(output);
+    run.at.weights_shape = WireShape::of(weights);
+    *reply = run.at;
+    prepared = std::forward<Run>(run);
+}
+
 SdpaSettings settings_of(const sdpa_request& r) {
     SdpaSettings s;
     s.is_causal = r.is_causal;
@@ -195,22 +219,14 @@ Status prepare_sdpa(const sdpa_request& r, const WireShape* grad_output, Reply* 
     const Function fn = run.backward ? Function::sdpa_backward : Function::sdpa;
     const std::uint64_t e = element_bytes(p.float16_io);
     if (Status placing = placed(fn, &run.at, [&](Placer& b, Reply& at) {
-            at.query = b.take(e * numel(q)), at.key = b.take(e * numel(k)), at.value = b.take(e * numel(v));
+            place_tensors(b, at, q, k, v, p.output_shape, p.need_weights ? &p.weights_shape : nullptr, run.backward, e);
             if (run.mask != MaskKind::none) at.attn_mask = b.take(mask_bytes(run.mask) * numel(m));
-            if (run.backward) at.grad_output = b.take(e * numel(p.output_shape));
-            at.output = b.take(e * numel(p.output_shape));
-            if (p.need_weights) at.weights = b.take(e * numel(p.weights_shape));
             if (!run.backward && p.return_scores != ScoresStage::none) at.scores = b.take(e * numel(p.weights_shape));
-            if (run.backward)
-                at.grad_query = b.take(e * numel(q)), at.grad_key = b.take(e * numel(k)), at.grad_value = b.take(e * numel(v));
             run.workspace = b.take(p.workspace_bytes);
         });
         !placing.ok())
         return placing;
-    run.at.output_shape = WireShape::of(p.output_shape);
-    run.at.weights_shape = WireShape::of(p.weights_shape);
-    *reply = run.at;
-    prepared = std::move(run);
+    keep(std::move(run), p.output_shape, p.weights_shape, reply);
     return {};
 }
 
@@ -334,24 +350,15 @@ Status prepare_mha(const mha_forward_request& r, const WireShape* grad_output, R
     if (!st.ok()) return st;
     const MhaPlan& p = run.plan;
     if (Status placing = placed(fn, &run.at, [&](Placer& b, Reply& at) {
-            at.query = b.take(4 * numel(q)), at.key = b.take(4 * numel(k)), at.value = b.take(4 * numel(v));
+            place_tensors(b, at, q, k, v, p.output_shape, p.need_weights ? &p.weights_shape : nullptr, p.backward);
             if (run.kpm != MaskKind::none) at.key_padding_mask = b.take(mask_bytes(run.kpm) * numel(kpm));
             if (run.attn != MaskKind::none) at.attn_mask = b.take(mask_bytes(run.attn) * numel(am));
-            if (p.backward) at.grad_output = b.take(4 * numel(q));
-            at.output = b.take(4 * numel(p.output_shape));
-            if (p.need_weights) at.weights = b.take(4 * numel(p.weights_shape));
-            if (p.backward) {
-                at.grad_query = b.take(4 * numel(q)), at.grad_key = b.take(4 * numel(k)), at.grad_value = b.take(4 * numel(v));
-                at.grad_parameters = b.take(4 * std::uint64_t{m->parameter_floats()});
-            }
+            if (p.backward) at.grad_parameters = b.take(4 * std::uint64_t{m->parameter_floats()});
             run.workspace = b.take(p.workspace_bytes);
         });
         !placing.ok())
         return placing;
-    run.at.output_shape = WireShape::of(p.output_shape);
-    run.at.weights_shape = WireShape::of(p.weights_shape);
-    *reply = run.at;
-    prepared = std::move(run);
+    keep(std::move(run), p.output_shape, p.weights_shape, reply);
     return {};
 }
 
@@ -476,33 +483,23 @@ Status prepare_kv_attend(const kv_attend_request& r, Reply* reply) {
         });
         !placing.ok())
         return placing;
-    run.at.output_shape = WireShape::of(p.output_shape);
-    run.at.weights_shape = WireShape::of(p.weights_shape);
-    *reply = run.at;
-    prepared = std::move(run);
+    keep(std::move(run), p.output_shape, p.weights_shape, reply);
     return {};
 }
 
 Status prepare_op(Op op, Reply* reply) {
     switch (op) {
     case Op::sdpa: return prepare_sdpa(read_sdpa(), nullptr, reply);
+    // A backward's request is its forward's with grad_output after it (call_record.hpp): read both from the record.
     case Op::sdpa_backward: {
-        const sdpa_backward_request r = read_sdpa_backward();
-        sdpa_request forward;
-#define XATTN_COPY_FIELD(name, kind) forward.name = r.name;
-        XATTN_REQUEST_sdpa(XATTN_COPY_FIELD)
-#undef XATTN_COPY_FIELD
-        return prepare_sdpa(forward, &r.grad_output, reply);
+        const WireShape grad_output = read_sdpa_backward().grad_output;
+        return prepare_sdpa(read_sdpa(), &grad_output, reply);
     }
     case Op::mha_create: return prepare_mha_create(read_mha_create(), reply);
     case Op::mha_forward: return prepare_mha(read_mha_forward(), nullptr, reply);
     case Op::mha_backward: {
-        const mha_backward_request r = read_mha_backward();
-        mha_forward_request forward;
-#define XATTN_COPY_FIELD(name, kind) forward.name = r.name;
-        XATTN_REQUEST_mha_forward(XATTN_COPY_FIELD)
-#undef XATTN_COPY_FIELD
-        return prepare_mha(forward, &r.grad_output, reply);
+        const WireShape grad_output = read_mha_backward().grad_output;
+        return prepare_mha(read_mha_forward(), &grad_output, reply);
     }
     case Op::kv_create: return prepare_kv_create(read_kv_create(), reply);
     case Op::kv_append: return prepare_kv_append(read_kv_append(), reply);

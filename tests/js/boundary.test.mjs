@@ -11,19 +11,11 @@ import { describe, test } from 'node:test';
 import { instantiate } from '../../js/instantiate.js';
 import { createXattn } from '../../js/node.js';
 import { createTestingXattn } from './testing-build.mjs';
-import { loadCases, mismatch, sdpaOptions, tensor } from './golden.mjs';
+import { checkSdpaFixture } from './golden.mjs';
 
 const GiB = 2 ** 30;
-const lesson = loadCases('sdpa.txt').find((c) => c.name === 'lesson_example_4x10x64');
 const t = (shape, fill = 0) => ({ data: new Float32Array(shape.reduce((n, d) => n * d, 1)).fill(fill), shape });
 
-// The instance still computes the lesson's example exactly as PyTorch does.
-function checkLesson(xa) {
-  const r = xa.scaledDotProductAttention(tensor(lesson.tensors.query), tensor(lesson.tensors.key),
-    tensor(lesson.tensors.value), sdpaOptions(lesson));
-  assert.equal(mismatch(r.output, lesson.tensors.output), '');
-  assert.equal(mismatch(r.weights, lesson.tensors.weights), '');
-}
 
 // fn must throw a RangeError naming `fnName` and a byte count, and leave memory and the heap as they were.
 function refusedForSize(xa, testing, fn, fnName) {
@@ -50,21 +42,21 @@ describe('calls past the 2 GiB memory are refused, every entry point', async () 
 
   test('forward without weights: key and value of 1 GiB each, with a query of one row', () => {
     refusedForSize(xa, testing, () => xa.scaledDotProductAttention(small, big, big), 'scaledDotProductAttention');
-    checkLesson(xa);
+    checkSdpaFixture(xa);
   });
 
   test('forward with weights: 2 × 512 MiB of key and value and 1 GiB of weights', () => {
     const half = { data: big.data.subarray(0, GiB / 8), shape: [1, 2 ** 23, 16] };
     refusedForSize(xa, testing, () => xa.scaledDotProductAttention(t([1, 32, 16], 0.1), half, half, { needWeights: true }),
       'scaledDotProductAttention');
-    checkLesson(xa);
+    checkSdpaFixture(xa);
   });
 
   test('backward: 1 GiB of key and value, whose gradients take as much again', () => {
     const e = refusedForSize(xa, testing, () => xa.scaledDotProductAttentionGrad(small, big, big, small),
       'scaledDotProductAttentionGrad');
     assert.match(e.message, /WebAssembly memory/);
-    checkLesson(xa);
+    checkSdpaFixture(xa);
   });
 
   test('backward: the query (1, 1, 16) against 4,000,000 keys that once aborted the module now runs', () => {
@@ -76,7 +68,7 @@ describe('calls past the 2 GiB memory are refused, every entry point', async () 
     // dV_j = P_j dO = dO / S for every key; dQ = scale · Σ_j P_j (dP_j − D) K_j = 0 (every dP_j equals D).
     for (let j = 0; j < 4e6; j += 999983) assert.ok(Math.abs(r.gradValue.data[j * 16] - 0.5 / 4e6) < 1e-9);
     for (const x of r.gradQuery.data) assert.ok(Math.abs(x) < 1e-6, `gradQuery ${x}`);
-    checkLesson(xa);
+    checkSdpaFixture(xa);
   });
 
   test('MultiheadAttention.forward: 1 GiB of keys and values to project', () => {
@@ -86,7 +78,7 @@ describe('calls past the 2 GiB memory are refused, every entry point', async () 
     const r = mha.forward(t([3, 2, 16], 0.5), t([4, 2, 16], 0.25), t([4, 2, 16], 1));
     assert.deepEqual(r.output.shape, [3, 2, 16]);
     mha.dispose();
-    checkLesson(xa);
+    checkSdpaFixture(xa);
   });
 
   test('three 512 MiB inputs: refused without growing the memory for good', () => {
@@ -112,7 +104,7 @@ describe('a scale that is not a usable float32 is refused', async () => {
       const r = xa.scaledDotProductAttention(q, q, q, { scale });
       for (const x of r.output.data) assert.ok(Number.isFinite(x));
     }
-    checkLesson(xa);
+    checkSdpaFixture(xa);
   });
 });
 
@@ -138,7 +130,7 @@ describe('only a failure of the module marks an instance dead', async () => {
     assert.deepEqual(alive.forward(x, x, x).output.shape, [2, 3, 4]);
     assert.ok(xa.memoryBytes() > 0);
     xa.scaledDotProductAttentionGrad(x, x, x, x);
-    checkLesson(xa);
+    checkSdpaFixture(xa);
     alive.dispose();
   });
 
@@ -200,7 +192,7 @@ describe('lifetimes of MultiheadAttention modules', async () => {
       await new Promise((resolve) => setTimeout(resolve, 10));
     }
     assert.equal(testing.heapInUse(), heap, 'every dropped module was freed');
-    checkLesson(xa);
+    checkSdpaFixture(xa);
   });
 });
 
@@ -237,7 +229,7 @@ describe('createXattn and the version', async () => {
         (e) => e instanceof Error && /^createXattn: could not start the SIMD WebAssembly build: /.test(e.message));
     }
     const xa = await createXattn();
-    checkLesson(xa);
+    checkSdpaFixture(xa);
   });
 
   test('the version is package.json\'s, compiled into the module', async () => {

@@ -1,10 +1,11 @@
 // Reads the PyTorch-made fixtures in tests/golden/*.txt (format: tests/golden/make_golden.py)
 // and turns them into calls of the JS API (golden-cases.mjs), and names the builds the suites run on.
+import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
 
 import { relaxedSimdSupported } from '../../js/detect.js';
 
-import { parseCases } from './golden-cases.mjs';
+import { mismatch, parseCases, sdpaOptions, tensor } from './golden-cases.mjs';
 
 export {
   flag, GRAD_TOLERANCE, gradMismatch, mask, mhaConfig, mhaOptions, mhaParameters, mismatch, sdpaGradOptions, sdpaOptions, tensor,
@@ -30,3 +31,13 @@ export const BUILDS = [
   ] : []),
   { options: { simd: false }, label: 'scalar' },
 ];
+
+// Runs the SDPA fixture `name` of sdpa.txt on `xa` and asserts its output (and weights, where it has them) match
+// PyTorch's: the check that an instance still computes right after whatever a test put it through.
+export function checkSdpaFixture(xa, name = 'lesson_example_4x10x64') {
+  const c = loadCases('sdpa.txt').find((f) => f.name === name);
+  const t = c.tensors;
+  const r = xa.scaledDotProductAttention(tensor(t.query), tensor(t.key), tensor(t.value), sdpaOptions(c));
+  assert.equal(mismatch(r.output, t.output), '', name);
+  if (t.weights) assert.equal(mismatch(r.weights, t.weights), '', name);
+}

@@ -49,7 +49,8 @@ async function threads(createXattn, xa, workers) {
     out.poolWorkers = workers.made;
     const split = xa.scaledDotProductAttention(t, t, t).output.data;
     const one = await createXattn({ threads: 1 });
-    out.sameBits = split.every((x, i) => Object.is(x, one.scaledDotProductAttention(t, t, t).output.data[i]));
+    const alone = one.scaledDotProductAttention(t, t, t).output.data;
+    out.sameBits = split.every((x, i) => Object.is(x, alone[i]));
     one.dispose();
     const live = workers.live;
     for (let i = 0; i < 5; i++) {

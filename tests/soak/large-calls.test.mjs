@@ -4,19 +4,11 @@ import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
 
 import { createXattn } from '../../js/node.js';
-import { loadCases, mismatch, sdpaOptions, tensor } from '../js/golden.mjs';
+import { checkSdpaFixture } from '../js/golden.mjs';
 
 const GiB = 2 ** 30;
-const lesson = loadCases('sdpa.txt').find((c) => c.name === 'lesson_example_4x10x64');
 const t = (shape, fill = 0) => ({ data: new Float32Array(shape.reduce((n, d) => n * d, 1)).fill(fill), shape });
 
-// The instance still computes the lesson's example exactly as PyTorch does.
-function checkLesson(xa) {
-  const r = xa.scaledDotProductAttention(tensor(lesson.tensors.query), tensor(lesson.tensors.key),
-    tensor(lesson.tensors.value), sdpaOptions(lesson));
-  assert.equal(mismatch(r.output, lesson.tensors.output), '');
-  assert.equal(mismatch(r.weights, lesson.tensors.weights), '');
-}
 
 describe('calls that fit run to the end', async () => {
   test('forward over 12,582,912 keys (1.5 GiB of key and value) runs and averages V exactly', async () => {
@@ -29,7 +21,7 @@ describe('calls that fit run to the end', async () => {
     assert.deepEqual(r.output.shape, [1, 2, 16]);
     for (const x of r.output.data) assert.ok(Math.abs(x - 1) < 1e-2, `output ${x}, want 1`);
     assert.ok(xa.memoryBytes() > 1.5 * GiB);
-    checkLesson(xa);
+    checkSdpaFixture(xa);
   });
 });
 

@@ -5,17 +5,11 @@ import { describe, test } from 'node:test';
 
 import { createXattn } from '../../js/node.js';
 import { createTestingXattn } from '../js/testing-build.mjs';
-import { loadCases, mismatch, sdpaOptions, tensor } from '../js/golden.mjs';
+import { checkSdpaFixture as checkLesson, loadCases, mismatch, tensor } from '../js/golden.mjs';
 
 const lesson = loadCases('sdpa.txt').find((c) => c.name === 'lesson_example_4x10x64');
 const tensors = (c) => [tensor(c.tensors.query), tensor(c.tensors.key), tensor(c.tensors.value)];
 const t = (shape, fill) => ({ data: new Float32Array(shape.reduce((n, d) => n * d, 1)).fill(fill), shape });
-
-function checkLesson(xa) {
-  const r = xa.scaledDotProductAttention(...tensors(lesson), sdpaOptions(lesson));
-  assert.equal(mismatch(r.output, lesson.tensors.output), '');
-  assert.equal(mismatch(r.weights, lesson.tensors.weights), '');
-}
 
 // One round of everything a user might do, valid and not.
 function round(xa, i) {

@@ -5,18 +5,10 @@ import { describe, test } from 'node:test';
 
 import { createXattn } from '../../js/node.js';
 import { createTestingXattn } from '../js/testing-build.mjs';
-import { loadCases, mismatch, sdpaOptions, tensor } from '../js/golden.mjs';
+import { checkSdpaFixture } from '../js/golden.mjs';
 
-const fixtures = loadCases('sdpa.txt');
-const fixture = (name) => fixtures.find((c) => c.name === name);
 const t = (shape, fill = 0) => ({ data: new Float32Array(shape.reduce((n, d) => n * d, 1)).fill(fill), shape });
 
-function checkFixture(xa, name) {
-  const c = fixture(name);
-  const r = xa.scaledDotProductAttention(tensor(c.tensors.query), tensor(c.tensors.key), tensor(c.tensors.value), sdpaOptions(c));
-  assert.equal(mismatch(r.output, c.tensors.output), '', name);
-  if (c.tensors.weights) assert.equal(mismatch(r.weights, c.tensors.weights), '', name);
-}
 
 // Ten calls of every kind, valid and not; returns how many calls it made.
 function mixedCalls(xa, i) {
@@ -64,7 +56,7 @@ describe('soak', () => {
     assert.equal(xa.memoryBytes(), grown, 'memory after the second half');
     assert.ok(calls >= 100000, `${calls} calls`);
     for (const name of ['lesson_example_4x10x64', 'gqa_6_heads_over_2', 'fully_masked_rows_bool', 'causal_L_gt_S_bottom_right']) {
-      checkFixture(xa, name);
+      checkSdpaFixture(xa, name);
     }
   });
 });
@@ -89,7 +81,7 @@ describe('limits', () => {
     assert.throws(() => xa.scaledDotProductAttention(q, q, q, { needWeights: true }),
       (e) => e instanceof RangeError && /scaledDotProductAttention: .* needs \d+ bytes/.test(e.message));
     for (const m of modules) m.dispose();
-    checkFixture(xa, 'lesson_example_4x10x64');
+    checkSdpaFixture(xa, 'lesson_example_4x10x64');
     const again = xa.createMultiheadAttention({ embedDim: 4096, numHeads: 8 });
     again.dispose();
   });
