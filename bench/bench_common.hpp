@@ -130,6 +130,7 @@ struct Variant {
     xattn::MaskKind mask = xattn::MaskKind::none;
     bool mask_per_query = true;  // mask (L, S); else (B·H, 1, S), one row for every query (key padding)
     double dropout = 0.0;
+    std::int64_t window_left = -1;  // a sliding window of window_left + 1 keys (with causal), or none
 };
 
 // One attention problem with its buffers; run_kernels() runs run_sdpa, run_rows() run_sdpa_rows.
@@ -145,6 +146,7 @@ struct Problem {
         s.is_causal = x.causal;
         s.dropout_p = x.dropout;
         s.seed = 7;
+        s.window.left = x.window_left;
         const xattn::Shape mask_shape = x.mask_per_query ? xattn::Shape{c.L, c.S} : xattn::Shape{c.BH, 1, c.S};
         const std::size_t mask_size = x.mask_per_query ? c.L * c.S : c.BH * c.S;
         if (x.mask == xattn::MaskKind::boolean) {
@@ -251,6 +253,27 @@ inline void print_backward(const char* set, int runs) {
         std::printf("  %3zux%4zux%-4zu forward %6.1f  backward %6.1f  backward/forward %.2f\n", c.BH, c.L, c.E, gf, gb,
                     gb / gf);
     }
+}
+
+// A sliding window against the full call (the kernels skip the tiles no row sees; kernels/attention.hpp): one head
+// of L = S = 8192, E = 64, streaming, causal with a window of 512 keys (row i sees keys i - 511 … i), against the
+// same call over every key. Prints the windowed call's share of the full one's time beside its share of the cells
+// (the target: at most 1.3 times that share).
+inline void print_window(const char* set, int runs) {
+    const Case c{1, 8192, 8192, 64};
+    const std::size_t width = 512;
+    Variant windowed;
+    windowed.causal = true;
+    windowed.window_left = static_cast<std::int64_t>(width) - 1;
+    Problem full(c, false), window(c, false, windowed);
+    const Timing tf = time_runs([&] { full.run_kernels(); }, runs);
+    const Timing tw = time_runs([&] { window.run_kernels(); }, runs);
+    double visible = 0.0;  // cells some key of a row's window covers
+    for (std::size_t i = 0; i < c.L; ++i) visible += static_cast<double>(std::min(i + 1, width));
+    const double cells = visible / (static_cast<double>(c.L) * static_cast<double>(c.S)), time = tw.median / tf.median;
+    std::printf("\nsliding window (%s), 1x8192x64 streaming, causal, 512 keys a row, against every cell: %.1f ms, "
+                "windowed %.2f ms (wall medians): %.4f of the time for %.4f of the cells, %.2fx the cells' share\n", set,
+                tf.median * 1e3, tw.median * 1e3, time, cells, time / cells);
 }
 
 // MultiheadAttention's projections (kernels/linear.hpp): one 512 × 512 by 512 × 512 product with `set`, float32

@@ -3,7 +3,7 @@
 // weights) and materialising (weights), the AVX2 FMA peak (and the AVX-512 one, where the CPU has it)
 // measured before each shape, and the row kernel for comparison; then the AVX2 and AVX-512F sets against their
 // peaks timed alternately with them (the share the targets ask for).
-//   cmake --build build/native --target xattn_native_bench && build/native/xattn_native_bench [quick]
+//   cmake --build build/native --target xattn_native_bench && build/native/xattn_native_bench [quick | window]
 #include <cstdio>
 #include <string>
 
@@ -14,6 +14,10 @@
 
 int main(int argc, char** argv) {
     const bool quick = argc > 1 && std::string(argv[1]) == "quick";
+    if (argc > 1 && std::string(argv[1]) == "window") {  // the sliding-window section alone
+        bench::print_window(xattn::kernels::best_kernels().name, 5);
+        return 0;
+    }
     const auto sets = xattn::kernels::available_kernels();
     std::printf("GFLOP/s: wall-clock median/best run/CPU-time median; str = streaming (no weights), wts = weights\n%-13s", "BHxLxE (S=L)");
     for (const auto* set : sets) std::printf(" %13s str  %13s wts ", set->name, set->name);
@@ -58,6 +62,7 @@ int main(int argc, char** argv) {
     }
     bench::print_variants(xattn::kernels::best_kernels().name, quick ? 3 : 7);
     bench::print_backward(xattn::kernels::best_kernels().name, quick ? 3 : 7);
+    bench::print_window(xattn::kernels::best_kernels().name, quick ? 3 : 7);
     // Threads (xattn/threads.hpp): the same calls planned at 1 and at 2 threads; CPU time counts both threads.
     std::printf("\nthreads (%s), GFLOP/s wall median at t=1 and t=2, and t=2 / t=1:\n", xattn::kernels::best_kernels().name);
     for (const bench::Case& c : bench::target_cases()) {

@@ -76,6 +76,7 @@ int main(int argc, char** argv) {
 #endif
     bench::print_variants(xattn::kernels::best_kernels().name, mode == "quick" ? 3 : 7);
     bench::print_backward(xattn::kernels::best_kernels().name, mode == "quick" ? 3 : 7);
+    bench::print_window(xattn::kernels::best_kernels().name, mode == "quick" ? 3 : 7);
     {  // MultiheadAttention's projections: float32 sums (kernels/linear.hpp).
         const bench::Timing t = bench::time_linear(xattn::kernels::best_kernels(), mode == "quick" ? 3 : 7);
         std::printf("\nlinear (512 rows, 512 in, 512 out), float32 sums: %.1f GFLOP/s wall median, %.1f CPU median\n",

@@ -1,7 +1,8 @@
 // Fuzzes the backward pass against the float64 reference on random problems large enough to cross its query
 // groups (16 rows) and key tiles (up to 96 keys), and sometimes long enough (S > 512, few problems) to cut its keys
 // into chunks across threads: a random kernel set, shapes, GQA, masks of every broadcast,
-// both causal alignments, scale and dropout, with moderate values or with NaN, ±inf, huge and subnormal ones.
+// both causal alignments (with or without a mask), scale, dropout and the rules (soft-cap, window, ALiBi, key
+// lengths), with moderate values or with NaN, ±inf, huge and subnormal ones.
 //   every problem:     output, dQ, dK and dV are the same bits at 1, 2 and 3 threads (helpers woken for any
 //                      work, so that even tiny problems are split)
 //   tame groups:       where a key/value head and the query heads that share it (and the mask) hold only
@@ -96,8 +97,9 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
     xattn::SdpaOptions o;
     o.enable_gqa = G > 1;
     const int mode = in.ConsumeIntegralInRange<int>(0, 3);  // none, causal, boolean mask, additive mask
-    o.is_causal = mode == 1;
+    o.is_causal = mode == 1 || (mode >= 2 && in.ConsumeBool());
     o.causal_alignment = in.ConsumeBool() ? xattn::CausalAlignment::bottom_right : xattn::CausalAlignment::top_left;
+    fuzz::rules(in, B, Hq, L, S, o);
     // Scales up to 1.5/√E, as in fuzz_kv_cache: far larger logits leave float32 outside the tolerance whatever the
     // order of the sums. 0 and other refusals are fuzz_plan's.
     if (in.ConsumeBool()) {

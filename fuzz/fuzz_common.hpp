@@ -58,7 +58,49 @@ inline xattn::SdpaSettings settings(FuzzedDataProvider& in) {
     s.seed = in.ConsumeIntegral<std::uint64_t>();
     s.enable_gqa = in.ConsumeBool();
     s.need_weights = in.ConsumeBool();
+    // The rules, valid or not: a soft-cap of any value, windows from -3 (refused) up, slopes and lengths of any
+    // count (one in four the right one is a guess), lengths from -1 (refused) past any S, returned scores, halves.
+    if (in.ConsumeBool()) s.softcap = any_double(in);
+    if (in.ConsumeBool()) s.window = {in.ConsumeIntegralInRange<std::int64_t>(-3, 40), in.ConsumeIntegralInRange<std::int64_t>(-3, 40)};
+    if (in.ConsumeIntegralInRange<int>(0, 3) == 0)
+        s.alibi_slopes.assign(in.ConsumeIntegralInRange<std::size_t>(1, 6), static_cast<float>(any_double(in)));
+    if (in.ConsumeIntegralInRange<int>(0, 3) == 0) {
+        s.key_lengths.resize(in.ConsumeIntegralInRange<std::size_t>(1, 6));
+        for (auto& n : s.key_lengths) n = in.ConsumeIntegralInRange<std::int32_t>(-1, 12);
+    }
+    s.return_scores = static_cast<xattn::ScoresStage>(in.ConsumeIntegralInRange<int>(0, 3));
+    s.float16_io = in.ConsumeBool();
     return s;
+}
+
+// The rules for a valid call of query (B, H, L, ·) over S keys, each often off: a soft-cap, a window (sides up
+// to past L + S), ALiBi's slopes (one per head), key lengths in [0, S] (one per batch element).
+template <class Options>
+void rules(FuzzedDataProvider& in, std::size_t B, std::size_t H, std::size_t L, std::size_t S, Options& o) {
+    if (in.ConsumeIntegralInRange<int>(0, 2) == 0) o.softcap = in.ConsumeFloatingPointInRange<double>(0.3, 8.0);
+    if (in.ConsumeBool()) {
+        const auto side = [&] {
+            return in.ConsumeIntegralInRange<int>(0, 3) == 0 ? std::int64_t{-1}
+                                                             : in.ConsumeIntegralInRange<std::int64_t>(0, static_cast<std::int64_t>(L + S));
+        };
+        o.window = {side(), side()};
+    }
+    if (in.ConsumeIntegralInRange<int>(0, 2) == 0)
+        for (std::size_t h = 0; h < H; ++h) o.alibi_slopes.push_back(in.ConsumeFloatingPointInRange<float>(-0.5f, 0.5f));
+    if (in.ConsumeIntegralInRange<int>(0, 2) == 0)
+        for (std::size_t b = 0; b < B; ++b)
+            o.key_lengths.push_back(static_cast<std::int32_t>(in.ConsumeIntegralInRange<std::size_t>(0, S)));
+}
+
+// Whether key j is visible to row i of batch element n under the rules of `o` (xattn/sdpa.hpp, written again).
+inline bool rule_visible(const xattn::SdpaSettings& o, std::size_t n, std::size_t L, std::size_t S, std::size_t i,
+                         std::size_t j) {
+    const std::int64_t len = o.key_lengths.empty() ? static_cast<std::int64_t>(S) : o.key_lengths[n];
+    const std::int64_t p = static_cast<std::int64_t>(i) +
+                           (o.causal_alignment == xattn::CausalAlignment::bottom_right ? len - static_cast<std::int64_t>(L) : 0);
+    const std::int64_t key = static_cast<std::int64_t>(j);
+    return key < len && !(o.is_causal && key > p) && !(o.window.left >= 0 && key < p - o.window.left) &&
+           !(o.window.right >= 0 && key > p + o.window.right);
 }
 
 // The suite's golden tolerance (tests/golden.hpp): |got - want| <= kAtol + kRtol·|want|. (Gradients, and

@@ -1,7 +1,8 @@
 // Fuzzes the fast kernels against the float64 reference on small random problems: shapes, masks,
-// causal settings, GQA, dropout, and values that include ±inf, NaN, huge and subnormal numbers.
-//   moderate values:  kernel == reference within the golden tolerance (weights and output)
-//   any values:       no crash; weights are NaN or in [0, 1/(1-p)]; rows the mask and causal rule
+// causal settings (with or without a mask), the rules (soft-cap, window, ALiBi, key lengths), returned scores, GQA,
+// dropout, and values that include ±inf, NaN, huge and subnormal numbers.
+//   moderate values:  kernel == reference within the golden tolerance (weights, output and scores)
+//   any values:       no crash; weights are NaN or in [0, 1/(1-p)]; rows the mask and the rules
 //                     leave without keys give exactly 0
 #include <cmath>
 #include <vector>
@@ -38,7 +39,7 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
     o.enable_gqa = group > 1;
     o.need_weights = true;
     const int mode = in.ConsumeIntegralInRange<int>(0, 3);  // none, causal, bool mask, float mask
-    o.is_causal = mode == 1;
+    o.is_causal = mode == 1 || (mode >= 2 && in.ConsumeBool());
     o.causal_alignment = in.ConsumeBool() ? xattn::CausalAlignment::bottom_right : xattn::CausalAlignment::top_left;
     if (in.ConsumeBool()) {
         // A valid scale: non-zero as the float32 the kernels multiply by (fuzz_plan covers the refusals).
@@ -65,6 +66,9 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
         o.attn_mask = xattn::Mask::additive(m);
     }
 
+    fuzz::rules(in, B, Hkv * group, L, S, o);
+    o.return_scores = static_cast<xattn::ScoresStage>(in.ConsumeIntegralInRange<int>(0, 3));
+
     const auto got = xattn::scaled_dot_product_attention(q, k, v, o);
     const double max_weight = 1.0 / (1.0 - o.dropout_p) * (1.0 + 1e-5);
     for (float w : got.weights) FUZZ_CHECK(std::isnan(w) || (w >= 0.0f && w <= max_weight), "weight %g", w);
@@ -79,6 +83,10 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
             const double g = got.weights.data()[i], w = want.weights.data()[i];
             FUZZ_CHECK(fuzz::within(g, w), "weight %zu: %g vs reference %g", i, g, w);
         }
+        for (std::size_t i = 0; i < want.scores.size(); ++i) {
+            const double g = got.scores.data()[i], w = want.scores.data()[i];
+            FUZZ_CHECK(g == w || fuzz::within(g, w), "score %zu: %g vs reference %g", i, g, w);  // -inf equal
+        }
     }
 
     // Rows left without any key by a boolean mask or the causal rule are exactly zero, whatever the values.
@@ -88,12 +96,8 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
             for (std::size_t i = 0; i < L; ++i) {
                 bool any = false;
                 for (std::size_t j = 0; j < S && !any; ++j) {
-                    bool visible = true;
-                    if (o.is_causal)
-                        visible = o.causal_alignment == xattn::CausalAlignment::top_left
-                                      ? j <= i
-                                      : static_cast<long>(j) <= static_cast<long>(i + S) - static_cast<long>(L);
-                    if (mode == 2) visible = o.attn_mask.bools.data()[per_batch ? b * S + j : i * S + j];
+                    bool visible = fuzz::rule_visible(o, b, L, S, i, j);
+                    if (mode == 2) visible = visible && o.attn_mask.bools.data()[per_batch ? b * S + j : i * S + j];
                     if (mode == 3) visible = true;  // a float mask's -inf may meet a +inf score: not structural
                     any = visible;
                 }

@@ -1,14 +1,19 @@
-// Fuzzes the KV cache as a decoder drives it: a cache of random configuration, then a run of appends,
-// truncations and attends (some of each refused), checked after every call against a model of what the cache
-// should hold (the appended keys and values, rounded to float16 for a float16 cache).
-//   every call:        the length is the model's; a refused call changes nothing
-//   keys(), values():  the model's K (B, Hkv, length, E) and V (B, Hkv, length, Ev), bit for bit
-//   attend:            refused exactly where SDPA on the held K and V (enable_gqa, bottom-right causal) is;
-//                      the same bits at 1, 2 and 3 threads (key chunks of a long cache merged in a fixed order,
-//                      helpers woken for any work, so that short caches are split too);
-//                      moderate values: SDPA and (small problems) the float64 reference within the golden tolerance;
-//                      any values: NaN and ±inf exactly where SDPA on the held K and V (the tiled kernels) has them
+// Fuzzes the KV cache as a decoder drives it: a cache of random configuration (rolling or not, rotary keys or
+// not), then a run of appends (each batch element its own count, or all the same), truncations (per element or
+// all) and attends (some of each refused), checked after every call against a model of what the cache should hold
+// (per element, the last positions appended, oldest first, keys turned by their positions, rounded to float16 for
+// a float16 cache).
+//   every call:        the lengths are the model's; a refused call changes nothing
+//   keys(), values():  the model's K (B, Hkv, length, E) and V (B, Hkv, length, Ev), zero past an element's
+//                      length, bit for bit
+//   attend:            refused exactly where SDPA on the held K and V (enable_gqa, bottom-right alignment, the
+//                      elements' lengths as key_lengths, the same rules) is; the same bits at 1, 2 and 3 threads
+//                      (key chunks of a long cache merged in a fixed order, helpers woken for any work, so that
+//                      short caches are split too); moderate values: SDPA and (small problems) the float64
+//                      reference within the golden tolerance; any values: NaN and ±inf exactly where SDPA on the
+//                      held K and V (the tiled kernels) has them
 // Caches are mostly a few positions long, sometimes past 2048, where a decoding step splits its keys in chunks.
+#include <algorithm>
 #include <cstring>
 #include <random>
 #include <stdexcept>
@@ -20,13 +25,26 @@
 
 namespace {
 
-// What the cache should hold: per problem (B·Hkv of them), per position, E key and Ev value floats.
+// What the cache should hold: per problem (B·Hkv of them), oldest first, E key and Ev value floats a position;
+// per element the positions appended in all.
 struct Model {
-    std::size_t B, Hkv, E, Ev;
-    std::vector<std::vector<float>> keys, values;  // (B·Hkv) of (length, E) and (length, Ev)
-    std::size_t length() const { return keys[0].size() / E; }
+    std::size_t B, Hkv, E, Ev, capacity;
+    bool rolling;
+    std::vector<std::vector<float>> keys, values;  // (B·Hkv) of (held, E) and (held, Ev)
+    std::vector<std::size_t> appended;             // (B)
+    std::size_t held(std::size_t b) const { return keys[b * Hkv].size() / E; }
+    std::size_t length() const {
+        std::size_t n = 0;
+        for (std::size_t b = 0; b < B; ++b) n = std::max(n, held(b));
+        return n;
+    }
+    std::vector<std::int32_t> lengths() const {
+        std::vector<std::int32_t> l;
+        for (std::size_t b = 0; b < B; ++b) l.push_back(static_cast<std::int32_t>(held(b)));
+        return l;
+    }
     xt::xarray<float> tensor(const std::vector<std::vector<float>>& of, std::size_t D) const {
-        xt::xarray<float> t = xt::xarray<float>::from_shape({B, Hkv, length(), D});  // (B, Hkv, length, D)
+        xt::xarray<float> t = xt::zeros<float>({B, Hkv, length(), D});  // (B, Hkv, length, D)
         for (std::size_t p = 0; p < B * Hkv; ++p) std::copy(of[p].begin(), of[p].end(), t.data() + p * length() * D);
         return t;
     }
@@ -37,12 +55,18 @@ using fuzz::same_bits;
 
 void check_holds(const xattn::KvCache& cache, const Model& model) {
     FUZZ_CHECK(cache.length() == model.length(), "length %zu, model %zu", cache.length(), model.length());
+    for (std::size_t b = 0; b < model.B; ++b)
+        FUZZ_CHECK(cache.length(b) == model.held(b) && cache.position(b) == model.appended[b],
+                   "element %zu holds %zu of %zu, model %zu of %zu", b, cache.length(b), cache.position(b), model.held(b),
+                   model.appended[b]);
     FUZZ_CHECK(same_bits(cache.keys(), model.tensor(model.keys, model.E)), "keys() differ from what was appended");
     FUZZ_CHECK(same_bits(cache.values(), model.tensor(model.values, model.Ev)), "values() differ from what was appended");
 }
 
 void append(FuzzedDataProvider& in, std::mt19937& rng, bool extreme, xattn::KvCache& cache, Model& model) {
-    const std::size_t room = cache.capacity() - cache.length();
+    std::size_t room = cache.capacity();  // what every element can take
+    for (std::size_t b = 0; b < model.B; ++b)
+        room = std::min(room, model.rolling ? cache.capacity() : cache.capacity() - model.held(b));
     const int kind = in.ConsumeIntegralInRange<int>(0, 9);
     std::size_t n = kind == 0 ? room + in.ConsumeIntegralInRange<std::size_t>(0, 2)  // fill it, or one or two too many
                               : in.ConsumeIntegralInRange<std::size_t>(0, 4);
@@ -51,9 +75,18 @@ void append(FuzzedDataProvider& in, std::mt19937& rng, bool extreme, xattn::KvCa
     const std::size_t E = model.E + (bad_shape ? 1 : 0);
     xt::xarray<float> k = random_tensor(rng, {model.B, model.Hkv, n, E}, extreme);             // (B, Hkv, n, E)
     xt::xarray<float> v = random_tensor(rng, {model.B, model.Hkv, n, model.Ev}, extreme);      // (B, Hkv, n, Ev)
-    const bool fits = !bad_shape && n >= 1 && n <= room;
+    // Each element its own count one time in three (at most n; one in eight of those past it: refused).
+    std::vector<std::int32_t> counts;
+    if (in.ConsumeIntegralInRange<int>(0, 2) == 0)
+        for (std::size_t b = 0; b < model.B; ++b)
+            counts.push_back(static_cast<std::int32_t>(in.ConsumeIntegralInRange<std::size_t>(0, n + (in.ConsumeIntegralInRange<int>(0, 7) == 0))));
+    bool fits = !bad_shape && n >= 1;
+    for (std::size_t b = 0; b < model.B; ++b) {
+        const std::size_t count = counts.empty() ? n : static_cast<std::size_t>(counts[b]);
+        fits = fits && count <= n && count <= (model.rolling ? cache.capacity() : cache.capacity() - model.held(b));
+    }
     try {
-        cache.append(k, v);
+        cache.append(k, v, counts);
     } catch (const std::invalid_argument& e) {
         FUZZ_CHECK(!fits, "a valid append of %zu positions (room %zu) refused: %s", n, room, e.what());
         FUZZ_CHECK(std::strstr(e.what(), "kv_cache: append: ") == e.what(), "message: %s", e.what());
@@ -62,22 +95,49 @@ void append(FuzzedDataProvider& in, std::mt19937& rng, bool extreme, xattn::KvCa
     FUZZ_CHECK(fits, "an append of %zu positions (room %zu, bad shape %d) accepted", n, room, int(bad_shape));
     const bool half = cache.config().dtype == xattn::CacheDtype::float16;
     const auto held = [half](float x) { return half ? xattn::kernels::half_to_float(xattn::kernels::float_to_half(x)) : x; };
-    for (std::size_t p = 0; p < model.B * model.Hkv; ++p)
-        for (std::size_t t = 0; t < n; ++t) {
-            for (std::size_t c = 0; c < model.E; ++c) model.keys[p].push_back(held(k.data()[(p * n + t) * model.E + c]));
-            for (std::size_t c = 0; c < model.Ev; ++c) model.values[p].push_back(held(v.data()[(p * n + t) * model.Ev + c]));
+    const auto& rotary = cache.config().rotary;
+    std::vector<float> row(model.E);
+    for (std::size_t b = 0; b < model.B; ++b) {
+        const std::size_t count = counts.empty() ? n : static_cast<std::size_t>(counts[b]);
+        for (std::size_t h = 0; h < model.Hkv; ++h) {
+            const std::size_t p = b * model.Hkv + h;
+            for (std::size_t t = 0; t < count; ++t) {
+                const float* key = k.data() + (p * n + t) * model.E;
+                std::copy(key, key + model.E, row.begin());
+                if (rotary)  // turned by its position (checked against ONNX's semantics in tests/test_rotary.cpp)
+                    xattn::rotate_row(*rotary, model.E, static_cast<std::int64_t>(model.appended[b] + t), row.data(), row.data());
+                for (std::size_t c = 0; c < model.E; ++c) model.keys[p].push_back(held(row[c]));
+                for (std::size_t c = 0; c < model.Ev; ++c) model.values[p].push_back(held(v.data()[(p * n + t) * model.Ev + c]));
+            }
+            const std::size_t over = model.keys[p].size() / model.E > model.capacity ? model.keys[p].size() / model.E - model.capacity : 0;
+            model.keys[p].erase(model.keys[p].begin(), model.keys[p].begin() + over * model.E);  // a rolling cache's oldest
+            model.values[p].erase(model.values[p].begin(), model.values[p].begin() + over * model.Ev);
         }
+        model.appended[b] += count;
+    }
 }
 
 void truncate(FuzzedDataProvider& in, xattn::KvCache& cache, Model& model) {
-    const std::size_t length = in.ConsumeIntegralInRange<std::size_t>(0, model.length() + 1);
-    const xattn::Status st = cache.truncate(length);
-    FUZZ_CHECK(st.ok() == (length <= model.length()), "truncate(%zu) at length %zu: %s", length, model.length(),
-               st.message().c_str());
+    std::vector<std::size_t> lengths(model.B);
+    const bool each = in.ConsumeBool();
+    const std::size_t most = *std::max_element(model.appended.begin(), model.appended.end());
+    const std::size_t one = in.ConsumeIntegralInRange<std::size_t>(0, most + 1);
+    bool valid = true;
+    for (std::size_t b = 0; b < model.B; ++b) {
+        lengths[b] = each ? in.ConsumeIntegralInRange<std::size_t>(0, model.appended[b] + 1) : one;
+        valid = valid && lengths[b] <= model.appended[b] && lengths[b] >= model.appended[b] - model.held(b);
+    }
+    const xattn::Status st = each ? cache.truncate(lengths.data()) : cache.truncate(one);
+    FUZZ_CHECK(st.ok() == valid, "truncate to %zu …: %s", lengths[0], st.message().c_str());
     if (!st.ok()) return;
-    for (std::size_t p = 0; p < model.B * model.Hkv; ++p) {
-        model.keys[p].resize(length * model.E);
-        model.values[p].resize(length * model.Ev);
+    for (std::size_t b = 0; b < model.B; ++b) {
+        const std::size_t drop = model.appended[b] - lengths[b];
+        for (std::size_t h = 0; h < model.Hkv; ++h) {
+            const std::size_t p = b * model.Hkv + h;
+            model.keys[p].resize(model.keys[p].size() - drop * model.E);
+            model.values[p].resize(model.values[p].size() - drop * model.Ev);
+        }
+        model.appended[b] = lengths[b];
     }
 }
 
@@ -90,6 +150,9 @@ void attend(FuzzedDataProvider& in, std::mt19937& rng, bool extreme, const xattn
     const xt::xarray<float> q = random_tensor(rng, {model.B, Hq, L, model.E}, extreme);  // (B, Hq, L, E)
     xattn::KvAttendOptions o;
     o.is_causal = in.ConsumeBool();
+    xattn::SdpaOptions ruled;  // the rules, as SDPA takes them (key lengths are the cache's own)
+    fuzz::rules(in, model.B, Hq, L, S, ruled);
+    o.softcap = ruled.softcap, o.window = ruled.window, o.alibi_slopes = ruled.alibi_slopes;
     o.need_weights = in.ConsumeIntegralInRange<int>(0, 3) == 0;
     // A scale of 0 is refused; others up to 1.5/√E, logits of the size attention meets. Far larger ones (a scale
     // of 1.37 at E = 64 gave logits of 46) put the output past the golden tolerance in float32 whatever the order
@@ -120,6 +183,8 @@ void attend(FuzzedDataProvider& in, std::mt19937& rng, bool extreme, const xattn
     so.enable_gqa = true;
     so.need_weights = o.need_weights;
     so.attn_mask = o.attn_mask;
+    so.softcap = o.softcap, so.window = o.window, so.alibi_slopes = o.alibi_slopes;
+    so.key_lengths = model.lengths();
     const xt::xarray<float> K = model.tensor(model.keys, model.E), V = model.tensor(model.values, model.Ev);
     bool sdpa_ok = true;
     xattn::AttentionResult want;
@@ -188,13 +253,21 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
     c.value_dim = in.ConsumeBool() ? 0 : dims[in.ConsumeIntegralInRange<std::size_t>(0, long_cache ? 7 : 10)];
     c.capacity = long_cache ? in.ConsumeIntegralInRange<std::size_t>(1000, 2600) : in.ConsumeIntegralInRange<std::size_t>(1, 40);
     c.dtype = in.ConsumeBool() ? xattn::CacheDtype::float16 : xattn::CacheDtype::float32;
+    c.rolling = in.ConsumeIntegralInRange<int>(0, 2) == 0;
+    if (in.ConsumeIntegralInRange<int>(0, 3) == 0 && c.head_dim % 2 == 0) {
+        xattn::RotaryEmbedding r;
+        r.interleaved = in.ConsumeBool();
+        r.rotary_dim = in.ConsumeBool() ? 0 : c.head_dim / 2 / 2 * 2;
+        c.rotary = r;
+    }
     const bool extreme = in.ConsumeBool();
     std::mt19937 rng(in.ConsumeIntegral<std::uint32_t>());
 
     xattn::KvCache cache(c);
     const std::size_t problems = c.batch * c.kv_heads;
-    Model model{c.batch, c.kv_heads, c.head_dim, cache.value_dim(), std::vector<std::vector<float>>(problems),
-                std::vector<std::vector<float>>(problems)};
+    Model model{c.batch, c.kv_heads, c.head_dim, cache.value_dim(), c.capacity, c.rolling,
+                std::vector<std::vector<float>>(problems), std::vector<std::vector<float>>(problems),
+                std::vector<std::size_t>(c.batch, 0)};
     for (int step = 0; step < 12 && in.remaining_bytes() > 0; ++step) {
         switch (in.ConsumeIntegralInRange<int>(0, 4)) {
             case 0: case 1: append(in, rng, extreme, cache, model); break;

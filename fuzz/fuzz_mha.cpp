@@ -1,7 +1,8 @@
 // Fuzzes MultiheadAttention's values, forward and backward, on random modules and calls: a random kernel set,
 // embed_dim and heads, kdim / vdim, bias, batch_first or unbatched, add_bias_kv, add_zero_attn, dropout in
-// training, random parameters, key padding and attention masks (boolean or float, (L, S) or per head), is_causal,
-// need_weights and average_attn_weights, with moderate values or with NaN, ±inf, huge and subnormal ones.
+// training, random parameters, key padding and attention masks (boolean or float, (L, S) or per head), is_causal
+// (with them too), the rules (soft-cap; window, ALiBi and key lengths without appended keys), need_weights and
+// average_attn_weights, with moderate values or with NaN, ±inf, huge and subnormal ones.
 //   every call:   the output, the weights and every gradient (inputs and parameters) are the same bits at 1, 2
 //                 and 3 threads, with the helpers woken for any work, so that projections, heads and the
 //                 backward all split
@@ -116,6 +117,13 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
     o.average_attn_weights = in.ConsumeBool();
     o.training = in.ConsumeBool();
     o.seed = in.ConsumeIntegral<std::uint32_t>();
+    xattn::MhaForwardOptions ruled;
+    fuzz::rules(in, N, H, L, S, ruled);
+    o.softcap = ruled.softcap;
+    if (!c.add_bias_kv && !c.add_zero_attn) {  // the window, ALiBi and key lengths need keys with positions
+        o.window = ruled.window, o.alibi_slopes = ruled.alibi_slopes, o.key_lengths = ruled.key_lengths;
+        o.causal_alignment = in.ConsumeBool() ? xattn::CausalAlignment::bottom_right : xattn::CausalAlignment::top_left;
+    }
 
     xattn::kernels::use_kernels(set);
     xattn::kernels::set_min_work_per_worker(0.0);

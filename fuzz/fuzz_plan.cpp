@@ -60,15 +60,31 @@ void fuzz_sdpa(FuzzedDataProvider& in) {
     std::vector<std::uint8_t> bools(nm, 1);
     std::vector<float> adds(nm, 0.0f);
     xattn::MaskRef mask{mask_kind, bools.data(), adds.data(), mask_shape};
-    // ASan checks every access below against these exact buffer sizes.
-    xattn::run_sdpa(plan, qd.data(), kd.data(), vd.data(), mask, out.data(), plan.need_weights ? w.data() : nullptr);
+    // ASan checks every access below against these exact buffer sizes (the workspace too: the plan's bytes).
+    const bool scores = plan.return_scores != xattn::ScoresStage::none;
+    std::vector<float> sc(scores ? nw : 0);
+    std::vector<unsigned char> ws(plan.workspace_bytes);
+    xattn::run_sdpa(plan, qd.data(), kd.data(), vd.data(), mask, out.data(), plan.need_weights ? w.data() : nullptr,
+                    ws.data(), scores ? sc.data() : nullptr);
     xattn::run_sdpa_rows(plan, qd.data(), kd.data(), vd.data(), mask, out.data(), plan.need_weights ? w.data() : nullptr);
+    if (plan.float16_io) {
+        std::vector<std::uint16_t> hq(nq, 0x3800), hk(nk, 0xb400), hv(nv, 0x3c00), ho(no), hw(nw), hs(scores ? nw : 0);
+        xattn::run_sdpa(plan, hq.data(), hk.data(), hv.data(), mask, ho.data(), plan.need_weights ? hw.data() : nullptr,
+                        ws.data(), scores ? hs.data() : nullptr);
+    }
     if (in.ConsumeBool()) {
         xattn::SdpaPlan bp;
         if (xattn::plan_sdpa_backward(q, k, v, plan.output_shape, mask_kind, mask_shape, s, &bp).ok()) {
             std::vector<float> dq(nq), dk(nk), dv(nv), o2(out.size()), go(out.size(), 1.0f);
             xattn::run_sdpa_backward(bp, qd.data(), kd.data(), vd.data(), mask, go.data(), o2.data(), dq.data(),
                                      dk.data(), dv.data());
+            if (bp.float16_io) {
+                std::vector<std::uint16_t> hq(nq), hk(nk), hv(nv), hgo(no), ho(no), hdq(nq), hdk(nk), hdv(nv);
+                std::vector<unsigned char> bws(bp.workspace_bytes);
+                std::vector<std::uint16_t> hw(bp.need_weights ? nw : 0);
+                xattn::run_sdpa_backward(bp, hq.data(), hk.data(), hv.data(), mask, hgo.data(), ho.data(), hdq.data(),
+                                         hdk.data(), hdv.data(), bp.need_weights ? hw.data() : nullptr, bws.data());
+            }
         }
     }
 }
@@ -101,6 +117,12 @@ void fuzz_mha(FuzzedDataProvider& in) {
     settings.need_weights = in.ConsumeBool();
     settings.average_attn_weights = in.ConsumeBool();
     settings.is_causal = in.ConsumeBool();
+    const xattn::SdpaSettings rules = fuzz::settings(in);  // the rules' options, valid or not
+    settings.causal_alignment = rules.causal_alignment;
+    settings.softcap = rules.softcap;
+    settings.window = rules.window;
+    settings.alibi_slopes = rules.alibi_slopes;
+    settings.key_lengths = rules.key_lengths;
     const xattn::Status st = mha.plan_forward(q, k, v, kpm_kind, kpm, am_kind, am, settings, &plan);
     if (!st.ok()) {
         FUZZ_CHECK(st.message().rfind("multi_head_attention: ", 0) == 0, "%s", st.message().c_str());

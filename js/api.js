@@ -9,6 +9,7 @@ import { makeBoundary } from './boundary.js';
 import { kvFunctions } from './kv-cache.js';
 import { LIFE } from './life.js';
 import { mhaFunctions } from './mha.js';
+import { rotaryFunctions } from './rotary.js';
 import { sdpaFunctions } from './sdpa.js';
 
 const DISPOSE = Symbol.dispose ?? Symbol.for('Symbol.dispose');
@@ -46,6 +47,7 @@ export function makeXattn(mod, { simd, relaxedSimd = false, threads = 1, spinMic
       return boundary.memoryBytes();
     },
     ...sdpaFunctions(boundary),
+    ...rotaryFunctions(boundary),
     ...mhaFunctions(boundary, life),
     ...kvFunctions(boundary, life),
     dispose,

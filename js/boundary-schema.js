@@ -2,27 +2,29 @@
 // The JavaScript side of the wasm boundary's schema (js/boundary.js reads it); tests/js/schema.test.mjs checks
 // that it is current, and the module's signature() must equal SIGNATURE.
 
-export const SIGNATURE = 1475037934;
+export const SIGNATURE = 4024687770;
 export const MAX_RANK = 16;
-export const RECORD_SLOTS = 320;
+export const MAX_LIST = 256;
+export const RECORD_SLOTS = 1024;
 export const TABLE_ENTRIES = 16;
 
 // Each operation's id (its place in XATTN_OPERATIONS) and request: [field, kind] in record order.
-export const OPERATIONS = {"sdpa":0,"sdpaBackward":1,"mhaCreate":2,"mhaForward":3,"mhaBackward":4,"kvCreate":5,"kvAppend":6,"kvTruncate":7,"kvRead":8,"kvAttend":9};
+export const OPERATIONS = {"sdpa":0,"sdpaBackward":1,"mhaCreate":2,"mhaForward":3,"mhaBackward":4,"kvCreate":5,"kvAppend":6,"kvTruncate":7,"kvRead":8,"kvAttend":9,"rotary":10};
 export const REQUESTS = {
-  sdpa: [["query","shape"],["key","shape"],["value","shape"],["attnMask","shape"],["maskKind","number"],["isCausal","flag"],["bottomRight","flag"],["hasScale","flag"],["scale","number"],["dropoutP","number"],["seed","number"],["enableGqa","flag"],["needWeights","flag"]],
-  sdpaBackward: [["query","shape"],["key","shape"],["value","shape"],["attnMask","shape"],["maskKind","number"],["isCausal","flag"],["bottomRight","flag"],["hasScale","flag"],["scale","number"],["dropoutP","number"],["seed","number"],["enableGqa","flag"],["needWeights","flag"],["gradOutput","shape"]],
+  sdpa: [["query","shape"],["key","shape"],["value","shape"],["attnMask","shape"],["maskKind","number"],["isCausal","flag"],["bottomRight","flag"],["hasScale","flag"],["scale","number"],["dropoutP","number"],["seed","number"],["enableGqa","flag"],["needWeights","flag"],["softcap","number"],["windowLeft","number"],["windowRight","number"],["alibiSlopes","list"],["keyLengths","list"],["returnScores","number"],["float16","flag"]],
+  sdpaBackward: [["query","shape"],["key","shape"],["value","shape"],["attnMask","shape"],["maskKind","number"],["isCausal","flag"],["bottomRight","flag"],["hasScale","flag"],["scale","number"],["dropoutP","number"],["seed","number"],["enableGqa","flag"],["needWeights","flag"],["softcap","number"],["windowLeft","number"],["windowRight","number"],["alibiSlopes","list"],["keyLengths","list"],["returnScores","number"],["float16","flag"],["gradOutput","shape"]],
   mhaCreate: [["embedDim","number"],["numHeads","number"],["kdim","number"],["vdim","number"],["bias","flag"],["batchFirst","flag"],["addBiasKv","flag"],["addZeroAttn","flag"],["dropout","number"],["initSeed","number"]],
-  mhaForward: [["module","number"],["query","shape"],["key","shape"],["value","shape"],["keyPaddingMask","shape"],["attnMask","shape"],["kpmKind","number"],["attnKind","number"],["needWeights","flag"],["averageAttnWeights","flag"],["isCausal","flag"],["training","flag"],["seed","number"]],
-  mhaBackward: [["module","number"],["query","shape"],["key","shape"],["value","shape"],["keyPaddingMask","shape"],["attnMask","shape"],["kpmKind","number"],["attnKind","number"],["needWeights","flag"],["averageAttnWeights","flag"],["isCausal","flag"],["training","flag"],["seed","number"],["gradOutput","shape"]],
-  kvCreate: [["batch","number"],["kvHeads","number"],["headDim","number"],["valueDim","number"],["capacity","number"],["float16","flag"]],
-  kvAppend: [["module","number"],["key","shape"],["value","shape"]],
-  kvTruncate: [["module","number"],["length","number"]],
+  mhaForward: [["module","number"],["query","shape"],["key","shape"],["value","shape"],["keyPaddingMask","shape"],["attnMask","shape"],["kpmKind","number"],["attnKind","number"],["needWeights","flag"],["averageAttnWeights","flag"],["isCausal","flag"],["training","flag"],["seed","number"],["bottomRight","flag"],["softcap","number"],["windowLeft","number"],["windowRight","number"],["alibiSlopes","list"],["keyLengths","list"]],
+  mhaBackward: [["module","number"],["query","shape"],["key","shape"],["value","shape"],["keyPaddingMask","shape"],["attnMask","shape"],["kpmKind","number"],["attnKind","number"],["needWeights","flag"],["averageAttnWeights","flag"],["isCausal","flag"],["training","flag"],["seed","number"],["bottomRight","flag"],["softcap","number"],["windowLeft","number"],["windowRight","number"],["alibiSlopes","list"],["keyLengths","list"],["gradOutput","shape"]],
+  kvCreate: [["batch","number"],["kvHeads","number"],["headDim","number"],["valueDim","number"],["capacity","number"],["float16","flag"],["rolling","flag"],["rotary","flag"],["rotaryBase","number"],["rotaryDim","number"],["rotaryInterleaved","flag"]],
+  kvAppend: [["module","number"],["key","shape"],["value","shape"],["counts","list"],["float16","flag"]],
+  kvTruncate: [["module","number"],["length","number"],["lengths","list"]],
   kvRead: [["module","number"],["values","flag"]],
-  kvAttend: [["module","number"],["query","shape"],["attnMask","shape"],["maskKind","number"],["isCausal","flag"],["hasScale","flag"],["scale","number"],["needWeights","flag"]],
+  kvAttend: [["module","number"],["query","shape"],["attnMask","shape"],["maskKind","number"],["isCausal","flag"],["hasScale","flag"],["scale","number"],["needWeights","flag"],["softcap","number"],["windowLeft","number"],["windowRight","number"],["alibiSlopes","list"],["float16","flag"]],
+  rotary: [["x","shape"],["positions","shape"],["positionOffset","number"],["base","number"],["rotaryDim","number"],["interleaved","flag"],["backward","flag"],["float16","flag"]],
 };
 // A reply's fields, then TABLE_ENTRIES entries of [name index, offset, rank, d0, d1, d2].
-export const REPLY = [["query","address"],["key","address"],["value","address"],["attnMask","address"],["keyPaddingMask","address"],["gradOutput","address"],["output","address"],["weights","address"],["gradQuery","address"],["gradKey","address"],["gradValue","address"],["gradParameters","address"],["outputShape","shape"],["weightsShape","shape"],["handle","number"],["data","address"],["floats","number"],["length","number"]];
+export const REPLY = [["query","address"],["key","address"],["value","address"],["attnMask","address"],["keyPaddingMask","address"],["gradOutput","address"],["output","address"],["weights","address"],["gradQuery","address"],["gradKey","address"],["gradValue","address"],["gradParameters","address"],["outputShape","shape"],["weightsShape","shape"],["handle","number"],["data","address"],["floats","number"],["length","number"],["scores","address"],["x","address"],["positions","address"]];
 // A refusal's fields.
 export const ERROR = [["code","number"],["function","number"],["argument0","number"],["argument1","number"],["argument2","number"],["argument3","number"],["number0","number"],["number1","number"],["number2","number"],["number3","number"],["shapeCount","number"],["shape0","shape"],["shape1","shape"],["shape2","shape"],["shape3","shape"],["shape4","shape"],["shape5","shape"]];
 export const PARAMETER_NAMES = ["in_proj_weight","q_proj_weight","k_proj_weight","v_proj_weight","in_proj_bias","bias_k","bias_v","out_proj.weight","out_proj.bias"];
@@ -41,6 +43,7 @@ export const FUNCTIONS = [
   "KvCache.truncate",
   "KvCache.attend",
   "KvCache.keys",
+  "applyRotaryEmbedding",
   "xattn",
 ];
 export const ARGUMENTS = [
@@ -76,6 +79,21 @@ export const ARGUMENTS = [
   "keys",
   "values",
   "length",
+  "softcap",
+  "window.left",
+  "window.right",
+  "alibiSlopes",
+  "keyLengths",
+  "scores",
+  "addBiasKv",
+  "addZeroAttn",
+  "counts",
+  "lengths",
+  "x",
+  "rotaryDim",
+  "base",
+  "positions",
+  "positionOffset",
 ];
 export const MESSAGES = [
   null,
@@ -89,7 +107,6 @@ export const MESSAGES = [
   "key leading dims {s4} != query leading dims {s3} (no broadcasting between query, key and value; different head counts need {a0}) (query {s0}, key {s1}, value {s2})",
   "{a0} must be finite and non-zero as a float32, got {n0} (float32 {n1})",
   "{a0} must be in [0, 1), got {n0}",
-  "{a0} and {a1} cannot both be set ({a0} shape {s0}); put the causal rule into the mask instead",
   "{a0} shape {s0} does not broadcast to the weights' shape {s1} (…, L, S)",
   "{a0} of shape {s0} needs {n0} bytes, more than the limit of {n1} bytes per tensor",
   "{a0} of shape {s0} needs more than 2^64 bytes, more than the limit of {n1} bytes per tensor",
@@ -119,4 +136,26 @@ export const MESSAGES = [
   "query must be (B, Hq, L, E) with B = {n0}, E = {n1} and Hq a multiple of the cache's {n2} key/value heads, got shape {s0}",
   "the call needs {n0} bytes of WebAssembly memory for its inputs, outputs and working memory, more than it can hold (now {n1} bytes, at most {n2})",
   "this object was disposed",
+  "{a0} must be 0 (none) or a positive number finite and non-zero as a float32, got {n0}",
+  "{a0} must be -1 (unbounded) or a count of keys >= 0, got {n0}",
+  "{a0} has {n0} values, expected one per query head: Hq = {n1} (query dim -3 of {s0})",
+  "{a0} has {n0} values, expected one per head: {a1} = {n1}",
+  "{a0} has {n0} values, expected one per batch element: B = {n1} (the query dims before -3 of {s0})",
+  "{a0} has {n0} values, expected one per batch element: N = {n1}",
+  "{a0} has {n0} values, expected one per batch element: B = {n1}",
+  "{a0}[{n0}] must be finite, got {n1}",
+  "{a0}[{n0}] = {n1} is outside [0, S] = [0, {n2}]",
+  "{a0} needs keys with positions, which {a1} and {a2} append without",
+  "{a0}[{n0}] = {n1} is outside [0, n] = [0, {n2}] (key {s0}, value {s1})",
+  "{n0} positions do not fit: element {n1} holds {n2} of its capacity {n3}; nothing was appended (key {s0}, value {s1})",
+  "{n0} positions are more than a rolling cache of capacity {n1} holds at once; nothing was appended (key {s0}, value {s1})",
+  "{a0}[{n0}] = {n1} is past the {n2} positions element {n0} has",
+  "{a0}[{n0}] = {n1} is before position {n2}, the oldest this rolling cache still holds for element {n0}",
+  "{a0} must be even and at most {a1} = {n0} (0 = {a1}), got {n1}",
+  "{a0} must have at least 2 dims (…, L, D), got shape {s0}",
+  "{a0} must be even and at most D = {n0} (0 = D), got {n1} for {a1} of shape {s0}",
+  "{a0} must be finite and > 0, got {n0}",
+  "{a0} has {n0} values, expected L = {n1} or B·L = {n2} (B: the dims before -3 of {s0})",
+  "{a0}[{n0}] = {n1} is outside [0, 2^31)",
+  "{a0} must be in [0, 2^31 - L], got {n0}",
 ];

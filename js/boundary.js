@@ -14,7 +14,7 @@ import { typedArrayLength, typedArrayName } from './validate.js';
 // What a 32-bit WebAssembly memory can hold at most (the builds' MAXIMUM_MEMORY).
 export const HEAP_LIMIT = 2 ** 31;
 
-const SLOTS = { shape: 1 + schema.MAX_RANK, number: 1, flag: 1, address: 1 };
+const SLOTS = { shape: 1 + schema.MAX_RANK, list: 1 + schema.MAX_LIST, number: 1, flag: 1, address: 1 };
 const shapeText = (shape) => `(${shape.join(', ')}${shape.length === 1 ? ',' : ''})`;
 
 // A refusal's text, from the error record's fields, under `fn` (the JS function that was called).
@@ -74,6 +74,11 @@ function recordOf(live) {
         const rank = v === null || v === undefined ? 0 : v.length;
         d[at] = rank;
         for (let k = 0; k < schema.MAX_RANK; k++) d[at + 1 + k] = k < rank ? v[k] : 0;
+      } else if (kind === 'list') {
+        // A rule's numbers, checked and counted (at most MAX_LIST) by the operation that sent them.
+        const count = v === null || v === undefined ? 0 : v.length;
+        d[at] = count;
+        for (let k = 0; k < schema.MAX_LIST; k++) d[at + 1 + k] = k < count ? v[k] : 0;
       } else if (typeof v === 'number' || typeof v === 'boolean') {
         d[at] = +v;
       } else {
@@ -99,11 +104,20 @@ function recordOf(live) {
 
 // Copies between JS arrays and the module's memory.
 function copiesOf(live) {
-  // Intrinsic type and length: the block was planned from what validate.js read the same way.
+  // Intrinsic type and length: the block was planned from what validate.js read the same way. Float32Arrays
+  // and bytes by value; any other typed array (halves, int32 positions) by its bytes.
   function copyIn(address, typed) {
     if (typedArrayLength(typed) === 0) return;
-    if (typedArrayName(typed) === 'Float32Array') live().HEAPF32.set(typed, address >>> 2);
-    else live().HEAPU8.set(typed, address);
+    const tag = typedArrayName(typed);
+    if (tag === 'Float32Array') live().HEAPF32.set(typed, address >>> 2);
+    else if (tag === 'Uint8Array') live().HEAPU8.set(typed, address);
+    else live().HEAPU8.set(new Uint8Array(typed.buffer, typed.byteOffset, typed.byteLength), address);
+  }
+  // n IEEE halves at `address`, as a fresh array of class Half (Uint16Array or Float16Array).
+  function copyOutHalves(address, n, Half) {
+    const out = new Half(n);
+    if (n !== 0) new Uint8Array(out.buffer).set(live().HEAPU8.subarray(address, address + 2 * n));
+    return out;
   }
   // slice copies: the caller owns the result, and it survives any later growth of the heap. `into`, a
   // Float32Array of n values (options.out), receives the copy instead: no fresh array, no fresh pages.
@@ -115,7 +129,7 @@ function copiesOf(live) {
     }
     return n === 0 ? new Float32Array(0) : heap.slice(address >>> 2, (address >>> 2) + n);
   }
-  return { copyIn, copyOut };
+  return { copyIn, copyOut, copyOutHalves };
 }
 
 // The boundary over one started module. `release()` (the instance's dispose) drops the module; every later call

@@ -17,6 +17,29 @@ export interface Tensor {
 }
 
 /**
+ * IEEE half-precision values: a Uint16Array of their bits, or a Float16Array where the runtime has one. Calls that
+ * take halves (scaledDotProductAttention and its gradient, KvCache.append / attend, applyRotaryEmbedding) compute in
+ * float32 and return halves (rounded to nearest even) in the same class as their first tensor's.
+ */
+export type HalfArray = Uint16Array | (typeof globalThis extends { Float16Array: new (...args: never[]) => infer F } ? F : never);
+
+/** A {@link Tensor} of halves: every tensor of a float16 call is one (a Float32Array among them is refused). */
+export interface HalfTensor<H extends HalfArray = HalfArray> {
+  /** The values' bits (Uint16Array) or values (Float16Array), row-major. */
+  data: H;
+  /** The dims, as for {@link Tensor}. */
+  shape: readonly number[];
+}
+
+/** A result of a float16 call: `data` is a fresh array of the class its inputs were. */
+export interface HalfOutputTensor<H extends HalfArray = HalfArray> {
+  /** The values, row-major, as halves. */
+  data: H;
+  /** The dims. */
+  shape: number[];
+}
+
+/**
  * A result tensor: `data` is a fresh Float32Array over its own ArrayBuffer, owned by the caller (never a
  * view of WebAssembly memory), so `data.buffer` is an `ArrayBuffer` and `data` is a `BlobPart`.
  * It is also a valid {@link Tensor} input.
@@ -53,24 +76,69 @@ export interface OutOption {
   out?: Float32Array<ArrayBuffer> | undefined;
 }
 
-/** Options of {@link Xattn.scaledDotProductAttention}; without `out`, of its gradient ({@link SdpaGradOptions}). */
-export interface SdpaOptions extends OutOption {
+/**
+ * A sliding window (ONNX Attention's / FlashAttention's `window_size`): query i, at position p = i (top-left) or
+ * p = i + S − L (bottom-right, see `causalAlignment`), sees key j when p − left ≤ j ≤ p + right. −1 (the default of
+ * either side) leaves that side unbounded; `{ left: w, right: 0 }` is a causal window of w + 1 keys.
+ */
+export interface AttentionWindow {
+  /** Keys before the query's position it may see: an integer ≥ −1; −1 unbounded. Default −1. */
+  left?: number | undefined;
+  /** Keys after the query's position it may see: an integer ≥ −1; −1 unbounded. Default −1. */
+  right?: number | undefined;
+}
+
+/**
+ * The rules beside the mask, shared by scaledDotProductAttention, MultiheadAttention and KvCache.attend. The
+ * scores are scaled, then soft-capped, then the mask, the causal rule, the window, ALiBi and the key lengths
+ * apply; softmax; a row that sees no key gives output 0, weights 0 and gradient 0 (never NaN).
+ */
+export interface AttentionRules {
+  /**
+   * Soft-capping (Gemma 2, ONNX Attention's `softcap`): scores become c · tanh(scores / c) before any mask; a
+   * positive number, 0 for none. Default 0.
+   */
+  softcap?: number | undefined;
+  /** A sliding window of keys around each query's position; see {@link AttentionWindow}. Default: no window. */
+  window?: AttentionWindow | undefined;
+  /**
+   * ALiBi: one slope m_h per query head (dim −3; 1 for a 2-D query), adding m_h · (j − p) to the score of key j
+   * for the query at position p (p placed as `causalAlignment` says). Finite numbers. Default: none.
+   */
+  alibiSlopes?: Float32Array | readonly number[] | undefined;
+}
+
+/** Options of {@link Xattn.scaledDotProductAttention}; without `out` and `returnScores`, of its gradient ({@link SdpaGradOptions}). */
+export interface SdpaOptions extends OutOption, AttentionRules {
   /**
    * Broadcasts to (…, L, S). Boolean: **true = this query may attend to this key** (PyTorch's SDPA polarity);
-   * float: added to the scaled scores. Not together with `isCausal`. Default: no mask.
+   * float: added to the scaled (and soft-capped) scores. With `isCausal` both apply. Default: no mask.
    */
   attnMask?: Mask | undefined;
   /**
    * Hides the keys after each query: query i sees key j when j ≤ i (top-left) or j ≤ i + S − L
-   * (bottom-right, see `causalAlignment`). Not together with `attnMask`. Default false.
+   * (bottom-right, see `causalAlignment`). Together with `attnMask`, both apply (ONNX Attention's rule).
+   * Default false.
    */
   isCausal?: boolean | undefined;
   /**
-   * Which diagonal `isCausal` uses: `'top-left'` (PyTorch's `is_causal`) or `'bottom-right'` (PyTorch's
-   * `causal_lower_right`: the last query sees every key). Only with `isCausal: true`: given without it, the call
-   * throws a TypeError. Default `'top-left'`.
+   * Where the queries sit among the keys, for `isCausal`, `window` and `alibiSlopes`: `'top-left'` (query i at
+   * position i; PyTorch's `is_causal`) or `'bottom-right'` (query i at i + S − L: the last query is the last key;
+   * PyTorch's `causal_lower_right`, ONNX Attention's and FlashAttention's rule). With `keyLengths`, bottom-right
+   * aligns each batch element to its own length. Default `'top-left'`.
    */
   causalAlignment?: 'top-left' | 'bottom-right' | undefined;
+  /**
+   * Keys per batch element (the dims before −3, flattened; one element for a 2-D or 3-D query): key j ≥
+   * keyLengths[b] is padding, never seen (ONNX Attention's `nonpad_kv_seqlen`). Integers in [0, S]. Default: all S.
+   */
+  keyLengths?: Int32Array | readonly number[] | undefined;
+  /**
+   * Also return the scores (…, L, S) at a stage (ONNX Attention's `qk_matmul_output`): `'scaled'` (Q·Kᵀ times
+   * scale), `'softcapped'` (after `softcap`), `'biased'` (after the mask, the causal rule, the window, ALiBi and the
+   * key lengths: hidden cells are −Infinity). Before softmax and dropout. Default: none.
+   */
+  returnScores?: 'scaled' | 'softcapped' | 'biased' | undefined;
   /** Multiplies the scores. Default 1/√E; its float32 value must be finite and non-zero (else RangeError). */
   scale?: number | undefined;
   /**
@@ -89,8 +157,8 @@ export interface SdpaOptions extends OutOption {
   needWeights?: boolean | undefined;
 }
 
-/** Options of {@link Xattn.scaledDotProductAttentionGrad}: the forward's, without `out`. */
-export type SdpaGradOptions = Omit<SdpaOptions, 'out'>;
+/** Options of {@link Xattn.scaledDotProductAttentionGrad}: the forward's, without `out` and `returnScores`. */
+export type SdpaGradOptions = Omit<SdpaOptions, 'out' | 'returnScores'>;
 
 /** What attention returns: the output, and the weights when they were asked for. */
 export interface AttentionResult {
@@ -111,6 +179,22 @@ export interface AttentionResultWithoutWeights extends AttentionResult {
   weights?: undefined;
 }
 
+/** What {@link Xattn.scaledDotProductAttention} returns: with `returnScores`, the scores too. */
+export interface SdpaResult extends AttentionResult {
+  /** (…, L, S): the scores at the stage `returnScores` asked for. */
+  scores?: OutputTensor | undefined;
+}
+
+/** What a float16 call of scaledDotProductAttention (or KvCache.attend) returns: every tensor as halves. */
+export interface HalfAttentionResult<H extends HalfArray = HalfArray> {
+  /** (…, L, Ev). */
+  output: HalfOutputTensor<H>;
+  /** (…, L, S), with `needWeights: true`. */
+  weights?: HalfOutputTensor<H> | undefined;
+  /** (…, L, S), with `returnScores`. */
+  scores?: HalfOutputTensor<H> | undefined;
+}
+
 /** What {@link Xattn.scaledDotProductAttentionGrad} returns. */
 export interface GradientResult {
   /** The forward output (…, L, Ev). */
@@ -128,6 +212,15 @@ export interface GradientResult {
 /** {@link GradientResult} when the weights were asked for. */
 export interface GradientResultWithWeights extends GradientResult {
   weights: OutputTensor;
+}
+
+/** What a float16 call of scaledDotProductAttentionGrad returns: every tensor as halves. */
+export interface HalfGradientResult<H extends HalfArray = HalfArray> {
+  output: HalfOutputTensor<H>;
+  gradQuery: HalfOutputTensor<H>;
+  gradKey: HalfOutputTensor<H>;
+  gradValue: HalfOutputTensor<H>;
+  weights?: HalfOutputTensor<H> | undefined;
 }
 
 /** The configuration of {@link Xattn.createMultiheadAttention}, as `torch.nn.MultiheadAttention` takes it. */
@@ -250,7 +343,7 @@ export interface LoadStateDictOptions {
 export type StateDict = { [name: string]: OutputTensor };
 
 /** Options of {@link MultiheadAttention.forward}. */
-export interface MultiheadAttentionForwardOptions extends OutOption {
+export interface MultiheadAttentionForwardOptions extends OutOption, AttentionRules {
   /** (N, S), or (S) for unbatched inputs. Boolean: **true = ignore this key**; float: added. Default: none. */
   keyPaddingMask?: Mask | undefined;
   /**
@@ -263,10 +356,23 @@ export interface MultiheadAttentionForwardOptions extends OutOption {
   /** Weights averaged over heads (N, L, S), else per head (N, H, L, S). Default true. */
   averageAttnWeights?: boolean | undefined;
   /**
-   * Without `attnMask`: applies the top-left causal mask. **An extension**: PyTorch raises "Need attn_mask if
-   * specifying the is_causal hint" there. With `attnMask`, the mask is used as given (PyTorch's hint). Default false.
+   * Applies the causal rule (top-left unless `causalAlignment` says otherwise). **An extension** without
+   * `attnMask`: PyTorch raises "Need attn_mask if specifying the is_causal hint" there. With `attnMask`, both apply
+   * (PyTorch takes `is_causal` as a hint that the mask is causal: the same result whenever the hint is true).
+   * Default false.
    */
   isCausal?: boolean | undefined;
+  /**
+   * Where the queries sit among the keys, for `isCausal`, `window` and `alibiSlopes` (as in
+   * {@link SdpaOptions.causalAlignment}). `alibiSlopes` has one slope per head (numHeads). Default `'top-left'`.
+   */
+  causalAlignment?: 'top-left' | 'bottom-right' | undefined;
+  /**
+   * Keys per batch element (N; one for unbatched inputs): key j ≥ keyLengths[n] is ignored, as a key padding mask
+   * would make it. Integers in [0, S]. `window`, `alibiSlopes` and `keyLengths` cannot be combined with the config's
+   * `addBiasKv` or `addZeroAttn` (their keys have no position). Default: all S.
+   */
+  keyLengths?: Int32Array | readonly number[] | undefined;
   /** Apply the config's `dropout` (PyTorch's `module.train()`). Default false (`module.eval()`). */
   training?: boolean | undefined;
   /** With `training`: an integer in [0, 2^53); the same seed drops the same weights. Default 0. */
@@ -370,6 +476,27 @@ export interface KvCacheConfig {
    * nearest even on append and widened in the kernel. Default 'float32'.
    */
   dtype?: 'float32' | 'float16' | undefined;
+  /**
+   * A rolling buffer (Mistral's): appending past `capacity` overwrites each batch element's oldest positions,
+   * and positions keep counting, so the cache holds the last `capacity` keys (with `window: { left: capacity − 1 }`,
+   * a sliding window). Default false: appending past `capacity` throws.
+   */
+  rolling?: boolean | undefined;
+  /**
+   * Turn keys by their positions as they are appended (see {@link Xattn.applyRotaryEmbedding}): `true` for every
+   * feature, base 10000 and rotate_half pairs, or the options. Values are stored as given. Default: no rotation.
+   */
+  rotary?: boolean | KvRotaryOptions | undefined;
+}
+
+/** How a KV cache turns its keys (see {@link RotaryOptions}). */
+export interface KvRotaryOptions {
+  /** θ's base. Default 10000. */
+  base?: number | undefined;
+  /** Features turned (even, ≤ headDim); 0 for all. Default 0. */
+  rotaryDim?: number | undefined;
+  /** GPT-J's adjacent pairs instead of rotate_half's halves. Default false. */
+  interleaved?: boolean | undefined;
 }
 
 /** The configuration of a {@link KvCache}, every default filled in. */
@@ -386,15 +513,26 @@ export interface ResolvedKvCacheConfig {
   capacity: number;
   /** How keys and values are stored. */
   dtype: 'float32' | 'float16';
+  /** Whether appending past capacity overwrites the oldest positions. */
+  rolling: boolean;
+  /** How keys are turned as they are appended, or null. */
+  rotary: { base: number; rotaryDim: number; interleaved: boolean } | null;
 }
 
-/** attend's options: scaledDotProductAttention's, with enableGqa implied and no dropout. */
-export interface KvAttendOptions extends OutOption {
+/**
+ * attend's options: scaledDotProductAttention's, with enableGqa implied, no dropout, and the rules placed
+ * bottom-right in each batch element: its L queries are its last L positions, so `isCausal`, `window` and
+ * `alibiSlopes` follow each element's own length (and, in a rolling cache, its absolute positions).
+ */
+export interface KvAttendOptions extends OutOption, AttentionRules {
   /** Default 1/√E; its float32 value must be finite and non-zero. */
   scale?: number | undefined;
   /** Bottom-right: the L queries are the last L positions, query l sees positions j ≤ l + length − L. */
   isCausal?: boolean | undefined;
-  /** Broadcasts to (B, Hq, L, length). Boolean: true = this query may attend to this position. */
+  /**
+   * Broadcasts to (B, Hq, L, length), `length` the most any element holds (the slots in a rolling cache). Boolean:
+   * true = this query may attend to this position. Both apply with `isCausal`.
+   */
   attnMask?: Mask | undefined;
   /** Also return the weights (B, Hq, L, length). Default false. */
   needWeights?: boolean | undefined;
@@ -405,17 +543,25 @@ export interface KvAttendOptions extends OutOption {
  * the whole K and V in again. Created by {@link Xattn.createKvCache}.
  */
 export interface KvCache {
-  /** Positions held. */
+  /** Positions held: the most any batch element holds. */
   readonly length: number;
+  /** Positions each batch element holds (B of them). */
+  readonly lengths: Int32Array<ArrayBuffer>;
+  /** Positions each batch element has appended in all: its next position (past `lengths` once a rolling cache rolls). */
+  readonly positions: Int32Array<ArrayBuffer>;
   /** Positions it can hold. */
   readonly capacity: number;
   /** The configuration, every default filled in. */
   readonly config: ResolvedKvCacheConfig;
   /**
-   * Appends n ≥ 1 positions: key (B, Hkv, n, E), value (B, Hkv, n, Ev).
-   * @throws RangeError for other shapes, or more positions than capacity − length (nothing is appended).
+   * Appends n ≥ 1 positions: key (B, Hkv, n, E), value (B, Hkv, n, Ev), Float32Arrays or halves
+   * ({@link HalfTensor}, both alike). With `options.counts`, batch element b appends only its first counts[b]
+   * positions (onnxruntime GroupQueryAttention's per-sequence lengths). With `rotary`, keys are turned at their
+   * positions.
+   * @throws RangeError for other shapes, counts, or (not rolling) more positions than an element has room for
+   *   (nothing is appended).
    */
-  append(key: Tensor, value: Tensor): void;
+  append(key: Tensor | HalfTensor, value: Tensor | HalfTensor, options?: KvAppendOptions): void;
   /**
    * scaledDotProductAttention(query, K, V, options) on the held K (B, Hkv, length, E) and V: query
    * (B, Hq, L, E) with Hq a multiple of Hkv (grouped-query attention implied) → output (B, Hq, L, Ev), and
@@ -425,11 +571,15 @@ export interface KvCache {
   attend(query: Tensor, options: KvAttendOptions & { needWeights: true }): AttentionResultWithWeights;
   /** As above; the weights only with `needWeights: true`. */
   attend(query: Tensor, options?: KvAttendOptions): AttentionResult;
+  /** As above with a query of halves: the output (and weights) come back as halves of the query's class. */
+  attend<H extends HalfArray>(query: HalfTensor<H>, options?: Omit<KvAttendOptions, 'out'>): HalfAttentionResult<H>;
   /**
-   * Drops the positions ≥ length (speculative decoding, retries).
-   * @throws RangeError for a length past the one held.
+   * Drops the positions ≥ length (speculative decoding, retries): one length for every batch element, or one each
+   * (B of them), counted in positions appended.
+   * @throws RangeError for a length past what an element appended, or, once a rolling cache has rolled, before the
+   *   oldest position it holds.
    */
-  truncate(length: number): void;
+  truncate(length: number | Int32Array | readonly number[]): void;
   /** A copy of the held keys (B, Hkv, length, E), as float32 (float16 storage widened). */
   keys(): OutputTensor;
   /** A copy of the held values (B, Hkv, length, Ev), as float32. */
@@ -438,6 +588,34 @@ export interface KvCache {
   dispose(): void;
   /** The same as dispose(), for `using cache = xa.createKvCache(…)`. */
   [Symbol.dispose](): void;
+}
+
+/** {@link KvCache.append}'s options. */
+export interface KvAppendOptions {
+  /** How many of the n positions given each batch element appends (its first ones): B integers in [0, n]. Default: n each. */
+  counts?: Int32Array | readonly number[] | undefined;
+}
+
+/**
+ * Rotary position embeddings (ONNX RotaryEmbedding, opset 23): each pair of features (x₁, x₂) of the row at position
+ * p is turned by the angle p · θ_i, θ_i = base^(−2i / rotaryDim). Pairs are the halves of the first rotaryDim features
+ * (Hugging Face's rotate_half) or, `interleaved`, adjacent features (GPT-J); features past rotaryDim pass unchanged.
+ */
+export interface RotaryOptions {
+  /**
+   * The position of each row, x being (…, L, D) laid out as SDPA's query: L of them (every batch element alike) or
+   * B·L, B the dims before −3 flattened (row l of element b at positions[b·L + l]; every head alike). Integers in
+   * [0, 2^31). Not with `positionOffset`.
+   */
+  positions?: Int32Array | readonly number[] | undefined;
+  /** Without `positions`: row i (along dim −2) is at positionOffset + i. An integer ≥ 0. Default 0. */
+  positionOffset?: number | undefined;
+  /** θ's base, positive and finite. Default 10000. */
+  base?: number | undefined;
+  /** Features turned: even, at most the last dim; 0 for all. Default 0. */
+  rotaryDim?: number | undefined;
+  /** GPT-J's adjacent pairs instead of rotate_half's halves. Default false. */
+  interleaved?: boolean | undefined;
 }
 
 /** One instance of the WebAssembly module, with its own memory: what {@link createXattn} resolves to. */
@@ -479,24 +657,29 @@ export interface Xattn {
   /**
    * `torch.nn.functional.scaled_dot_product_attention`: query (…, L, E), key (…, S, E), value (…, S, Ev) →
    * output (…, L, Ev), and with `needWeights: true` the weights (…, L, S). Leading dims must be equal (no
-   * broadcasting), except the heads under `enableGqa`. A fully masked row gives weights 0 and output 0.
-   * @throws TypeError for wrong types, unknown options or `causalAlignment` without `isCausal`; RangeError for
-   *   shapes that do not fit, bad values or sizes beyond WebAssembly memory (the message names the argument
-   *   and the shapes, e.g. "key last dim 6 != query last dim 8 (E) (query (2, 5, 8), key (2, 7, 6), …)").
+   * broadcasting), except the heads under `enableGqa`. A row that sees no key gives weights 0 and output 0.
+   * @throws TypeError for wrong types or unknown options; RangeError for shapes that do not fit, bad values or
+   *   sizes beyond WebAssembly memory (the message names the argument and the shapes, e.g. "key last dim 6 !=
+   *   query last dim 8 (E) (query (2, 5, 8), key (2, 7, 6), …)").
    */
   scaledDotProductAttention(query: Tensor, key: Tensor, value: Tensor,
-    options: SdpaOptions & { needWeights: true }): AttentionResultWithWeights;
+    options: SdpaOptions & { needWeights: true }): AttentionResultWithWeights & SdpaResult;
   /**
    * `torch.nn.functional.scaled_dot_product_attention`: query (…, L, E), key (…, S, E), value (…, S, Ev) →
-   * output (…, L, Ev); the weights (…, L, S) only with `needWeights: true`.
-   * @throws TypeError for wrong types, unknown options or `causalAlignment` without `isCausal`; RangeError for
-   *   shapes that do not fit, bad values or sizes beyond WebAssembly memory (the message names the argument
-   *   and the shapes).
+   * output (…, L, Ev); the weights (…, L, S) only with `needWeights: true`, the scores with `returnScores`.
+   * @throws TypeError for wrong types or unknown options; RangeError for shapes that do not fit, bad values or
+   *   sizes beyond WebAssembly memory (the message names the argument and the shapes).
    */
-  scaledDotProductAttention(query: Tensor, key: Tensor, value: Tensor, options?: SdpaOptions): AttentionResult;
+  scaledDotProductAttention(query: Tensor, key: Tensor, value: Tensor, options?: SdpaOptions): SdpaResult;
+  /**
+   * The same on IEEE halves ({@link HalfTensor}: query, key and value all Uint16Array or all Float16Array),
+   * computed in float32; every result comes back as halves of the query's class (no `out`).
+   */
+  scaledDotProductAttention<H extends HalfArray>(query: HalfTensor<H>, key: HalfTensor<H>, value: HalfTensor<H>,
+    options?: Omit<SdpaOptions, 'out'>): HalfAttentionResult<H>;
   /**
    * The backward pass: the output and the gradients of Σ gradOutput ⊙ output with respect to query, key and
-   * value, for every forward option (masks, causal, scale, GQA, dropout with the same seed). gradOutput is
+   * value, for every forward option (masks, causal, the rules, scale, GQA, dropout with the same seed). gradOutput is
    * (…, L, Ev). A fully masked row passes gradient 0.
    * @throws as {@link Xattn.scaledDotProductAttention}, and RangeError when gradOutput is not the output's shape.
    */
@@ -509,6 +692,23 @@ export interface Xattn {
    */
   scaledDotProductAttentionGrad(query: Tensor, key: Tensor, value: Tensor, gradOutput: Tensor,
     options?: SdpaGradOptions): GradientResult;
+  /** The backward pass on IEEE halves (every tensor of one class), computed in float32, returned as halves. */
+  scaledDotProductAttentionGrad<H extends HalfArray>(query: HalfTensor<H>, key: HalfTensor<H>, value: HalfTensor<H>,
+    gradOutput: HalfTensor<H>, options?: SdpaGradOptions): HalfGradientResult<H>;
+  /**
+   * Rotary position embeddings ({@link RotaryOptions}): x (…, L, D) → x turned, the same shape. Float32Array or
+   * halves (returned in the same class).
+   * @throws TypeError for wrong types or unknown options; RangeError for an odd or too large `rotaryDim`, a bad
+   *   base, or positions of the wrong count.
+   */
+  applyRotaryEmbedding(x: Tensor, options?: RotaryOptions): OutputTensor;
+  applyRotaryEmbedding<H extends HalfArray>(x: HalfTensor<H>, options?: RotaryOptions): HalfOutputTensor<H>;
+  /**
+   * The backward of {@link Xattn.applyRotaryEmbedding}: gradOutput turned back by the same angles (the gradient
+   * with respect to x), with the same options.
+   */
+  applyRotaryEmbeddingGrad(gradOutput: Tensor, options?: RotaryOptions): OutputTensor;
+  applyRotaryEmbeddingGrad<H extends HalfArray>(gradOutput: HalfTensor<H>, options?: RotaryOptions): HalfOutputTensor<H>;
   /**
    * A new `torch.nn.MultiheadAttention` with initial parameters drawn from PyTorch's distributions
    * (`initSeed`); set PyTorch's with {@link MultiheadAttention.loadStateDict} or

@@ -5,6 +5,7 @@
 // (Symbol.dispose).
 import { LIFE } from './life.js';
 import { stateDictMethods } from './mha-state.js';
+import { ruleFields } from './rules.js';
 import {
   checkBoolean, checkInteger, checkMask, checkNumber, checkOptions, checkOut, checkOutLength, checkTensor, shapeString,
   typeName, typedArrayLength, typedArrayName,
@@ -12,8 +13,11 @@ import {
 
 const CREATE_MHA = 'createMultiheadAttention';
 const CONFIG = ['embedDim', 'numHeads', 'kdim', 'vdim', 'bias', 'batchFirst', 'addBiasKv', 'addZeroAttn', 'dropout', 'initSeed'];
-const FORWARD_OPTIONS = ['keyPaddingMask', 'attnMask', 'needWeights', 'averageAttnWeights', 'isCausal', 'training', 'seed', 'out'];
-const BACKWARD_OPTIONS = ['keyPaddingMask', 'attnMask', 'isCausal', 'training', 'seed'];
+// The rules of scaledDotProductAttention, in every head.
+const RULES = ['causalAlignment', 'softcap', 'window', 'alibiSlopes', 'keyLengths'];
+const FORWARD_OPTIONS = ['keyPaddingMask', 'attnMask', 'needWeights', 'averageAttnWeights', 'isCausal', 'training', 'seed', 'out',
+  ...RULES];
+const BACKWARD_OPTIONS = ['keyPaddingMask', 'attnMask', 'isCausal', 'training', 'seed', ...RULES];
 // Largest embedDim, kdim, vdim and numHeads: well past anything 2 GiB of parameters can hold.
 const DIM_LIMIT = 1 << 24;
 // Symbol.dispose where the engine has it (Node 20 does); the well-known fallback name elsewhere.
@@ -90,6 +94,7 @@ function mhaCall(FN, state, allowed, query, key, value, gradOutput, options) {
   const dO = gradOutput === undefined ? null : checkTensor(FN, 'gradOutput', gradOutput);
   const kpm = checkMask(FN, 'keyPaddingMask', o.keyPaddingMask);
   const am = checkMask(FN, 'attnMask', o.attnMask);
+  const rules = ruleFields(FN, o, allowed);
   const inputs = [['query', q.data], ['key', k.data], ['value', v.data]];
   if (kpm) inputs.push(['keyPaddingMask', kpm.data]);
   if (am) inputs.push(['attnMask', am.data]);
@@ -108,6 +113,12 @@ function mhaCall(FN, state, allowed, query, key, value, gradOutput, options) {
       isCausal: checkBoolean(FN, 'isCausal', o.isCausal, false),
       training: checkBoolean(FN, 'training', o.training, false),
       seed: o.seed === undefined ? 0 : checkInteger(FN, 'seed', o.seed, 0, Number.MAX_SAFE_INTEGER),
+      bottomRight: rules.bottomRight,
+      softcap: rules.softcap,
+      windowLeft: rules.windowLeft,
+      windowRight: rules.windowRight,
+      alibiSlopes: rules.alibiSlopes,
+      keyLengths: rules.keyLengths,
     },
   };
 }

@@ -116,6 +116,29 @@ export function checkTensor(fn, name, t) {
   return checkData(fn, name, data, t.shape);
 }
 
+// Tensors of one call, each { data, shape }: all Float32Array, or all IEEE halves (Uint16Array of their bits, or
+// Float16Array where the runtime has it), computed in float32 and returned in the inputs' type. Returns the
+// snapshots (as checkTensor's) and `half`: the array class of halves (Uint16Array or Float16Array), or null.
+const HALVES = ['Uint16Array', 'Float16Array'];
+export function checkTensors(fn, named) {
+  // Each tensor's data is read once, as checkTensor reads it: its type decides the call's, and is what is copied.
+  const datas = named.map(([, t]) => (t !== null && typeof t === 'object' ? t.data : undefined));
+  const kinds = datas.map((d) => typedArrayName(d));
+  const half = HALVES.includes(kinds[0]) ? kinds[0] : null;
+  const want = half ?? 'Float32Array';
+  return {
+    half: half === null ? null : globalThis[half],
+    tensors: named.map(([name, t], i) => {
+      if (t === null || typeof t !== 'object') throw new TypeError(`${fn}: ${name} must be a tensor { data: ${want}, shape }, got ${typeName(t)}`);
+      if (kinds[i] !== want) {
+        throw new TypeError(half === null ? `${fn}: ${name}.data must be a Float32Array, got ${typeName(datas[i])}`
+          : `${fn}: ${name}.data must be a ${half} like ${named[0][0]}'s (float16 calls take every tensor as halves), got ${typeName(datas[i])}`);
+      }
+      return checkData(fn, name, datas[i], t.shape);
+    }),
+  };
+}
+
 // A mask: { data: Uint8Array (boolean, non-zero = true) | Float32Array (added), shape }, or null when
 // absent. The snapshot carries its kind: 1 boolean, 2 additive (the bindings' numbering).
 export function checkMask(fn, name, m) {

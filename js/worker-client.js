@@ -172,13 +172,17 @@ function remoteCache(queue, call, id, config) {
     return queue.send({ op: 'module', module: id, method: 'dispose', args: [] }).catch(() => {});
   }
   return {
-    append: method('append', ['key', 'value']),
+    append: method('append', ['key', 'value', 'options']),
     attend: method('attend', ['query', 'options']),
     truncate: method('truncate', ['length']),
     keys: method('keys', []),
     values: method('values', []),
     /** Positions held, as a Promise (the cache lives in the worker). */
     length: method('length', []),
+    /** Positions held by each batch element, as a Promise. */
+    lengths: method('lengths', []),
+    /** The next position of each batch element, as a Promise. */
+    positions: method('positions', []),
     get capacity() { return config.capacity; },
     get config() { return { ...config }; },
     dispose,
@@ -201,6 +205,8 @@ function workerApi(queue, info) {
     memoryBytes: (options) => call('memoryBytes', { op: 'xattn', method: 'memoryBytes' }, [], [], options),
     scaledDotProductAttention: method('scaledDotProductAttention', ['query', 'key', 'value', 'options']),
     scaledDotProductAttentionGrad: method('scaledDotProductAttentionGrad', ['query', 'key', 'value', 'gradOutput', 'options']),
+    applyRotaryEmbedding: method('applyRotaryEmbedding', ['x', 'options']),
+    applyRotaryEmbeddingGrad: method('applyRotaryEmbeddingGrad', ['gradOutput', 'options']),
     createMultiheadAttention(config, options) {
       const FN = 'createMultiheadAttention';
       return call(FN, { op: 'xattn', method: FN }, [config], ['config'], options, {

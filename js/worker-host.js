@@ -5,11 +5,13 @@
 import { buffersIn } from './worker-snapshot.js';
 
 const XATTN_METHODS = new Set(['scaledDotProductAttention', 'scaledDotProductAttentionGrad', 'createMultiheadAttention',
-  'createKvCache', 'memoryBytes']);
+  'createKvCache', 'applyRotaryEmbedding', 'applyRotaryEmbeddingGrad', 'memoryBytes']);
 // Methods that create an object the worker keeps, and what the page may call on each kind.
 const CREATES = new Set(['createMultiheadAttention', 'createKvCache']);
 const MODULE_METHODS = new Set(['forward', 'backward', 'setParameters', 'loadStateDict', 'parameters', 'dispose',
-  'append', 'attend', 'truncate', 'keys', 'values', 'length']);
+  'append', 'attend', 'truncate', 'keys', 'values', 'length', 'lengths', 'positions']);
+// Properties of a KvCache, read rather than called.
+const PROPERTIES = new Set(['length', 'lengths', 'positions']);
 
 // The page's options.wasmPaths function arrives as the location of every file (js/worker-client.js).
 function withWasmPaths(options) {
@@ -35,7 +37,7 @@ export function serve(createXattn, port) {
     }
     if (op === 'module' && MODULE_METHODS.has(method) && modules.has(message.module)) {
       const target = modules.get(message.module);
-      if (method === 'length') return target.length;  // a property of a KvCache
+      if (PROPERTIES.has(method)) return target[method];
       if (typeof target[method] !== 'function') throw new Error(`xattn worker: this object has no method ${method}`);
       const value = target[method](...args);
       if (method === 'dispose') modules.delete(message.module);

@@ -4,6 +4,7 @@
 // write into the calling thread's arrays (js/worker-client.js refuses it).
 import type {
   AttentionResult, AttentionResultWithWeights, AttentionResultWithoutWeights, GradientResult, GradientResultWithWeights,
+  HalfArray, HalfAttentionResult, HalfGradientResult, HalfOutputTensor, HalfTensor, KvAppendOptions, RotaryOptions, SdpaResult,
   KvAttendOptions, KvCache, KvCacheConfig, LoadStateDictOptions, MultiheadAttention, OutputTensor, ResolvedKvCacheConfig, MultiheadAttentionBackwardOptions, MultiheadAttentionConfig, MultiheadAttentionForwardOptions,
   MultiheadAttentionGradients, MultiheadAttentionParameters,
   ResolvedMultiheadAttentionConfig, SdpaGradOptions, SdpaOptions, StateDict, StateDictSource, Tensor, XattnOptions,
@@ -69,20 +70,27 @@ export interface MultiheadAttentionWorker {
 /** A {@link KvCache} living in the worker: the same methods, returning Promises. */
 export interface KvCacheWorker {
   /** See KvCache.append. */
-  append(key: Tensor, value: Tensor, call?: CallOptions): Promise<void>;
+  append(key: Tensor | HalfTensor, value: Tensor | HalfTensor, options?: KvAppendOptions, call?: CallOptions): Promise<void>;
   /** See KvCache.attend: with the weights. */
   attend(query: Tensor, options: Omit<KvAttendOptions, 'out'> & { needWeights: true },
     call?: CallOptions): Promise<AttentionResultWithWeights>;
   /** See KvCache.attend. */
   attend(query: Tensor, options?: Omit<KvAttendOptions, 'out'>, call?: CallOptions): Promise<AttentionResult>;
+  /** See KvCache.attend: a query of halves. */
+  attend<H extends HalfArray>(query: HalfTensor<H>, options?: Omit<KvAttendOptions, 'out'>,
+    call?: CallOptions): Promise<HalfAttentionResult<H>>;
   /** See KvCache.truncate. */
-  truncate(length: number, call?: CallOptions): Promise<void>;
+  truncate(length: number | Int32Array | readonly number[], call?: CallOptions): Promise<void>;
   /** See KvCache.keys. */
   keys(call?: CallOptions): Promise<OutputTensor>;
   /** See KvCache.values. */
   values(call?: CallOptions): Promise<OutputTensor>;
   /** Positions held (the cache lives in the worker, so this is a call). */
   length(call?: CallOptions): Promise<number>;
+  /** Positions each batch element holds (see KvCache.lengths). */
+  lengths(call?: CallOptions): Promise<Int32Array<ArrayBuffer>>;
+  /** Each batch element's next position (see KvCache.positions). */
+  positions(call?: CallOptions): Promise<Int32Array<ArrayBuffer>>;
   /** Positions it can hold. */
   readonly capacity: number;
   /** The configuration, every default filled in. */
@@ -113,16 +121,32 @@ export interface XattnWorker {
   memoryBytes(call?: CallOptions): Promise<number>;
   /** See Xattn.scaledDotProductAttention; rejects with the same TypeError or RangeError. */
   scaledDotProductAttention(query: Tensor, key: Tensor, value: Tensor,
-    options: Omit<SdpaOptions, 'out'> & { needWeights: true }, call?: CallOptions): Promise<AttentionResultWithWeights>;
+    options: Omit<SdpaOptions, 'out'> & { needWeights: true }, call?: CallOptions): Promise<AttentionResultWithWeights & SdpaResult>;
   /** See Xattn.scaledDotProductAttention; the weights only with `needWeights: true`. */
   scaledDotProductAttention(query: Tensor, key: Tensor, value: Tensor, options?: Omit<SdpaOptions, 'out'>,
-    call?: CallOptions): Promise<AttentionResult>;
+    call?: CallOptions): Promise<SdpaResult>;
+  /** See Xattn.scaledDotProductAttention: on halves. */
+  scaledDotProductAttention<H extends HalfArray>(query: HalfTensor<H>, key: HalfTensor<H>, value: HalfTensor<H>,
+    options?: Omit<SdpaOptions, 'out'>, call?: CallOptions): Promise<HalfAttentionResult<H>>;
   /** See Xattn.scaledDotProductAttentionGrad. */
   scaledDotProductAttentionGrad(query: Tensor, key: Tensor, value: Tensor, gradOutput: Tensor,
     options: SdpaGradOptions & { needWeights: true }, call?: CallOptions): Promise<GradientResultWithWeights>;
   /** See Xattn.scaledDotProductAttentionGrad. */
   scaledDotProductAttentionGrad(query: Tensor, key: Tensor, value: Tensor, gradOutput: Tensor,
     options?: SdpaGradOptions, call?: CallOptions): Promise<GradientResult>;
+  /** See Xattn.scaledDotProductAttentionGrad: on halves. */
+  scaledDotProductAttentionGrad<H extends HalfArray>(query: HalfTensor<H>, key: HalfTensor<H>, value: HalfTensor<H>,
+    gradOutput: HalfTensor<H>, options?: SdpaGradOptions, call?: CallOptions): Promise<HalfGradientResult<H>>;
+  /** See Xattn.applyRotaryEmbedding. */
+  applyRotaryEmbedding(x: Tensor, options?: RotaryOptions, call?: CallOptions): Promise<OutputTensor>;
+  /** See Xattn.applyRotaryEmbedding: on halves. */
+  applyRotaryEmbedding<H extends HalfArray>(x: HalfTensor<H>, options?: RotaryOptions,
+    call?: CallOptions): Promise<HalfOutputTensor<H>>;
+  /** See Xattn.applyRotaryEmbeddingGrad. */
+  applyRotaryEmbeddingGrad(gradOutput: Tensor, options?: RotaryOptions, call?: CallOptions): Promise<OutputTensor>;
+  /** See Xattn.applyRotaryEmbeddingGrad: on halves. */
+  applyRotaryEmbeddingGrad<H extends HalfArray>(gradOutput: HalfTensor<H>, options?: RotaryOptions,
+    call?: CallOptions): Promise<HalfOutputTensor<H>>;
   /** See Xattn.createMultiheadAttention: the module lives in the worker. */
   createMultiheadAttention(config: MultiheadAttentionConfig, call?: CallOptions): Promise<MultiheadAttentionWorker>;
   /** See Xattn.createKvCache: the cache lives in the worker. */

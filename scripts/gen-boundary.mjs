@@ -53,6 +53,7 @@ export function schema() {
   const requests = Object.fromEntries(operations.map((op) => [op, fields(record, required(record, `XATTN_REQUEST_${op}`))]));
   const s = {
     maxRank: number('XATTN_RECORD_MAX_RANK'),
+    maxList: number('XATTN_RECORD_MAX_LIST'),
     slots: number('XATTN_RECORD_SLOTS'),
     tableEntries: number('XATTN_RECORD_PARAMETERS'),
     operations,
@@ -66,7 +67,7 @@ export function schema() {
   };
   // The signature, spelled as bindings/record_io.hpp spells kSignatureText.
   const list = (pairs) => pairs.map(([name, kind]) => ` ${name}/${kind}`).join('');
-  const text = `slots ${s.slots} rank ${s.maxRank} parameters ${s.tableEntries};ops` +
+  const text = `slots ${s.slots} rank ${s.maxRank} list ${s.maxList} parameters ${s.tableEntries};ops` +
     operations.map((op) => ` ${op}:${list(requests[op])};`).join('') +
     `reply:${list(s.reply)};error:${list(s.error)};names:${s.parameterNames.map((n) => ` ${n}`).join('')}` +
     `;functions:${s.functions.map(([id]) => ` ${id}`).join('')};arguments:${s.arguments.map(([id]) => ` ${id}`).join('')}` +
@@ -86,6 +87,7 @@ export function render(s) {
 
 export const SIGNATURE = ${s.signature};
 export const MAX_RANK = ${s.maxRank};
+export const MAX_LIST = ${s.maxList};
 export const RECORD_SLOTS = ${s.slots};
 export const TABLE_ENTRIES = ${s.tableEntries};
 

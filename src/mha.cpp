@@ -31,15 +31,44 @@ kernels::LinearProblem linear_problem(std::size_t rows, const float* x, std::siz
     return p;
 }
 
+// The rules' options against the module and the call: the soft-cap and window as SDPA checks them, one ALiBi slope
+// per head, one key length per batch element within S, and no rule with a position beside appended keys.
+Status check_rules(Function fn, const MhaConfig& c, const MhaSettings& s, std::size_t N, std::size_t S) {
+    if (Status st = check_rule_settings(fn, s.softcap, s.window); !st.ok()) return st;
+    if (c.add_bias_kv || c.add_zero_attn)
+        for (const auto& [name, set] : {std::pair{Argument::window_left, s.window.left >= 0},
+                                        std::pair{Argument::window_right, s.window.right >= 0},
+                                        std::pair{Argument::alibi_slopes, !s.alibi_slopes.empty()},
+                                        std::pair{Argument::key_lengths, !s.key_lengths.empty()}})
+            if (set)
+                return Status::fail(fn, Message::positioned_rule_appended_keys,
+                                    {name, Argument::add_bias_kv, Argument::add_zero_attn});
+    if (!s.alibi_slopes.empty() && s.alibi_slopes.size() != c.num_heads)
+        return Status::fail(fn, Message::per_module_head_count, {Argument::alibi_slopes, Argument::num_heads},
+                            {num(s.alibi_slopes.size()), num(c.num_heads)});
+    for (std::size_t h = 0; h < s.alibi_slopes.size(); ++h)
+        if (!std::isfinite(s.alibi_slopes[h]))
+            return Status::fail(fn, Message::value_not_finite, {Argument::alibi_slopes}, {num(h), s.alibi_slopes[h]});
+    if (!s.key_lengths.empty() && s.key_lengths.size() != N)
+        return Status::fail(fn, Message::per_element_count_n, {Argument::key_lengths}, {num(s.key_lengths.size()), num(N)});
+    for (std::size_t n = 0; n < s.key_lengths.size(); ++n)
+        if (s.key_lengths[n] < 0 || static_cast<std::size_t>(s.key_lengths[n]) > S)
+            return Status::fail(fn, Message::length_range, {Argument::key_lengths},
+                                {num(n), static_cast<double>(s.key_lengths[n]), num(S)});
+    return {};
+}
+
 // The masks as the heads' attention sees them: the smallest SDPA mask that holds them, and the causal rule as
 // SDPA's own flag unless appended keys (bias_kv, zero_attn), never masked, forbid it.
-MhaMaskPlan merged_mask_plan(MaskKind kpm_kind, MaskKind attn_kind, bool per_head, bool is_causal, std::size_t N,
-                             std::size_t H, std::size_t L, std::size_t S, std::size_t S_total) {
+// With attn_mask the causal rule applies too (ONNX's rule; PyTorch's hint gives the same whenever it is true);
+// bottom-right it is shifted by S − L.
+MhaMaskPlan merged_mask_plan(MaskKind kpm_kind, MaskKind attn_kind, bool per_head, bool is_causal, bool bottom_right,
+                             std::size_t N, std::size_t H, std::size_t L, std::size_t S, std::size_t S_total) {
     const bool has_kpm = kpm_kind != MaskKind::none, has_am = attn_kind != MaskKind::none;
-    const bool causal = is_causal && !has_am;
     MhaMaskPlan mp;
-    mp.causal_flag = causal && S_total == S;
-    mp.causal_in_mask = causal && S_total != S;
+    mp.causal_flag = is_causal && S_total == S;
+    mp.causal_in_mask = is_causal && S_total != S;
+    mp.causal_shift = bottom_right ? static_cast<std::int64_t>(S) - static_cast<std::int64_t>(L) : 0;
     if (has_kpm || has_am || mp.causal_in_mask) {
         const bool all_boolean = (!has_kpm || kpm_kind == MaskKind::boolean) && (!has_am || attn_kind == MaskKind::boolean);
         mp.kind = all_boolean ? MaskKind::boolean : MaskKind::additive;
@@ -257,6 +286,8 @@ Status MultiheadAttention::plan_call(const Shape& q, const Shape& k, const Shape
             return Status::fail(fn, Message::mha_attn_mask_shape, {Argument::attn_mask}, {}, {q, k, v, am, two, three});
     }
 
+    if (Status st = check_rules(fn, config_, settings, N, S); !st.ok()) return st;
+
     const bool need_weights = settings.need_weights && !backward;
     Shape weights_shape = settings.average_attn_weights ? Shape{N, L, S_total} : Shape{N, H, L, S_total};
     if (!batched) weights_shape.erase(weights_shape.begin());
@@ -279,7 +310,8 @@ Status MultiheadAttention::plan_call(const Shape& q, const Shape& k, const Shape
     p.weights_shape = std::move(weights_shape);
     p.query_rows = L * N, p.key_rows = S * N;
 
-    p.mask = merged_mask_plan(kpm_kind, attn_kind, per_head, settings.is_causal, N, H, L, S, S_total);
+    p.mask = merged_mask_plan(kpm_kind, attn_kind, per_head, settings.is_causal,
+                              settings.causal_alignment == CausalAlignment::bottom_right, N, H, L, S, S_total);
     const MhaMaskPlan& mp = p.mask;
     if (mp.kind != MaskKind::none)
         if (Status st = check_tensor_size(fn, Argument::merged_mask, {mp.n, mp.h, mp.l, mp.s}); !st.ok()) return st;
@@ -290,15 +322,17 @@ Status MultiheadAttention::plan_call(const Shape& q, const Shape& k, const Shape
     sdpa.need_weights = need_weights;
     if (settings.training) sdpa.dropout_p = config_.dropout;
     sdpa.seed = settings.seed;
+    sdpa.is_causal = mp.causal_flag;
+    sdpa.causal_alignment = settings.causal_alignment;
+    sdpa.softcap = settings.softcap;
+    sdpa.window = settings.window;
+    sdpa.alibi_slopes = settings.alibi_slopes;
+    sdpa.key_lengths = settings.key_lengths;
     const Shape qh{N, H, L, hd}, kh{N, H, S_total, hd};
     const Shape mask_shape = mp.kind == MaskKind::none ? Shape{} : Shape{mp.n, mp.h, mp.l, mp.s};
     const Status st = backward ? plan_sdpa_backward(qh, kh, kh, qh, mp.kind, mask_shape, sdpa, &p.attention)
                                : plan_sdpa(qh, kh, kh, mp.kind, mask_shape, sdpa, &p.attention);
     if (!st.ok()) return Status(st).as(fn);
-    if (mp.causal_flag) {  // SDPA refuses a mask beside is_causal from users; here both are meant
-        p.attention.is_causal = true;
-        p.attention.causal_alignment = CausalAlignment::top_left;
-    }
     p.workspace_bytes = backward ? backward_workspace(*this, p) : forward_workspace(*this, p);
     *plan = std::move(p);
     return {};
@@ -363,7 +397,8 @@ void MultiheadAttention::build_mask(const MhaPlan& plan, const MhaMasks& masks, 
                 for (std::size_t j = 0; j < St; ++j) {
                     float add = 0.0f;
                     if (j < S) {
-                        if (mp.causal_in_mask && j > i) add = neg_inf;
+                        if (mp.causal_in_mask && static_cast<std::int64_t>(j) > static_cast<std::int64_t>(i) + mp.causal_shift)
+                            add = neg_inf;
                         if (am.kind != MaskKind::none) add += added(am, am_row + j);
                         if (kpm.kind != MaskKind::none) add += added(kpm, n * S + j);
                     }

@@ -3,6 +3,8 @@
 
 #include "xattn/sdpa.hpp"
 
+#include "kernels/kernels.hpp"
+
 namespace xattn {
 
 Mask Mask::boolean(xt::xarray<bool> allowed) {
@@ -47,8 +49,11 @@ AttentionResult scaled_dot_product_attention(const xt::xarray<float>& query, con
     result.output = xt::xarray<float>::from_shape(plan.output_shape);
     // Without need_weights the weights are an empty (0,) array (a default xarray would be a 0-D scalar).
     result.weights = xt::xarray<float>::from_shape(plan.need_weights ? plan.weights_shape : Shape{0});
+    const bool scores = plan.return_scores != ScoresStage::none;
+    result.scores = xt::xarray<float>::from_shape(scores ? plan.weights_shape : Shape{0});
+    std::vector<unsigned char> workspace = kernels::allocate_workspace(plan.workspace_bytes);
     run_sdpa(plan, query.data(), key.data(), value.data(), mask, result.output.data(),
-             plan.need_weights ? result.weights.data() : nullptr);
+             plan.need_weights ? result.weights.data() : nullptr, workspace.data(), scores ? result.scores.data() : nullptr);
     return result;
 }
 

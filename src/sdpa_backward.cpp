@@ -20,6 +20,8 @@
 
 #include "kernels/carver.hpp"
 #include "kernels/kernels.hpp"
+#include "half_io.hpp"
+#include "sdpa_kernels.hpp"
 
 namespace xattn {
 namespace {
@@ -39,11 +41,13 @@ void axpy(float a, const float* x, float* y, std::size_t n) {
     for (std::size_t e = 0; e < n; ++e) y[e] += a * x[e];
 }
 
-// Scratch of backward_rows: a row of scores, a row of weights, each query's log-sum-exp.
+// Scratch of backward_rows: a row of scores, a row of weights, each query's log-sum-exp, and with a soft-cap the
+// row's d capped / d scaled.
 struct RowScratch {
-    float* s;    // (S)
-    float* p;    // (S)
-    float* lse;  // (L)
+    float* s;     // (S)
+    float* p;     // (S)
+    float* lse;   // (L)
+    float* slope; // (S) when softcap > 0: 1 − tanh²(scaled / c)
     static std::uint64_t layout(const SdpaPlan& plan, void* block, RowScratch* out) {
         Carver c(block);
         RowScratch x;
@@ -51,6 +55,7 @@ struct RowScratch {
         x.s = c.take<float>(any ? plan.S : 0);
         x.p = c.take<float>(any ? plan.S : 0);
         x.lse = c.take<float>(any ? plan.L : 0);
+        x.slope = c.take<float>(any && plan.softcap > 0.0f ? plan.S : 0);
         if (out) *out = x;
         return c.bytes();
     }
@@ -69,8 +74,7 @@ struct FusedScratch {
     void* rows;
     static std::uint64_t layout(const SdpaPlan& plan, const kernels::KernelSet& set, void* block, FusedScratch* out) {
         Carver c(block);
-        const kernels::AttentionProblem ap =
-            kernels::attention_problem(plan, nullptr, nullptr, nullptr, MaskRef{}, nullptr, nullptr);
+        const kernels::AttentionProblem ap = attention_problem(plan, nullptr, nullptr, nullptr, MaskRef{}, nullptr, nullptr);
         FusedScratch x{};
         x.forward = c.take<unsigned char>(set.attention_workspace(ap));
         x.lse = c.take<float>(std::uint64_t{plan.batch} * plan.L);
@@ -84,7 +88,7 @@ struct FusedScratch {
 
 // The fused path runs a plan when every dim is non-zero and the heads are narrow enough for the tiles.
 bool fused_plan(const SdpaPlan& plan, const kernels::KernelSet& set) {
-    return blocked_dims(plan) && kernels::attention_workspace_bytes(set, plan) != sdpa_rows_workspace_bytes(plan);
+    return blocked_dims(plan) && attention_workspace_bytes(set, plan) != sdpa_rows_workspace_bytes(plan);
 }
 
 }  // namespace
@@ -98,6 +102,7 @@ Status plan_sdpa_backward(const Shape& q, const Shape& k, const Shape& v, const 
                             {grad_output, p.output_shape});
     p.workspace_bytes = fused_plan(p, *p.kernel_set) ? FusedScratch::layout(p, *p.kernel_set, nullptr, nullptr)
                                                      : RowScratch::layout(p, nullptr, nullptr);
+    if (p.float16_io) p.workspace_bytes = sdpa_backward_half_workspace_bytes(p, p.workspace_bytes);
     *plan = std::move(p);
     return {};
 }
@@ -127,16 +132,20 @@ struct RowProblem {
     float* dV;        // (S, Ev)
     float* W;         // (L, S) or null
     float keep_scale;
+    float* slope;     // (S) or null (no soft-cap): the soft-cap's derivative along the row last scored
     static constexpr float kNegInf = -std::numeric_limits<float>::infinity();
 
-    // Scaled, masked scores of row i (steps 1 and 2) into s (S), as the forward computes them.
+    // Scaled, soft-capped, masked and ruled scores of row i (steps 1 and 2) into s (S), as the forward computes them.
     void scores(std::size_t i, float* s) const {
         const std::size_t mask_row = plan.mask_kind == MaskKind::none ? 0 : plan.mask_row_offset(b, i);
         for (std::size_t j = 0; j < plan.S; ++j) {
             float x = kNegInf;
-            if (plan.causal_visible(i, j))
-                x = plan.apply_mask(dot(Q + i * plan.E, K + j * plan.E, plan.E) * plan.scale, mask,
-                                    mask_row + j * plan.mask_col_stride());
+            if (plan.key_visible(b, i, j)) {
+                const float capped = plan.cap(dot(Q + i * plan.E, K + j * plan.E, plan.E) * plan.scale);
+                if (slope) slope[j] = 1.0f - (capped / plan.softcap) * (capped / plan.softcap);
+                x = plan.apply_mask(capped, mask, mask_row + j * plan.mask_col_stride());
+                if (!plan.alibi_slopes.empty()) x += plan.alibi_bias(b, i, j);
+            }
             s[j] = x;
         }
     }
@@ -195,9 +204,10 @@ struct RowProblem {
         }
         for (std::size_t j = 0; j < S; ++j) {
             if (p[j] == 0.0f) continue;
-            const float ds = p[j] * (s[j] - D) * plan.scale;  // scale · dS_ij
-            axpy(ds, K + j * E, dq, E);                       // dQ_i += scale · dS_ij K_j
-            axpy(ds, Q + i * E, dK + j * E, E);               // dK_j += scale · dS_ij Q_i
+            float ds = p[j] * (s[j] - D) * plan.scale;  // scale · dS_ij
+            if (slope) ds *= slope[j];                  // through the soft-cap
+            axpy(ds, K + j * E, dq, E);                 // dQ_i += scale · dS_ij K_j
+            axpy(ds, Q + i * E, dK + j * E, E);         // dK_j += scale · dS_ij Q_i
         }
     }
 };
@@ -218,7 +228,7 @@ void backward_rows(const SdpaPlan& plan, std::size_t b_begin, std::size_t b_end,
         const RowProblem row{plan, mask, b, query + b * L * E, key + kv * S * E, value + kv * S * Ev,
                              grad_output + b * L * Ev, output + b * L * Ev, grad_query + b * L * E,
                              grad_key + kv * S * E, grad_value + kv * S * Ev, weights ? weights + b * L * S : nullptr,
-                             keep_scale};
+                             keep_scale, plan.softcap > 0.0f ? scratch.slope : nullptr};
         for (std::size_t i = 0; i < L; ++i) scratch.lse[i] = row.forward_row(i, scratch.s);
         for (std::size_t i = 0; i < L; ++i) row.backward_row(i, scratch.lse[i], scratch.s, scratch.p);
     }
@@ -240,18 +250,18 @@ void backward_fused(const SdpaPlan& plan, const float* query, const float* key, 
     FusedScratch w{};
     FusedScratch::layout(plan, set, workspace, &w);
     const std::size_t L = plan.L, S = plan.S, E = plan.E, Ev = plan.Ev;
-    kernels::AttentionProblem ap = kernels::attention_problem(plan, query, key, value, mask, output, weights);
-    ap.lse = w.lse;
+    kernels::AttentionProblem ap = attention_problem(plan, query, key, value, mask, output, weights);
+    ap.out.lse = w.lse;
     set.attention(ap, w.forward);
     for (std::size_t b = 0; b < plan.batch; ++b) {
         const std::size_t kv = plan.kv_index(b);
         w.skip[b] = !(all_finite(query + b * L * E, L * E) && all_finite(key + kv * S * E, S * E) &&
                       all_finite(value + kv * S * Ev, S * Ev) && all_finite(grad_output + b * L * Ev, L * Ev));
     }
-    ap.grad_output = grad_output;
-    ap.grad_query = grad_query, ap.grad_key = grad_key, ap.grad_value = grad_value;
+    ap.in.grad_output = grad_output;
+    ap.out.grad_query = grad_query, ap.out.grad_key = grad_key, ap.out.grad_value = grad_value;
     ap.skip = w.skip;
-    ap.weights = nullptr;
+    ap.out.weights = nullptr;
     set.backward(ap, w.backward);
     for (std::size_t b = 0; b < plan.batch; ++b)
         if (w.skip[b])

@@ -2,7 +2,8 @@
 // before anything is allocated, with a message naming the argument and the shapes.
 #include <cmath>
 
-#include "kernels/kernels.hpp"
+#include "half_io.hpp"
+#include "sdpa_kernels.hpp"
 #include "xattn/sdpa.hpp"
 #include "xattn/threads.hpp"
 
@@ -26,7 +27,79 @@ std::size_t SdpaPlan::mask_row_offset(std::size_t b, std::size_t i) const {
     return offset;
 }
 
+std::size_t SdpaPlan::key_length(std::size_t b) const {
+    return key_lengths.empty() ? S : static_cast<std::size_t>(key_lengths[b / heads]);
+}
+
+std::int64_t SdpaPlan::position_offset(std::size_t b) const {
+    if (causal_alignment == CausalAlignment::top_left) return 0;
+    return static_cast<std::int64_t>(key_length(b)) - static_cast<std::int64_t>(L);
+}
+
+bool SdpaPlan::key_visible(std::size_t b, std::size_t i, std::size_t j) const {
+    if (j >= key_length(b)) return false;
+    const std::int64_t p = static_cast<std::int64_t>(i) + position_offset(b), key = static_cast<std::int64_t>(j);
+    if (is_causal && key > p) return false;
+    if (window.left >= 0 && key < p - window.left) return false;
+    if (window.right >= 0 && key > p + window.right) return false;
+    return true;
+}
+
+float SdpaPlan::alibi_bias(std::size_t b, std::size_t i, std::size_t j) const {
+    if (alibi_slopes.empty()) return 0.0f;
+    const std::int64_t p = static_cast<std::int64_t>(i) + position_offset(b);
+    return alibi_slopes[b % heads] * static_cast<float>(static_cast<std::int64_t>(j) - p);
+}
+
+float SdpaPlan::cap(float scaled) const { return softcap > 0.0f ? softcap * std::tanh(scaled / softcap) : scaled; }
+
+Status check_rule_settings(Function fn, double softcap, const AttentionWindow& window) {
+    const float cap = static_cast<float>(softcap);
+    if (!(softcap >= 0.0) || !std::isfinite(cap) || (softcap > 0.0 && cap == 0.0f))
+        return Status::fail(fn, Message::softcap_range, {Argument::softcap}, {softcap});
+    for (const auto& [name, side] : {std::pair{Argument::window_left, window.left}, std::pair{Argument::window_right, window.right}})
+        if (side < -1) return Status::fail(fn, Message::window_side, {name}, {static_cast<double>(side)});
+    return {};
+}
+
 namespace {
+
+// The rules beside the mask (soft-cap, window, ALiBi, key lengths): refused with the argument's name and the
+// numbers it was checked against; on success the planned values go into *p.
+Status check_rules(const Shape& q, std::size_t L, std::size_t S, const SdpaSettings& s, SdpaPlan* p) {
+    if (Status st = check_rule_settings(kFn, s.softcap, s.window); !st.ok()) return st;
+    const auto num = [](std::size_t n) { return static_cast<double>(n); };
+    const std::size_t rank = q.size();
+    const std::size_t heads = rank >= 3 ? q[rank - 3] : 1;
+    std::uint64_t elements = 1;  // batch elements: the query dims before -3
+    for (std::size_t d = 0; d + 3 < rank; ++d) elements *= q[d];
+    if (!s.alibi_slopes.empty()) {
+        if (s.alibi_slopes.size() != heads)
+            return Status::fail(kFn, Message::per_head_count, {Argument::alibi_slopes}, {num(s.alibi_slopes.size()), num(heads)}, {q});
+        for (std::size_t h = 0; h < heads; ++h)
+            if (!std::isfinite(s.alibi_slopes[h]))
+                return Status::fail(kFn, Message::value_not_finite, {Argument::alibi_slopes}, {num(h), s.alibi_slopes[h]});
+    }
+    if (!s.key_lengths.empty()) {
+        if (s.key_lengths.size() != elements)
+            return Status::fail(kFn, Message::per_element_count, {Argument::key_lengths},
+                                {num(s.key_lengths.size()), static_cast<double>(elements)}, {q});
+        for (std::size_t n = 0; n < elements; ++n)
+            if (s.key_lengths[n] < 0 || static_cast<std::uint64_t>(s.key_lengths[n]) > S)
+                return Status::fail(kFn, Message::length_range, {Argument::key_lengths},
+                                    {num(n), static_cast<double>(s.key_lengths[n]), num(S)});
+    }
+    p->heads = heads ? heads : 1;
+    p->softcap = static_cast<float>(s.softcap);
+    // A side wider than every position (|p − j| < L + S) is open: the same keys, and no overflow in p ± side.
+    const std::int64_t widest = static_cast<std::int64_t>(L + S);
+    p->window.left = s.window.left > widest ? -1 : s.window.left;
+    p->window.right = s.window.right > widest ? -1 : s.window.right;
+    p->alibi_slopes = s.alibi_slopes;
+    p->key_lengths = s.key_lengths;
+    p->return_scores = s.return_scores;
+    return {};
+}
 
 double dim(std::size_t d) { return static_cast<double>(d); }
 
@@ -95,23 +168,24 @@ Status plan_sdpa(const Shape& q, const Shape& k, const Shape& v, MaskKind mask_k
     out_shape.insert(out_shape.end(), {L, Ev});        // (…, L, Ev)
     weights_shape.insert(weights_shape.end(), {L, S});  // (…, L, S)
     Shape mask_strides;
-    if (mask_kind != MaskKind::none) {
-        if (s.is_causal)
-            return Status::fail(kFn, Message::mask_and_causal, {Argument::attn_mask, Argument::is_causal}, {}, {mask_shape});
+    if (mask_kind != MaskKind::none)
         if (Status st = mask_strides_of(mask_shape, weights_shape, &mask_strides); !st.ok()) return st;
-    }
     for (const auto& [name, shape] : {std::pair{Argument::query, &q}, std::pair{Argument::key, &k}, std::pair{Argument::value, &v},
                                       std::pair{Argument::output, static_cast<const Shape*>(&out_shape)}})
         if (Status st = check_tensor_size(kFn, name, *shape); !st.ok()) return st;
     if (s.need_weights)
         if (Status st = check_tensor_size(kFn, Argument::weights, weights_shape); !st.ok()) return st;
+    if (s.return_scores != ScoresStage::none)
+        if (Status st = check_tensor_size(kFn, Argument::scores, weights_shape); !st.ok()) return st;
 
     SdpaPlan p;
+    if (Status st = check_rules(q, L, S, s, &p); !st.ok()) return st;
     p.output_shape = std::move(out_shape);
     p.weights_shape = std::move(weights_shape);
     p.problems = numel(leading(q));
     p.kv_problem_count = numel(leading(k));
-    const bool has_work = numel(p.output_shape) > 0 || (s.need_weights && numel(p.weights_shape) > 0);
+    const bool has_work = numel(p.output_shape) > 0 ||
+                          ((s.need_weights || s.return_scores != ScoresStage::none) && numel(p.weights_shape) > 0);
     p.batch = has_work ? p.problems : 0;
     p.L = L, p.S = S, p.E = E, p.Ev = Ev;
     p.q_heads = q_heads, p.kv_heads = kv_heads;
@@ -126,7 +200,9 @@ Status plan_sdpa(const Shape& q, const Shape& k, const Shape& v, MaskKind mask_k
     p.mask_strides = std::move(mask_strides);
     p.kernel_set = &kernels::active_kernels();
     p.threads = num_threads();
-    p.workspace_bytes = kernels::attention_workspace_bytes(*p.kernel_set, p);
+    p.workspace_bytes = attention_workspace_bytes(*p.kernel_set, p);
+    p.float16_io = s.float16_io;
+    if (p.float16_io) p.workspace_bytes = sdpa_half_workspace_bytes(p, p.workspace_bytes);
     *plan = std::move(p);
     return {};
 }

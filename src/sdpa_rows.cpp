@@ -37,7 +37,7 @@ void run_sdpa_rows(const SdpaPlan& plan, const float* query, const float* key, c
 }
 
 void run_sdpa_rows(const SdpaPlan& plan, const float* query, const float* key, const float* value, const MaskRef& mask,
-                   float* output, float* weights, void* workspace) {
+                   float* output, float* weights, void* workspace, float* scores) {
     if (plan.batch == 0) return;  // nothing to compute; S may be huge when it is (E = Ev = 0)
     const std::size_t L = plan.L, S = plan.S, E = plan.E, Ev = plan.Ev;
     const float neg_inf = -std::numeric_limits<float>::infinity();
@@ -55,14 +55,23 @@ void run_sdpa_rows(const SdpaPlan& plan, const float* query, const float* key, c
             float* p = weights ? weights + (b * L + i) * S : scratch;  // (S,) this query's row
             float* o = Ob + i * Ev;                                           // (Ev,)
             const std::size_t mask_row = plan.mask_kind == MaskKind::none ? 0 : plan.mask_row_offset(b, i);
+            float* stage = scores ? scores + (b * L + i) * S : nullptr;  // (S,) this query's returned scores
 
-            // Steps 1 and 2: scores q_i · k_j, scaled, with the mask and the causal rule applied.
+            // Steps 1 and 2: scores q_i · k_j, scaled, soft-capped, with the mask and the rules applied.
             float row_max = neg_inf;
             bool any_nan = false;
             for (std::size_t j = 0; j < S; ++j) {
+                const float scaled = dot(Qb + i * E, Kb + j * E, E) * plan.scale;
+                const float capped = plan.cap(scaled);
                 float s = neg_inf;
-                if (plan.causal_visible(i, j))
-                    s = plan.apply_mask(dot(Qb + i * E, Kb + j * E, E) * plan.scale, mask, mask_row + j * mask_step);
+                if (plan.key_visible(b, i, j)) {
+                    s = plan.apply_mask(capped, mask, mask_row + j * mask_step);
+                    if (!plan.alibi_slopes.empty()) s += plan.alibi_bias(b, i, j);
+                }
+                if (stage)
+                    stage[j] = plan.return_scores == ScoresStage::scaled ? scaled
+                               : plan.return_scores == ScoresStage::softcapped ? capped
+                                                                                : s;
                 p[j] = s;
                 if (s > row_max) row_max = s;
                 any_nan |= s != s;

@@ -148,6 +148,22 @@ Mismatch compare(const xt::xarray<float>& got, const xt::xarray<float>& want, do
                           std::vector<double>(want.begin(), want.end()), atol, rtol);
 }
 
+namespace {
+
+// The rules' options of a case (make_golden_rules.py): soft-cap, window, ALiBi slopes, key lengths.
+template <class Settings>
+void read_rules(const Case& c, Settings& o) {
+    if (c.opts.count("softcap")) o.softcap = std::stod(c.opts.at("softcap"));
+    if (c.opts.count("window_left")) o.window.left = std::stoll(c.opts.at("window_left"));
+    if (c.opts.count("window_right")) o.window.right = std::stoll(c.opts.at("window_right"));
+    if (c.has("alibi_slopes"))
+        for (double x : c.at("alibi_slopes").values) o.alibi_slopes.push_back(static_cast<float>(x));
+    if (c.has("key_lengths"))
+        for (double x : c.at("key_lengths").values) o.key_lengths.push_back(static_cast<std::int32_t>(x));
+}
+
+}  // namespace
+
 xattn::SdpaOptions sdpa_options(const Case& c) {
     xattn::SdpaOptions o;
     o.is_causal = c.flag("is_causal");
@@ -159,6 +175,13 @@ xattn::SdpaOptions sdpa_options(const Case& c) {
     if (c.opts.count("dropout_p")) o.dropout_p = std::stod(c.opts.at("dropout_p"));
     if (c.opts.count("seed")) o.seed = std::stoull(c.opts.at("seed"));
     if (c.has("attn_mask")) o.attn_mask = c.at("attn_mask").mask();
+    read_rules(c, o);
+    if (c.opts.count("return_scores")) {
+        const std::string& stage = c.opts.at("return_scores");
+        o.return_scores = stage == "scaled"       ? xattn::ScoresStage::scaled
+                          : stage == "softcapped" ? xattn::ScoresStage::softcapped
+                                                  : xattn::ScoresStage::biased;
+    }
     return o;
 }
 
@@ -184,6 +207,9 @@ xattn::MhaForwardOptions mha_options(const Case& c) {
     o.need_weights = c.flag("need_weights");
     o.average_attn_weights = c.flag("average_attn_weights");
     o.is_causal = c.flag("is_causal");
+    if (c.opts.count("causal_alignment") && c.opts.at("causal_alignment") == "bottom_right")
+        o.causal_alignment = xattn::CausalAlignment::bottom_right;
+    read_rules(c, o);
     if (c.opts.count("training")) o.training = c.flag("training");
     if (c.opts.count("seed")) o.seed = std::stoull(c.opts.at("seed"));
     if (c.has("key_padding_mask")) o.key_padding_mask = c.at("key_padding_mask").mask();

@@ -20,6 +20,7 @@
 
 #include "golden.hpp"
 #include "kernels/kernels.hpp"
+#include "sdpa_kernels.hpp"
 #include "random_inputs.hpp"
 #include "reference/reference_mha.hpp"
 #include "sdpa_cases.hpp"
@@ -50,7 +51,7 @@ xattn::AttentionResult run(const KernelSet* set, const xt::xarray<float>& q, con
     r.output.fill(12345.0f);
     r.weights.fill(12345.0f);
     float* w = plan.need_weights ? r.weights.data() : nullptr;
-    if (set) xattn::kernels::run_attention(*set, plan, q.data(), k.data(), v.data(), mask, r.output.data(), w);
+    if (set) xattn::run_attention(*set, plan, q.data(), k.data(), v.data(), mask, r.output.data(), w);
     else xattn::run_sdpa_rows(plan, q.data(), k.data(), v.data(), mask, r.output.data(), w);
     return r;
 }
@@ -377,7 +378,7 @@ TEST_CASE("kernels: the streaming path's scratch does not depend on L and grows 
         INFO(set->name);
         auto bytes = [&](std::size_t L, std::size_t S) {
             xattn::kernels::AttentionProblem p;
-            p.batch = 1, p.L = L, p.S = S, p.E = 64, p.Ev = 64;
+            p.in.batch = 1, p.in.L = L, p.in.S = S, p.in.E = 64, p.in.Ev = 64;
             return set->attention_workspace(p);
         };
         CHECK(bytes(128, 1024) == bytes(16384, 1024));

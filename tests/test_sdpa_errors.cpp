@@ -70,13 +70,6 @@ TEST_CASE("refused: a mask that does not broadcast to (…, L, S)") {
     refuse({2, 5, 8}, {2, 7, 8}, {2, 7, 8}, o, {"attn_mask shape (5, 6)", "(…, L, S)"});
 }
 
-TEST_CASE("refused: attn_mask together with is_causal") {
-    xattn::SdpaOptions o;
-    o.attn_mask = xattn::Mask::boolean(xt::ones<bool>({5, 7}));
-    o.is_causal = true;
-    refuse({2, 5, 8}, {2, 7, 8}, {2, 7, 8}, o, {"attn_mask and is_causal cannot both be set", "(5, 7)"});
-}
-
 TEST_CASE("refused: dropout_p below 0, at or above 1, or NaN") {
     for (double p : {1.0, -0.1, 1.5, std::nan("")}) {
         xattn::SdpaOptions o;

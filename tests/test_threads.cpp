@@ -105,6 +105,29 @@ TEST_CASE("threads: every sdpa fixture is bit-identical at 1-4 threads and still
     CHECK(xattn::kernels::helper_tasks_run() > before);
 }
 
+TEST_CASE("threads: every rules fixture (window, soft-cap, ALiBi, key lengths, scores) is bit-identical at 1-4 threads") {
+    for (const golden::Case& c : golden::cases("sdpa_rules.txt")) {
+        const auto q = c.at("query").f32(), k = c.at("key").f32(), v = c.at("value").f32();
+        xattn::SdpaOptions o = golden::sdpa_options(c);
+        for (bool weights : {false, true}) {
+            o.need_weights = weights;
+            check_same_at_every_count(c.name, true, [&] {
+                const auto r = xattn::scaled_dot_product_attention(q, k, v, o);
+                return std::vector<xt::xarray<float>>{r.output, r.weights, r.scores};
+            });
+        }
+    }
+    for (const golden::Case& c : golden::cases("sdpa_rules_grad.txt")) {
+        const auto q = c.at("query").f32(), k = c.at("key").f32(), v = c.at("value").f32();
+        const auto dO = c.at("grad_output").f32();
+        const xattn::SdpaOptions o = golden::sdpa_options(c);
+        check_same_at_every_count(c.name + " backward", true, [&] {
+            const auto r = xattn::scaled_dot_product_attention_backward(q, k, v, dO, o);
+            return std::vector<xt::xarray<float>>{r.output, r.grad_query, r.grad_key, r.grad_value};
+        });
+    }
+}
+
 TEST_CASE("threads: every sdpa gradient fixture is bit-identical at 1-4 threads") {
     const std::uint64_t before = xattn::kernels::helper_tasks_run();
     for (const golden::Case& c : golden::cases("sdpa_grad.txt")) {

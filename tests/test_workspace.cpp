@@ -284,3 +284,76 @@ TEST_CASE("workspace: KvCache append and run_attend allocate nothing, float32 an
         }
     }
 }
+
+TEST_CASE("workspace: the rules, returned scores and float16 I/O allocate nothing and stay inside the plan") {
+    const auto q = randn({2, 4, 37, 16}, 41), k = randn({2, 2, 90, 16}, 42), v = randn({2, 2, 90, 8}, 43);
+    const auto dO = randn({2, 4, 37, 8}, 44);
+    xattn::SdpaOptions o;
+    o.enable_gqa = true, o.is_causal = true, o.causal_alignment = xattn::CausalAlignment::bottom_right;
+    o.softcap = 3.0, o.window = {20, -1}, o.alibi_slopes = {0.5f, 0.25f, 0.1f, 0.05f}, o.key_lengths = {90, 61};
+    o.return_scores = xattn::ScoresStage::biased;
+    for (const auto* set : xattn::kernels::available_kernels())
+        for (const bool half : {false, true}) {
+            CAPTURE(set->name);
+            CAPTURE(half);
+            xattn::kernels::use_kernels(set);
+            o.float16_io = half;
+            xattn::SdpaPlan plan, back;
+            REQUIRE(xattn::plan_sdpa(shape_of(q), shape_of(k), shape_of(v), MaskKind::none, {}, o, &plan).ok());
+            REQUIRE(xattn::plan_sdpa_backward(shape_of(q), shape_of(k), shape_of(v), shape_of(dO), MaskKind::none, {}, o,
+                                              &back).ok());
+            GuardedWorkspace ws(plan.workspace_bytes), wb(back.workspace_bytes);
+            std::vector<float> out(dO.size()), scores(xattn::numel(plan.weights_shape)), dq(q.size()), dk(k.size()),
+                dv(v.size());
+            std::vector<std::uint16_t> h(q.size() + 2 * k.size() + 2 * dO.size() + scores.size() + 2 * v.size());
+            const long n = allocations_during([&] {
+                if (half) {  // the values do not matter here, only where the runs read and write
+                    std::uint16_t* x = h.data();
+                    xattn::run_sdpa(plan, x, x, x, {}, x + q.size(), nullptr, ws.data(), x + q.size() + dO.size());
+                    xattn::run_sdpa_backward(back, x, x, x, {}, x, x + q.size(), x + q.size() + dO.size(),
+                                             x + q.size() + dO.size() + k.size(), x + q.size() + dO.size() + 2 * k.size(),
+                                             nullptr, wb.data());
+                } else {
+                    xattn::run_sdpa(plan, q.data(), k.data(), v.data(), {}, out.data(), nullptr, ws.data(), scores.data());
+                    xattn::run_sdpa_backward(back, q.data(), k.data(), v.data(), {}, dO.data(), out.data(), dq.data(),
+                                             dk.data(), dv.data(), nullptr, wb.data());
+                }
+            });
+            CHECK(n == 0);
+            CHECK(ws.guards_intact());
+            CHECK(wb.guards_intact());
+        }
+    xattn::kernels::use_kernels(nullptr);
+    // The cache: per-element counts into a rolling ring, its rules on attend (decoding and tiled), float16 I/O.
+    xattn::KvCacheConfig cfg;
+    cfg.batch = 2, cfg.kv_heads = 2, cfg.head_dim = 16, cfg.capacity = 70, cfg.rolling = true;
+    cfg.rotary = xattn::RotaryEmbedding{};
+    xattn::KvCache cache(cfg);
+    const auto ck = randn({2, 2, 50, 16}, 45);
+    const std::int32_t counts[2] = {50, 31};
+    const Shape cs = shape_of(ck);
+    for (int step = 0; step < 2; ++step) {
+        bool appended = false;
+        CHECK(allocations_during([&] { appended = cache.append(cs, ck.data(), cs, ck.data(), counts).ok(); }) == 0);
+        CHECK(appended);
+    }
+    for (const std::size_t L : {1, 3})
+        for (const bool weights : {false, true})
+            for (const bool half : {false, true}) {
+                const auto cq = randn({2, 4, L, 16}, 46);
+                xattn::KvAttendOptions ko;
+                ko.is_causal = true, ko.window = {40, -1}, ko.alibi_slopes = {0.5f, 0.25f, 0.1f, 0.05f}, ko.softcap = 2.0;
+                ko.need_weights = weights, ko.float16_io = half;
+                xattn::KvAttendPlan plan;
+                REQUIRE(cache.plan_attend(shape_of(cq), MaskKind::none, {}, ko, &plan).ok());
+                GuardedWorkspace ws(plan.workspace_bytes);
+                std::vector<float> out(xattn::numel(plan.output_shape)), w(xattn::numel(plan.weights_shape));
+                std::vector<std::uint16_t> hq(cq.size()), hout(out.size()), hw(w.size());
+                const long n = allocations_during([&] {
+                    if (half) cache.run_attend(plan, hq.data(), {}, hout.data(), weights ? hw.data() : nullptr, ws.data());
+                    else cache.run_attend(plan, cq.data(), {}, out.data(), weights ? w.data() : nullptr, ws.data());
+                });
+                CHECK(n == 0);
+                CHECK(ws.guards_intact());
+            }
+}

@@ -5,7 +5,7 @@
 // last run on the same machine kind).
 //
 //   node bench/js/run.mjs [--shapes 1x128x64,8x256x64] [--no-streaming] [--no-training] [--no-decode] [--no-threads]
-//                         [--no-out-reuse] [--out file] [--budget-ms 10000]
+//                         [--no-out-reuse] [--no-window] [--out file] [--budget-ms 10000]
 //
 // The training section (bench/js/training.mjs) adds the SDPA backward against the forward per shape,
 // MultiheadAttention's forward and backward beside PyTorch's, and masked against unmasked MHA. The decoding
@@ -13,7 +13,8 @@
 // threads section (bench/js/threads.mjs) runs xattn's threaded build and onnxruntime-web at 1 and at 2 threads,
 // xattn's counts interleaved in one process beside the peak loop on as many threads, onnxruntime-web's each in a
 // process of its own. The output-reuse section (bench/js/out-reuse.mjs) times xattn with options.out against
-// fresh result arrays, from L = 512 up.
+// fresh result arrays, from L = 512 up. The window section (bench/js/window.mjs) times a causal call with a sliding
+// window of 512 keys against the full one at L = S = 8192, as a share of the cells it sees.
 //
 // Shapes are B·H × L × E with S = L and Ev = E (legend: B batch, H heads, L query length, S key length,
 // E query/key dim, Ev value dim). FLOPs = 4·B·H·L·S·E. With --shapes the JSON is written only when --out is given,
@@ -33,6 +34,7 @@ import { STREAMING_DIMS, measureStreaming } from './streaming.mjs';
 import { measureTraining } from './training.mjs';
 import { measureDecode } from './decode.mjs';
 import { measureThreads } from './threads.mjs';
+import { measureWindow } from './window.mjs';
 import { interleave, warmUp } from './timing.mjs';
 import { measureSimdPeak, simdPeakProbe } from './wasm-probes.mjs';
 import { relaxedSimdSupported } from '../../js/detect.js';
@@ -48,6 +50,7 @@ const { values: args } = parseArgs({
     'no-decode': { type: 'boolean', default: false },
     'no-threads': { type: 'boolean', default: false },
     'no-out-reuse': { type: 'boolean', default: false },
+    'no-window': { type: 'boolean', default: false },
     out: { type: 'string' },
     'budget-ms': { type: 'string', default: '10000' },
   },
@@ -187,6 +190,9 @@ async function main() {
   const large = shapes.filter((d) => d.L >= 512);
   if (!args['no-out-reuse'] && large.length) outReuse = await measureOutReuse(large, { log, budgetMs: Math.min(budgetMs, 8000) });
 
+  let slidingWindow = null;
+  if (!args['no-window']) slidingWindow = await measureWindow({ log, budgetMs: Math.min(budgetMs, 6000) });
+
   const finished = new Date();
   log('');
   log(`Results · ${started.toISOString()} · ${machine} · Node ${process.version} · single thread, one process`);
@@ -260,6 +266,7 @@ async function main() {
     log('Output reuse (xattn plain SIMD; threaded build at 2 threads; GFLOP/s, fresh result arrays against options.out, one array kept across calls, all four interleaved in one process):');
     log(formatOutReuse(outReuse));
   }
+  if (slidingWindow) meta.slidingWindow = slidingWindow;
   log(`Took ${meta.durationSeconds} s; 1-minute load average ${loadAtStart} at the start, ${meta.loadAverageAtEnd} at the end (${os.cpus().length} CPUs; this run keeps one busy).`);
   if (out) {
     writeResults(out, meta, records);

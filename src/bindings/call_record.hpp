@@ -13,11 +13,14 @@
 // Operations without inputs to copy (creating, reading, truncating) finish in prepare.
 //
 // Kinds and their slots: shape = 1 + XATTN_RECORD_MAX_RANK (the rank, then the dims, zeros past the rank),
-// number / flag / address = 1. Keep each entry on one line: the generator reads them line by line.
+// list = 1 + XATTN_RECORD_MAX_LIST (the count, then the values: a rule's per-head or per-element numbers, which
+// the plan checks before anything is placed), number / flag / address = 1. Keep each entry on one line: the
+// generator reads them line by line.
 #pragma once
 
 #define XATTN_RECORD_MAX_RANK 16
-#define XATTN_RECORD_SLOTS 320
+#define XATTN_RECORD_MAX_LIST 256
+#define XATTN_RECORD_SLOTS 1024
 // Entries of the parameter table a created module's reply carries (each: name, offset, rank, d0, d1, d2).
 #define XATTN_RECORD_PARAMETERS 16
 
@@ -32,13 +35,15 @@
     X(kv_append)            \
     X(kv_truncate)          \
     X(kv_read)              \
-    X(kv_attend)
+    X(kv_attend)            \
+    X(rotary)
 
 // Requests: F(field, kind), in record order.
 #define XATTN_REQUEST_sdpa(F)                                                                                  \
     F(query, shape) F(key, shape) F(value, shape) F(attn_mask, shape) F(mask_kind, number) F(is_causal, flag) \
     F(bottom_right, flag) F(has_scale, flag) F(scale, number) F(dropout_p, number) F(seed, number)            \
-    F(enable_gqa, flag) F(need_weights, flag)
+    F(enable_gqa, flag) F(need_weights, flag) F(softcap, number) F(window_left, number)                       \
+    F(window_right, number) F(alibi_slopes, list) F(key_lengths, list) F(return_scores, number) F(float16, flag)
 #define XATTN_REQUEST_sdpa_backward(F) XATTN_REQUEST_sdpa(F) F(grad_output, shape)
 #define XATTN_REQUEST_mha_create(F)                                                                             \
     F(embed_dim, number) F(num_heads, number) F(kdim, number) F(vdim, number) F(bias, flag) F(batch_first, flag) \
@@ -46,16 +51,22 @@
 #define XATTN_REQUEST_mha_forward(F)                                                                              \
     F(module, number) F(query, shape) F(key, shape) F(value, shape) F(key_padding_mask, shape) F(attn_mask, shape) \
     F(kpm_kind, number) F(attn_kind, number) F(need_weights, flag) F(average_attn_weights, flag) F(is_causal, flag) \
-    F(training, flag) F(seed, number)
+    F(training, flag) F(seed, number) F(bottom_right, flag) F(softcap, number) F(window_left, number)            \
+    F(window_right, number) F(alibi_slopes, list) F(key_lengths, list)
 #define XATTN_REQUEST_mha_backward(F) XATTN_REQUEST_mha_forward(F) F(grad_output, shape)
-#define XATTN_REQUEST_kv_create(F) \
-    F(batch, number) F(kv_heads, number) F(head_dim, number) F(value_dim, number) F(capacity, number) F(float16, flag)
-#define XATTN_REQUEST_kv_append(F) F(module, number) F(key, shape) F(value, shape)
-#define XATTN_REQUEST_kv_truncate(F) F(module, number) F(length, number)
+#define XATTN_REQUEST_kv_create(F)                                                                                   \
+    F(batch, number) F(kv_heads, number) F(head_dim, number) F(value_dim, number) F(capacity, number) F(float16, flag) \
+    F(rolling, flag) F(rotary, flag) F(rotary_base, number) F(rotary_dim, number) F(rotary_interleaved, flag)
+#define XATTN_REQUEST_kv_append(F) F(module, number) F(key, shape) F(value, shape) F(counts, list) F(float16, flag)
+#define XATTN_REQUEST_kv_truncate(F) F(module, number) F(length, number) F(lengths, list)
 #define XATTN_REQUEST_kv_read(F) F(module, number) F(values, flag)
 #define XATTN_REQUEST_kv_attend(F)                                                                          \
     F(module, number) F(query, shape) F(attn_mask, shape) F(mask_kind, number) F(is_causal, flag)           \
-    F(has_scale, flag) F(scale, number) F(need_weights, flag)
+    F(has_scale, flag) F(scale, number) F(need_weights, flag) F(softcap, number) F(window_left, number)     \
+    F(window_right, number) F(alibi_slopes, list) F(float16, flag)
+#define XATTN_REQUEST_rotary(F)                                                                           \
+    F(x, shape) F(positions, shape) F(position_offset, number) F(base, number) F(rotary_dim, number)      \
+    F(interleaved, flag) F(backward, flag) F(float16, flag)
 
 // The reply to a prepare that succeeded: F(field, kind), in record order. An address is 0 for a buffer the call
 // does not have. A created module's reply also holds its handle, where its parameters live (data, floats of
@@ -65,7 +76,8 @@
     F(query, address) F(key, address) F(value, address) F(attn_mask, address) F(key_padding_mask, address)     \
     F(grad_output, address) F(output, address) F(weights, address) F(grad_query, address) F(grad_key, address) \
     F(grad_value, address) F(grad_parameters, address) F(output_shape, shape) F(weights_shape, shape)          \
-    F(handle, number) F(data, address) F(floats, number) F(length, number)
+    F(handle, number) F(data, address) F(floats, number) F(length, number) F(scores, address) F(x, address)    \
+    F(positions, address)
 
 // A refusal: F(field, kind), in record order (the ids are those of xattn/messages.hpp; shapes past
 // shape_count are empty).

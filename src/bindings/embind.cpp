@@ -118,14 +118,15 @@ Status placed(Function fn, Reply* reply, const Place& place) {
 }
 
 // The tensors of an attention call, in one order: query, key and value; with `backward` the output's gradient;
-// the output, the weights (when `weights` is given), and with `backward` the inputs' gradients.
+// the output, the weights (when `weights` is given), and with `backward` the inputs' gradients. `e` bytes an
+// element: float32, or IEEE halves with float16 I/O.
 void place_tensors(Placer& b, Reply& at, const Shape& q, const Shape& k, const Shape& v, const Shape& output,
-                   const Shape* weights, bool backward) {
-    at.query = b.take(4 * numel(q)), at.key = b.take(4 * numel(k)), at.value = b.take(4 * numel(v));
-    if (backward) at.grad_output = b.take(4 * numel(output));
-    at.output = b.take(4 * numel(output));
-    if (weights) at.weights = b.take(4 * numel(*weights));
-    if (backward) at.grad_query = b.take(4 * numel(q)), at.grad_key = b.take(4 * numel(k)), at.grad_value = b.take(4 * numel(v));
+                   const Shape* weights, bool backward, std::uint64_t e = 4) {
+    at.query = b.take(e * numel(q)), at.key = b.take(e * numel(k)), at.value = b.take(e * numel(v));
+    if (backward) at.grad_output = b.take(e * numel(output));
+    at.output = b.take(e * numel(output));
+    if (weights) at.weights = b.take(e * numel(*weights));
+    if (backward) at.grad_query = b.take(e * numel(q)), at.grad_key = b.take(e * numel(k)), at.grad_value = b.take(e * numel(v));
 }
 
 // A placed call becomes the prepared one, and its reply the record's.
@@ -133,6 +134,7 @@ template <class Run>
 void keep(Run&& run, const Shape& output, const Shape& weights, Reply* reply);
 
 float* f32(double address) { return reinterpret_cast<float*>(static_cast<std::uintptr_t>(address)); }
+std::uint16_t* f16(double address) { return reinterpret_cast<std::uint16_t*>(static_cast<std::uintptr_t>(address)); }
 const unsigned char* bytes_at(double address) {
     return reinterpret_cast<const unsigned char*>(static_cast<std::uintptr_t>(address));
 }
@@ -146,6 +148,11 @@ struct SdpaRun {
     double workspace = 0;
     bool backward = false;
 };
+struct RotaryRun {
+    RotaryPlan plan;
+    Reply at;
+    bool backward = false, half = false;
+};
 struct MhaRun {
     MhaPlan plan;
     int module = 0;
@@ -156,6 +163,8 @@ struct MhaRun {
 struct KvAppendRun {
     int cache = 0;
     Shape key, value;
+    std::vector<std::int32_t> counts;  // per element, or empty: all n
+    bool half = false;
     Reply at;
 };
 struct KvAttendRun {
@@ -165,7 +174,10 @@ struct KvAttendRun {
     Reply at;
     double workspace = 0;
 };
-std::variant<std::monostate, SdpaRun, MhaRun, KvAppendRun, KvAttendRun> prepared;
+std::variant<std::monostate, SdpaRun, MhaRun, KvAppendRun, KvAttendRun, RotaryRun> prepared;
+
+// Bytes of one element of a call's tensors: float32, or IEEE halves with float16 I/O.
+std::uint64_t element_bytes(bool half) { return half ? 2 : 4; }
 
 template <class Run>
 void keep(Run&& run, const Shape& output, const Shape& weights, Reply* reply) {
@@ -184,6 +196,12 @@ SdpaSettings settings_of(const sdpa_request& r) {
     s.seed = static_cast<std::uint64_t>(r.seed);  // JS checked an integer in [0, 2^53)
     s.enable_gqa = r.enable_gqa;
     s.need_weights = r.need_weights;
+    s.softcap = r.softcap;
+    s.window = {static_cast<std::int64_t>(r.window_left), static_cast<std::int64_t>(r.window_right)};  // JS checked integers
+    s.alibi_slopes = r.alibi_slopes.as<float>();
+    s.key_lengths = r.key_lengths.as<std::int32_t>();
+    s.return_scores = static_cast<ScoresStage>(static_cast<int>(r.return_scores));  // JS checked 0 … 3
+    s.float16_io = r.float16;
     return s;
 }
 
@@ -199,9 +217,11 @@ Status prepare_sdpa(const sdpa_request& r, const WireShape* grad_output, Reply* 
     if (!st.ok()) return st;
     const SdpaPlan& p = run.plan;
     const Function fn = run.backward ? Function::sdpa_backward : Function::sdpa;
+    const std::uint64_t e = element_bytes(p.float16_io);
     if (Status placing = placed(fn, &run.at, [&](Placer& b, Reply& at) {
-            place_tensors(b, at, q, k, v, p.output_shape, p.need_weights ? &p.weights_shape : nullptr, run.backward);
+            place_tensors(b, at, q, k, v, p.output_shape, p.need_weights ? &p.weights_shape : nullptr, run.backward, e);
             if (run.mask != MaskKind::none) at.attn_mask = b.take(mask_bytes(run.mask) * numel(m));
+            if (!run.backward && p.return_scores != ScoresStage::none) at.scores = b.take(e * numel(p.weights_shape));
             run.workspace = b.take(p.workspace_bytes);
         });
         !placing.ok())
@@ -213,12 +233,72 @@ Status prepare_sdpa(const sdpa_request& r, const WireShape* grad_output, Reply* 
 void execute_sdpa(const SdpaRun& r) {
     const Reply& a = r.at;
     const MaskRef mask = mask_at(r.mask, bytes_at(a.attn_mask));
-    float* weights = r.plan.need_weights ? f32(a.weights) : nullptr;
-    if (r.backward)
+    void* workspace = workspace_at(r.workspace);
+    const bool weights = r.plan.need_weights, scores = !r.backward && r.plan.return_scores != ScoresStage::none;
+    if (r.plan.float16_io) {
+        if (r.backward)
+            run_sdpa_backward(r.plan, f16(a.query), f16(a.key), f16(a.value), mask, f16(a.grad_output), f16(a.output),
+                              f16(a.grad_query), f16(a.grad_key), f16(a.grad_value), weights ? f16(a.weights) : nullptr,
+                              workspace);
+        else
+            run_sdpa(r.plan, f16(a.query), f16(a.key), f16(a.value), mask, f16(a.output), weights ? f16(a.weights) : nullptr,
+                     workspace, scores ? f16(a.scores) : nullptr);
+    } else if (r.backward) {
         run_sdpa_backward(r.plan, f32(a.query), f32(a.key), f32(a.value), mask, f32(a.grad_output), f32(a.output),
-                          f32(a.grad_query), f32(a.grad_key), f32(a.grad_value), weights, workspace_at(r.workspace));
-    else
-        run_sdpa(r.plan, f32(a.query), f32(a.key), f32(a.value), mask, f32(a.output), weights, workspace_at(r.workspace));
+                          f32(a.grad_query), f32(a.grad_key), f32(a.grad_value), weights ? f32(a.weights) : nullptr,
+                          workspace);
+    } else {
+        run_sdpa(r.plan, f32(a.query), f32(a.key), f32(a.value), mask, f32(a.output), weights ? f32(a.weights) : nullptr,
+                 workspace, scores ? f32(a.scores) : nullptr);
+    }
+}
+
+// applyRotaryEmbedding and its gradient: x (…, L, D) turned by the rows' positions (given, or an offset).
+Status prepare_rotary(const rotary_request& r, Reply* reply) {
+    RotaryRun run;
+    run.backward = r.backward, run.half = r.float16;
+    const Shape x = r.x.shape(), positions = r.positions.shape();
+    RotarySettings s;
+    s.base = r.base;
+    s.rotary_dim = static_cast<std::size_t>(r.rotary_dim);  // JS checked integers in range
+    s.interleaved = r.interleaved;
+    s.position_offset = static_cast<std::int64_t>(r.position_offset);
+    // Their values come with the inputs (execute checks them); no positions is a shape of rank 0, not of one value.
+    s.positions.assign(positions.empty() ? 0 : numel(positions), 0);
+    if (Status st = plan_rotary(x, s, &run.plan); !st.ok()) return st;
+    const std::uint64_t e = element_bytes(run.half);
+    if (Status placing = placed(Function::rotary, &run.at, [&](Placer& b, Reply& at) {
+            at.x = b.take(e * numel(x));
+            if (!s.positions.empty()) at.positions = b.take(4 * s.positions.size());
+            at.output = b.take(e * numel(x));
+        });
+        !placing.ok())
+        return placing;
+    run.at.output_shape = WireShape::of(x);
+    *reply = run.at;
+    prepared = std::move(run);
+    return {};
+}
+
+int execute_rotary(RotaryRun& r) {
+    // The positions, int32 as JS wrote them, into the plan's own (sized when it was made: nothing allocated).
+    const auto* given = reinterpret_cast<const std::int32_t*>(bytes_at(r.at.positions));
+    for (std::size_t i = 0; i < r.plan.positions.size(); ++i) {
+        if (given[i] < 0) {
+            write_error(Status::fail(Function::rotary, Message::position_range, {Argument::positions},
+                                     {static_cast<double>(i), static_cast<double>(given[i])}));
+            return kRefused;
+        }
+        r.plan.positions[i] = given[i];
+    }
+    if (r.half) {
+        if (r.backward) run_rotary_backward(r.plan, f16(r.at.x), f16(r.at.output));
+        else run_rotary(r.plan, f16(r.at.x), f16(r.at.output));
+    } else {
+        if (r.backward) run_rotary_backward(r.plan, f32(r.at.x), f32(r.at.output));
+        else run_rotary(r.plan, f32(r.at.x), f32(r.at.output));
+    }
+    return kOk;
 }
 
 // A created module's reply: its handle, its parameters, their table.
@@ -260,6 +340,11 @@ Status prepare_mha(const mha_forward_request& r, const WireShape* grad_output, R
     s.need_weights = r.need_weights, s.average_attn_weights = r.average_attn_weights;
     s.is_causal = r.is_causal, s.training = r.training;
     s.seed = static_cast<std::uint64_t>(r.seed);
+    s.causal_alignment = r.bottom_right ? CausalAlignment::bottom_right : CausalAlignment::top_left;
+    s.softcap = r.softcap;
+    s.window = {static_cast<std::int64_t>(r.window_left), static_cast<std::int64_t>(r.window_right)};
+    s.alibi_slopes = r.alibi_slopes.as<float>();
+    s.key_lengths = r.key_lengths.as<std::int32_t>();
     const Status st = grad_output ? m->plan_backward(q, k, v, grad_output->shape(), run.kpm, kpm, run.attn, am, s, &run.plan)
                                   : m->plan_forward(q, k, v, run.kpm, kpm, run.attn, am, s, &run.plan);
     if (!st.ok()) return st;
@@ -300,6 +385,14 @@ Status prepare_kv_create(const kv_create_request& r, Reply* reply) {
     c.value_dim = static_cast<std::size_t>(r.value_dim);
     c.capacity = static_cast<std::size_t>(r.capacity);
     c.dtype = r.float16 ? CacheDtype::float16 : CacheDtype::float32;
+    c.rolling = r.rolling;
+    if (r.rotary) {
+        RotaryEmbedding rotary;
+        rotary.base = r.rotary_base;
+        rotary.rotary_dim = static_cast<std::size_t>(r.rotary_dim);
+        rotary.interleaved = r.rotary_interleaved;
+        c.rotary = rotary;
+    }
     if (Status st = KvCache::check_config(c); !st.ok()) return st;
     block.release();  // the cache may take the block's place
     std::unique_ptr<KvCache> cache;
@@ -315,9 +408,16 @@ Status prepare_kv_append(const kv_append_request& r, Reply* reply) {
     KvAppendRun run;
     run.cache = static_cast<int>(r.module);
     run.key = r.key.shape(), run.value = r.value.shape();
-    if (Status st = c->check_append(run.key, run.value); !st.ok()) return st;
+    run.counts = r.counts.as<std::int32_t>();
+    run.half = r.float16;
+    if (!run.counts.empty() && run.counts.size() != c->config().batch)
+        return Status::fail(Function::kv_append, Message::per_element_count_b, {Argument::counts},
+                            {static_cast<double>(run.counts.size()), static_cast<double>(c->config().batch)});
+    if (Status st = c->check_append(run.key, run.value, run.counts.empty() ? nullptr : run.counts.data()); !st.ok())
+        return st;
+    const std::uint64_t e = element_bytes(run.half);
     if (Status placing = placed(Function::kv_append, &run.at, [&](Placer& b, Reply& at) {
-            at.key = b.take(4 * numel(run.key)), at.value = b.take(4 * numel(run.value));
+            at.key = b.take(e * numel(run.key)), at.value = b.take(e * numel(run.value));
         });
         !placing.ok())
         return placing;
@@ -329,7 +429,13 @@ Status prepare_kv_append(const kv_append_request& r, Reply* reply) {
 Status prepare_kv_truncate(const kv_truncate_request& r, Reply* reply) {
     KvCache* c = find<KvCache>(r.module);
     if (!c) return Status::fail(Function::kv_truncate, Message::object_disposed);
-    if (Status st = c->truncate(static_cast<std::size_t>(r.length)); !st.ok()) return st;
+    const std::vector<std::size_t> lengths = r.lengths.as<std::size_t>();  // per element (JS checked integers)
+    const std::size_t B = c->config().batch;
+    if (!lengths.empty() && lengths.size() != B)
+        return Status::fail(Function::kv_truncate, Message::per_element_count_b, {Argument::lengths},
+                            {static_cast<double>(lengths.size()), static_cast<double>(B)});
+    if (Status st = lengths.empty() ? c->truncate(static_cast<std::size_t>(r.length)) : c->truncate(lengths.data()); !st.ok())
+        return st;
     reply->length = static_cast<double>(c->length());
     return {};
 }
@@ -361,13 +467,18 @@ Status prepare_kv_attend(const kv_attend_request& r, Reply* reply) {
     s.is_causal = r.is_causal;
     if (r.has_scale) s.scale = r.scale;
     s.need_weights = r.need_weights;
+    s.softcap = r.softcap;
+    s.window = {static_cast<std::int64_t>(r.window_left), static_cast<std::int64_t>(r.window_right)};
+    s.alibi_slopes = r.alibi_slopes.as<float>();
+    s.float16_io = r.float16;
     if (Status st = c->plan_attend(q, run.mask, m, s, &run.plan); !st.ok()) return st;
     const KvAttendPlan& p = run.plan;
+    const std::uint64_t e = element_bytes(p.float16_io);
     if (Status placing = placed(Function::kv_attend, &run.at, [&](Placer& b, Reply& at) {
-            at.query = b.take(4 * numel(q));
+            at.query = b.take(e * numel(q));
             if (run.mask != MaskKind::none) at.attn_mask = b.take(mask_bytes(run.mask) * numel(m));
-            at.output = b.take(4 * numel(p.output_shape));
-            if (r.need_weights) at.weights = b.take(4 * numel(p.weights_shape));
+            at.output = b.take(e * numel(p.output_shape));
+            if (r.need_weights) at.weights = b.take(e * numel(p.weights_shape));
             run.workspace = b.take(p.workspace_bytes);
         });
         !placing.ok())
@@ -395,6 +506,7 @@ Status prepare_op(Op op, Reply* reply) {
     case Op::kv_truncate: return prepare_kv_truncate(read_kv_truncate(), reply);
     case Op::kv_read: return prepare_kv_read(read_kv_read(), reply);
     case Op::kv_attend: return prepare_kv_attend(read_kv_attend(), reply);
+    case Op::rotary: return prepare_rotary(read_rotary(), reply);
     case Op::count: break;
     }
     return Status::fail(Function::boundary, Message::object_disposed);
@@ -436,7 +548,9 @@ int execute() {
                     outcome = kNothingPrepared;
                     return;
                 }
-                const Status st = c->append(run.key, f32(run.at.key), run.value, f32(run.at.value));
+                const std::int32_t* counts = run.counts.empty() ? nullptr : run.counts.data();
+                const Status st = run.half ? c->append(run.key, f16(run.at.key), run.value, f16(run.at.value), counts)
+                                           : c->append(run.key, f32(run.at.key), run.value, f32(run.at.value), counts);
                 if (!st.ok()) {
                     write_error(st);
                     outcome = kRefused;
@@ -448,8 +562,16 @@ int execute() {
                     return;
                 }
                 const Reply& a = run.at;
-                c->run_attend(run.plan, f32(a.query), mask_at(run.mask, bytes_at(a.attn_mask)), f32(a.output),
-                              run.plan.sdpa.need_weights ? f32(a.weights) : nullptr, workspace_at(run.workspace));
+                const MaskRef mask = mask_at(run.mask, bytes_at(a.attn_mask));
+                const bool weights = run.plan.sdpa.need_weights;
+                if (run.plan.float16_io)
+                    c->run_attend(run.plan, f16(a.query), mask, f16(a.output), weights ? f16(a.weights) : nullptr,
+                                  workspace_at(run.workspace));
+                else
+                    c->run_attend(run.plan, f32(a.query), mask, f32(a.output), weights ? f32(a.weights) : nullptr,
+                                  workspace_at(run.workspace));
+            } else if constexpr (std::is_same_v<T, RotaryRun>) {
+                outcome = execute_rotary(const_cast<RotaryRun&>(run));
             }
         },
         prepared);
@@ -463,6 +585,13 @@ bool destroy(int handle) { return objects.erase(handle) != 0; }
 double cache_length(int handle) {
     const KvCache* c = find<KvCache>(handle);
     return c ? static_cast<double>(c->length()) : -1.0;
+}
+
+// Batch element n's positions held (which 0) or appended in all (1: its next position), or -1.
+double cache_element(int handle, int n, int which) {
+    const KvCache* c = find<KvCache>(handle);
+    if (!c || n < 0 || static_cast<std::size_t>(n) >= c->config().batch) return -1.0;
+    return static_cast<double>(which == 0 ? c->length(static_cast<std::size_t>(n)) : c->position(static_cast<std::size_t>(n)));
 }
 
 std::uintptr_t record_address() { return reinterpret_cast<std::uintptr_t>(record); }
@@ -499,6 +628,7 @@ EMSCRIPTEN_BINDINGS(xattn) {
     emscripten::function("execute", &execute);
     emscripten::function("destroy", &destroy);
     emscripten::function("cacheLength", &cache_length);
+    emscripten::function("cacheElement", &cache_element);
     emscripten::function("record", &record_address);
     emscripten::function("signature", &schema_signature);
     emscripten::function("memoryBytes", &memory_bytes);

@@ -5,6 +5,7 @@
 #include <array>
 #include <cstdint>
 #include <string_view>
+#include <vector>
 
 #include "bindings/call_record.hpp"
 #include "xattn/dims.hpp"
@@ -12,6 +13,7 @@
 namespace xattn::bindings {
 
 constexpr std::size_t kMaxRank = XATTN_RECORD_MAX_RANK;
+constexpr std::size_t kMaxList = XATTN_RECORD_MAX_LIST;
 constexpr std::size_t kRecordSlots = XATTN_RECORD_SLOTS;
 
 // The record itself; only the calling thread reads or writes it.
@@ -34,7 +36,20 @@ struct WireShape {
     }
 };
 
+// A list as it crosses: its count and up to kMaxList numbers (js/boundary.js refuses more before any call).
+struct WireList {
+    int count = 0;
+    std::array<double, kMaxList> values{};
+    template <class T>
+    std::vector<T> as() const {
+        std::vector<T> v;
+        for (int i = 0; i < count && i < static_cast<int>(kMaxList); ++i) v.push_back(static_cast<T>(values[i]));
+        return v;
+    }
+};
+
 // The C++ type of each kind.
+#define XATTN_KIND_list WireList
 #define XATTN_KIND_shape WireShape
 #define XATTN_KIND_number double
 #define XATTN_KIND_flag bool
@@ -69,6 +84,10 @@ public:
     void get(WireShape& w) {
         w.rank = static_cast<int>(record[at_++]);
         for (std::size_t d = 0; d < kMaxRank; ++d) w.dims[d] = record[at_++];
+    }
+    void get(WireList& w) {
+        w.count = static_cast<int>(record[at_++]);
+        for (std::size_t i = 0; i < kMaxList; ++i) w.values[i] = record[at_++];
     }
 
 private:
@@ -157,7 +176,8 @@ inline void write_error(const Status& st) {
 #define XATTN_STRINGIFY2(x) #x
 #define XATTN_STRINGIFY(x) XATTN_STRINGIFY2(x)
 inline constexpr char kSignatureText[] =
-    "slots " XATTN_STRINGIFY(XATTN_RECORD_SLOTS) " rank " XATTN_STRINGIFY(XATTN_RECORD_MAX_RANK) " parameters " XATTN_STRINGIFY(
+    "slots " XATTN_STRINGIFY(XATTN_RECORD_SLOTS) " rank " XATTN_STRINGIFY(XATTN_RECORD_MAX_RANK) " list " XATTN_STRINGIFY(
+        XATTN_RECORD_MAX_LIST) " parameters " XATTN_STRINGIFY(
         XATTN_RECORD_PARAMETERS) ";ops" XATTN_OPERATIONS(XATTN_SIG_OP) "reply:" XATTN_REPLY(XATTN_SIG_FIELD) ";error:" XATTN_ERROR(XATTN_SIG_FIELD) ";names:" XATTN_PARAMETER_NAMES(XATTN_SIG_NAME) ";functions:" XATTN_FUNCTIONS(XATTN_SIG_ID) ";arguments:" XATTN_ARGUMENTS(XATTN_SIG_ID) ";messages:" XATTN_MESSAGES(XATTN_SIG_ID);
 #undef XATTN_SIG_FIELD
 #undef XATTN_SIG_OP

@@ -14,7 +14,7 @@
 //       dK_j += dSᵀ Q_group                                              (Bc, GW) · (GW, E)
 //       dQ_group += dS K_j, in an (L, E) accumulator                      (GW, Bc) · (Bc, E)
 //     dK, dV rows of the tile += dK_j, dV_j (query heads of a GQA group add to the same rows)
-// Causal tiles no query of a group can see are skipped, as in the forward. Every product is the
+// Tiles no query of a group can see (the causal rule, the window, key lengths) are skipped, as in the forward. Every product is the
 // micro-kernel of micro.hpp; operands whose rows are not whole vectors (E or Ev not a multiple of the
 // width) are copied into padded rows first, so no load reads past an array.
 //
@@ -49,6 +49,7 @@ struct AttentionBackward {
         float* dorows;      // (GW, Evp) the group's dO rows, padded
         float* pd;          // (Bc, GW)  P after dropout
         float* ds;          // (Bc, GW)  dPᵀ, then dSᵀ
+        float* capd;        // (Bc, GW)  with a soft-cap: d capped / d scaled of the tile's scores
         float* ktile;       // (Bc, Ep)  the key tile's rows, padded (when E is not whole vectors)
         float* dk;          // (Bc, Ep)  dK of the tile
         float* dv;          // (Bc, Evp) dV of the tile
@@ -59,23 +60,24 @@ struct AttentionBackward {
 
         static std::uint64_t layout(const AttentionProblem& p, unsigned char* base, Scratch* s) {
             Carver c(base);
-            const std::uint64_t ep = round_up(p.E, W), evp = round_up(p.Ev, W);
-            const std::uint64_t keys = min_size(Bc, round_up(p.S, Kernel::TileGrainN));
+            const std::uint64_t ep = round_up(p.in.E, W), evp = round_up(p.in.Ev, W);
+            const std::uint64_t keys = min_size(Bc, round_up(p.in.S, Kernel::TileGrainN));
             Scratch x{};
             x.fwd.st = c.take<float>(keys * GW);
             x.fwd.mask = c.take<float>(keys * GW);
             x.fwd.drop = c.take<float>(keys * GW);
-            x.qp = c.take<float>(p.E * GW);
-            x.dop = c.take<float>(p.Ev * GW);
+            x.qp = c.take<float>(p.in.E * GW);
+            x.dop = c.take<float>(p.in.Ev * GW);
             x.qrows = c.take<float>(GW * ep);
             x.dorows = c.take<float>(GW * evp);
             x.pd = c.take<float>(keys * GW);
             x.ds = c.take<float>(keys * GW);
-            x.ktile = c.take<float>(p.E % W ? keys * ep : 0);
+            x.capd = c.take<float>(p.rules.softcap > 0.0f ? keys * GW : 0);
+            x.ktile = c.take<float>(p.in.E % W ? keys * ep : 0);
             x.dk = c.take<float>(keys * ep);
             x.dv = c.take<float>(keys * evp);
-            x.dq = c.take<float>(std::uint64_t{p.L} * ep);
-            x.delta = c.take<float>(p.L);
+            x.dq = c.take<float>(std::uint64_t{p.in.L} * ep);
+            x.delta = c.take<float>(p.in.L);
             x.lse = c.take<float>(GW);
             x.dd = c.take<float>(GW);
             if (s) *s = x;
@@ -90,23 +92,23 @@ struct AttentionBackward {
     // partial dQ of every query, and the partials are added in chunk order. Whether and how a call is cut depends
     // on its shape alone, never on the thread count.
     static constexpr std::size_t kSplitBelow = 4, kChunkMin = 512, kMaxChunks = 4;
-    static std::size_t kv_problems(const AttentionProblem& p) { return p.batch / p.q_heads * p.kv_heads; }
+    static std::size_t kv_problems(const AttentionProblem& p) { return p.in.batch / p.in.q_heads * p.in.kv_heads; }
     static std::size_t chunk_keys(const AttentionProblem& p) {
-        const std::size_t bc = Kernel::tile_size(p.S);
-        std::size_t n = kv_problems(p) >= kSplitBelow ? 1 : (p.S + kChunkMin - 1) / kChunkMin;
+        const std::size_t bc = Kernel::tile_size(p.in.S);
+        std::size_t n = kv_problems(p) >= kSplitBelow ? 1 : (p.in.S + kChunkMin - 1) / kChunkMin;
         n = n < 1 ? 1 : n > kMaxChunks ? kMaxChunks : n;
-        return round_up((p.S + n - 1) / n, bc);
+        return round_up((p.in.S + n - 1) / n, bc);
     }
     static std::size_t chunks(const AttentionProblem& p) {
         const std::size_t ck = chunk_keys(p);
-        return p.S == 0 || ck == 0 ? 1 : (p.S + ck - 1) / ck;
+        return p.in.S == 0 || ck == 0 ? 1 : (p.in.S + ck - 1) / ck;
     }
     // The call's work, about FLOPs: per task (key/value problem × chunk), five L × keys × (E + Ev) products per
     // query head of the group.
     static double work(const AttentionProblem& p) {
-        const double keys = static_cast<double>(min_size(chunk_keys(p), p.S));
-        return 5.0 * static_cast<double>(kv_problems(p) * chunks(p)) * static_cast<double>(p.q_heads / p.kv_heads) *
-               static_cast<double>(p.L) * keys * static_cast<double>(p.E + p.Ev);
+        const double keys = static_cast<double>(min_size(chunk_keys(p), p.in.S));
+        return 5.0 * static_cast<double>(kv_problems(p) * chunks(p)) * static_cast<double>(p.in.q_heads / p.in.kv_heads) *
+               static_cast<double>(p.in.L) * keys * static_cast<double>(p.in.E + p.in.Ev);
     }
     static unsigned workers(const AttentionProblem& p) {
         return useful_workers(p.threads, kv_problems(p) * chunks(p), work(p));
@@ -114,7 +116,7 @@ struct AttentionBackward {
     static std::uint64_t stride(const AttentionProblem& p) { return worker_stride(Scratch::layout(p, nullptr, nullptr)); }
     // The chunks' partial dQ: (batch, chunks, L, E) floats when the keys are cut, else nothing.
     static std::uint64_t partials_floats(const AttentionProblem& p) {
-        return chunks(p) == 1 ? 0 : std::uint64_t{p.batch} * chunks(p) * p.L * p.E;
+        return chunks(p) == 1 ? 0 : std::uint64_t{p.in.batch} * chunks(p) * p.in.L * p.in.E;
     }
     static std::uint64_t workspace(const AttentionProblem& p) {
         return worker_stride(partials_floats(p) * sizeof(float)) + workers(p) * stride(p) + Carver::kSlack;
@@ -160,7 +162,7 @@ struct AttentionBackward {
     }
 
     static void run(const AttentionProblem& p, void* workspace) {
-        const std::size_t G = p.q_heads / p.kv_heads, nc = chunks(p), ck = chunk_keys(p);
+        const std::size_t G = p.in.q_heads / p.in.kv_heads, nc = chunks(p), ck = chunk_keys(p);
         const std::size_t step = static_cast<std::size_t>(stride(p));
         Carver c(workspace);
         float* partials = c.take<float>(partials_floats(p));  // (batch, nc, L, E)
@@ -169,29 +171,27 @@ struct AttentionBackward {
             Scratch w;
             Scratch::layout(p, base + worker * step, &w);
             const std::size_t kv = task / nc, chunk = task % nc;
-            const std::size_t k_begin = chunk * ck, k_end = min_size(p.S, k_begin + ck);
+            const std::size_t k_begin = chunk * ck, k_end = min_size(p.in.S, k_begin + ck);
             // Query problems of kv: b = outer · Hq + kv head · G + g (the inverse of SdpaPlan::kv_index).
-            const std::size_t outer = kv / p.kv_heads, kv_head = kv % p.kv_heads;
+            const std::size_t outer = kv / p.in.kv_heads, kv_head = kv % p.in.kv_heads;
             for (std::size_t g = 0; g < G; ++g) {
-                const std::size_t b = outer * p.q_heads + kv_head * G + g;
+                const std::size_t b = outer * p.in.q_heads + kv_head * G + g;
                 if (p.skip && p.skip[b]) continue;
-                const Head h{p, w.fwd, b, p.query + b * p.L * p.E, p.key + kv * p.S * p.E, p.value + kv * p.S * p.Ev,
-                             nullptr, nullptr, p.output + b * p.L * p.Ev, nullptr,
-                             p.mask_kind == MaskKind::none ? 0 : p.plan->mask_row_offset(b, 0), round_up(p.Ev, W)};
-                float* dQ = nc == 1 ? p.grad_query + b * p.L * p.E : partials + (b * nc + chunk) * p.L * p.E;
-                problem(h, w, p.grad_output + b * p.L * p.Ev, p.lse + b * p.L, dQ, p.grad_key + kv * p.S * p.E,
-                        p.grad_value + kv * p.S * p.Ev, k_begin, k_end);
+                const Head h = Kernel::head(p, w.fwd, b);
+                float* dQ = nc == 1 ? p.out.grad_query + b * p.in.L * p.in.E : partials + (b * nc + chunk) * p.in.L * p.in.E;
+                problem(h, w, p.in.grad_output + b * p.in.L * p.in.Ev, p.out.lse + b * p.in.L, dQ, p.out.grad_key + kv * p.in.S * p.in.E,
+                        p.out.grad_value + kv * p.in.S * p.in.Ev, k_begin, k_end);
             }
         });
         if (nc == 1) return;
         // dQ = the chunks' partials, added in chunk order.
-        parallel_for(p.batch, workers(p), static_cast<double>(p.batch * nc * p.L * p.E), [&](std::size_t b, unsigned) {
+        parallel_for(p.in.batch, workers(p), static_cast<double>(p.in.batch * nc * p.in.L * p.in.E), [&](std::size_t b, unsigned) {
             if (p.skip && p.skip[b]) return;
-            float* dQ = p.grad_query + b * p.L * p.E;
-            const float* part = partials + b * nc * p.L * p.E;
-            for (std::size_t x = 0; x < p.L * p.E; ++x) dQ[x] = part[x];
+            float* dQ = p.out.grad_query + b * p.in.L * p.in.E;
+            const float* part = partials + b * nc * p.in.L * p.in.E;
+            for (std::size_t x = 0; x < p.in.L * p.in.E; ++x) dQ[x] = part[x];
             for (std::size_t chunk = 1; chunk < nc; ++chunk)
-                for (std::size_t x = 0; x < p.L * p.E; ++x) dQ[x] += part[chunk * p.L * p.E + x];
+                for (std::size_t x = 0; x < p.in.L * p.in.E; ++x) dQ[x] += part[chunk * p.in.L * p.in.E + x];
         });
     }
 
@@ -199,7 +199,7 @@ struct AttentionBackward {
     static void problem(const Head& h, const Scratch& w, const float* dO, const float* lse, float* dQ, float* dK,
                         float* dV, std::size_t k_begin, std::size_t k_end) {
         const AttentionProblem& p = h.p;
-        const std::size_t L = p.L, S = p.S, E = p.E, Ev = p.Ev;
+        const std::size_t L = p.in.L, S = p.in.S, E = p.in.E, Ev = p.in.Ev;
         const std::size_t ep = round_up(E, W), evp = h.evp;
         for (std::size_t i = 0; i < L; ++i) {
             double d = 0.0;  // a row's D is one float; summing it in float64 costs nothing next to the tiles
@@ -219,17 +219,18 @@ struct AttentionBackward {
             }
             for (std::size_t x = 0; x < kn * ep; ++x) w.dk[x] = 0.0f;
             for (std::size_t x = 0; x < kn * evp; ++x) w.dv[x] = 0.0f;
-            // The first group with a query that may see key k0 (causal: query i sees keys j <= i + shift).
+            // The first group with a query that may see key k0 (query i sees keys j <= i + high_shift); groups from
+            // the first whose rows all start past the tile (j >= i + low_shift) see none of it.
             std::size_t first = 0;
-            if (p.causal) {
-                const std::int64_t i = static_cast<std::int64_t>(k0) - p.causal_shift;
+            if (h.keys.high) {
+                const std::int64_t i = static_cast<std::int64_t>(k0) - h.keys.high_shift;
                 first = i <= 0 ? 0 : static_cast<std::size_t>(i) / GW * GW;
             }
-            for (std::size_t i0 = first; i0 < L; i0 += GW) {
+            for (std::size_t i0 = first; i0 < L && h.keys.first(i0) < k0 + kn; i0 += GW) {
                 const std::size_t gn = min_size(GW, L - i0);
-                const std::size_t kg = Kernel::visible_keys(h, i0, gn, k0, kn);
-                if (kg == 0) continue;
-                group(h, w, dO, lse, i0, gn, k0, kg, kt, ldk);
+                const typename Kernel::Span seen = Kernel::visible_keys(h, i0, gn, k0, kn);
+                if (seen.count == 0) continue;
+                group(h, w, dO, lse, i0, gn, k0, seen, kt, ldk);
             }
             // The tile's dK, dV rows, added: the query heads of a GQA group share them.
             for (std::size_t j = 0; j < kn; ++j) {
@@ -241,10 +242,17 @@ struct AttentionBackward {
             for (std::size_t c = 0; c < E; ++c) dQ[i * E + c] = w.dq[i * ep + c];
     }
 
+    // The group of rows from i0 against the keys `seen` of the tile at k0 (kt: the tile's rows, ldk apart).
     static void group(const Head& h, const Scratch& w, const float* dO, const float* lse, std::size_t i0,
-                      std::size_t gn, std::size_t k0, std::size_t kg, const float* kt, std::size_t ldk) {
+                      std::size_t gn, std::size_t tile_k0, typename Kernel::Span seen, const float* tile_kt,
+                      std::size_t ldk) {
         const AttentionProblem& p = h.p;
-        const std::size_t E = p.E, Ev = p.Ev, ep = round_up(E, W), evp = h.evp;
+        const std::size_t E = p.in.E, Ev = p.in.Ev, ep = round_up(E, W), evp = h.evp;
+        const std::size_t k0 = tile_k0 + seen.skip, kg = seen.count;  // the keys [k0, k0 + kg)
+        const float* kt = tile_kt + seen.skip * ldk;
+        float* dk = w.dk + seen.skip * ep;   // their rows of the tile's dK and dV
+        float* dv = w.dv + seen.skip * evp;
+        float* const capd = p.rules.softcap > 0.0f ? w.capd : nullptr;
         const std::size_t nqv = (gn + W - 1) / W;
         // The group's operands: Qᵀ and dOᵀ panels, Q and dO rows padded to whole vectors, lse and D per lane.
         Kernel::pack_queries(h, i0, gn, w.qp);
@@ -262,8 +270,8 @@ struct AttentionBackward {
         // Sᵀ (kg, GW), scaled and masked, then P = exp(S - lse) in st and Pd in pd.
         V unused[QueryVecs];
         for (auto& u : unused) u = O::splat(kNegInf);
-        Kernel::scores(h, w.qp, h.k + k0 * p.E, i0, gn, k0, kg, unused);
-        if (p.dropout) Kernel::fill_dropout_tile(h, i0, gn, k0, kg);
+        Kernel::scores(h, w.qp, h.k + k0 * p.in.E, i0, gn, k0, kg, unused, ScoresKind::none, capd);
+        if (p.rules.dropout) Kernel::fill_dropout_tile(h, i0, gn, k0, kg);
         const V zero = O::splat(0.0f);
         for (std::size_t j = 0; j < kg; ++j)
             for (std::size_t v = 0; v < nqv; ++v) {
@@ -273,22 +281,25 @@ struct AttentionBackward {
                 const V e = exp_nonpositive<O>(O::select(x < zero, x, zero));
                 const V pv = O::select(x == x, e, zero);
                 O::store(at, pv);
-                O::store(w.pd + j * GW + v * W, p.dropout ? pv * O::load(w.fwd.drop + j * GW + v * W) : pv);
+                O::store(w.pd + j * GW + v * W, p.rules.dropout ? pv * O::load(w.fwd.drop + j * GW + v * W) : pv);
             }
         // dV tile (kg, evp) += Pd (kg, gn) · dO rows (gn, evp).
-        product(w.dv, evp, kg, gn, w.pd, GW, 1, w.dorows, evp);
-        // dPᵀ (kg, GW) = V rows (kg, Ev) · dOᵀ (Ev, GW); then dS = scale · P ⊙ (dP · multiplier − D).
+        product(dv, evp, kg, gn, w.pd, GW, 1, w.dorows, evp);
+        // dPᵀ (kg, GW) = V rows (kg, Ev) · dOᵀ (Ev, GW); then dS = scale · P ⊙ (dP · multiplier − D), and through
+        // a soft-cap times its slope 1 − tanh².
         value_scores(h.v + k0 * Ev, Ev, kg, nqv, w.dop, w.ds);
-        const V scale = O::splat(p.scale);
+        const V scale = O::splat(p.rules.scale);
         for (std::size_t j = 0; j < kg; ++j)
             for (std::size_t v = 0; v < nqv; ++v) {
                 float* at = w.ds + j * GW + v * W;
                 V dp = O::load(at);
-                if (p.dropout) dp = dp * O::load(w.fwd.drop + j * GW + v * W);
-                O::store(at, O::load(w.fwd.st + j * GW + v * W) * (dp - O::load(w.dd + v * W)) * scale);
+                if (p.rules.dropout) dp = dp * O::load(w.fwd.drop + j * GW + v * W);
+                V ds = O::load(w.fwd.st + j * GW + v * W) * (dp - O::load(w.dd + v * W)) * scale;
+                if (capd) ds = ds * O::load(capd + j * GW + v * W);
+                O::store(at, ds);
             }
         // dK tile (kg, ep) += dS (kg, gn) · Q rows (gn, ep);  dQ rows (gn, ep) += dSᵀ (gn, kg) · K tile (kg, ep).
-        product(w.dk, ep, kg, gn, w.ds, GW, 1, w.qrows, ep);
+        product(dk, ep, kg, gn, w.ds, GW, 1, w.qrows, ep);
         product(w.dq + i0 * ep, ep, gn, kg, w.ds, 1, GW, kt, ldk);
     }
 };

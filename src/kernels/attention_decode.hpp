@@ -12,7 +12,7 @@
 // empty; here the lanes hold keys for the scores and run along Ev for the products, so a single row wastes
 // none. The keys and values are a cache's, in the blocks of kv_layout.hpp, read where they are: every hot loop
 // steps through memory by a fixed stride, which the hardware prefetchers follow (WebAssembly has no prefetch
-// instruction). A mask is applied row by row (p.plan is then the per-head plan that places it); no causal rule,
+// instruction). A mask is applied row by row (its layout stacks the per-head rows: MaskLayout::stack); no causal rule,
 // no dropout, no weights: decoding steps have none (KvCache routes anything else to the tiled kernels). A value
 // tile holding inf or NaN takes the select-guarded product, as in the wide kernel; the cache's per-position flags
 // say which tiles do (kv_position_flags; without them every tile takes it).
@@ -27,6 +27,7 @@
 #include "kernels/kahan.hpp"
 #include "kernels/kv_layout.hpp"
 #include "kernels/parallel.hpp"
+#include "kernels/tanh.hpp"
 
 namespace xattn::kernels {
 namespace {
@@ -57,12 +58,12 @@ struct DecodeKernel {
 
         static std::size_t layout(const AttentionProblem& p, unsigned char* base, Scratch* out) {
             Carver c(base);
-            const std::size_t evp = round_up(p.Ev, W), R = min_size(p.L, kMaxRows);
-            const KvLayout lay{p.E, p.Ev};
+            const std::size_t evp = round_up(p.in.Ev, W), R = min_size(p.in.L, kMaxRows);
+            const KvLayout lay{p.in.E, p.in.Ev};
             Scratch x;
-            x.qbits = c.take<float>(p.kv_float16 ? R * p.E : 0);
-            x.kt = c.take<float>(p.kv_float16 ? kTile * p.E : 0);
-            x.vt = c.take<float>(p.kv_float16 ? kTile * lay.evb() : 0);
+            x.qbits = c.take<float>(p.in.kv_float16 ? R * p.in.E : 0);
+            x.kt = c.take<float>(p.in.kv_float16 ? kTile * p.in.E : 0);
+            x.vt = c.take<float>(p.in.kv_float16 ? kTile * lay.evb() : 0);
             x.s = c.take<float>(R * kTile);
             x.acc = c.take<float>(R * evp);
             x.accc = c.take<float>(R * evp);
@@ -83,50 +84,50 @@ struct DecodeKernel {
         const std::size_t c = round_up((S + kMaxChunks - 1) / kMaxChunks, kTile);
         return c < kChunkMin ? kChunkMin : c;
     }
-    static std::size_t chunks(const AttentionProblem& p) { return p.S == 0 ? 1 : (p.S + chunk_keys(p.S) - 1) / chunk_keys(p.S); }
-    static std::size_t rows(const AttentionProblem& p) { return min_size(p.L, kMaxRows); }
+    static std::size_t chunks(const AttentionProblem& p) { return p.in.S == 0 ? 1 : (p.in.S + chunk_keys(p.in.S) - 1) / chunk_keys(p.in.S); }
+    static std::size_t rows(const AttentionProblem& p) { return min_size(p.in.L, kMaxRows); }
     // A chunk's partial result: running max m (R), sum l (R) and unnormalised output rows acc (R, Evp).
-    static std::size_t partial_floats(const AttentionProblem& p) { return rows(p) * (2 + round_up(p.Ev, W)); }
+    static std::size_t partial_floats(const AttentionProblem& p) { return rows(p) * (2 + round_up(p.in.Ev, W)); }
     // The call's work, about FLOPs: per task (problem × chunk of keys) the products, and the reading of each key
     // and value counted as a few more.
     static double work(const AttentionProblem& p) {
-        const double keys = static_cast<double>(min_size(chunk_keys(p.S), p.S));
-        return static_cast<double>(p.batch * chunks(p)) * (2.0 * static_cast<double>(rows(p)) + 4.0) * keys *
-               static_cast<double>(p.E + p.Ev);
+        const double keys = static_cast<double>(min_size(chunk_keys(p.in.S), p.in.S));
+        return static_cast<double>(p.in.batch * chunks(p)) * (2.0 * static_cast<double>(rows(p)) + 4.0) * keys *
+               static_cast<double>(p.in.E + p.in.Ev);
     }
-    static unsigned workers(const AttentionProblem& p) { return useful_workers(p.threads, p.batch * chunks(p), work(p)); }
+    static unsigned workers(const AttentionProblem& p) { return useful_workers(p.threads, p.in.batch * chunks(p), work(p)); }
     static std::size_t stride(const AttentionProblem& p) {
         return static_cast<std::size_t>(worker_stride(Scratch::layout(p, nullptr, nullptr)));
     }
     static std::size_t partials_bytes(const AttentionProblem& p) {
-        return chunks(p) == 1 ? 0 : static_cast<std::size_t>(worker_stride(p.batch * chunks(p) * partial_floats(p) * sizeof(float)));
+        return chunks(p) == 1 ? 0 : static_cast<std::size_t>(worker_stride(p.in.batch * chunks(p) * partial_floats(p) * sizeof(float)));
     }
     static std::size_t workspace(const AttentionProblem& p) { return partials_bytes(p) + workers(p) * stride(p) + Carver::kSlack; }
 
     static void run(const AttentionProblem& p, void* workspace) {
         Carver c(workspace);  // the partials are read as vectors: 64-byte aligned
-        const std::size_t nc = chunks(p), ck = chunk_keys(p.S), pf = partial_floats(p), step = stride(p);
+        const std::size_t nc = chunks(p), ck = chunk_keys(p.in.S), pf = partial_floats(p), step = stride(p);
         float* partials = c.take<float>(partials_bytes(p) / sizeof(float));
         unsigned char* scratch = c.take<unsigned char>(0);
-        const std::size_t ks = p.key_stride ? p.key_stride : p.S * p.E, vs = p.value_stride ? p.value_stride : p.S * p.Ev;
-        parallel_for(p.batch * nc, workers(p), work(p), [&](std::size_t task, unsigned worker) {
+        const std::size_t ks = p.in.key_stride ? p.in.key_stride : p.in.S * p.in.E, vs = p.in.value_stride ? p.in.value_stride : p.in.S * p.in.Ev;
+        parallel_for(p.in.batch * nc, workers(p), work(p), [&](std::size_t task, unsigned worker) {
             Scratch w;
             Scratch::layout(p, scratch + worker * step, &w);
             const std::size_t b = task / nc, chunk = task % nc;
-            const std::size_t kv = b / p.q_heads * p.kv_heads + b % p.q_heads / (p.q_heads / p.kv_heads);
-            const std::size_t k_begin = chunk * ck, k_end = min_size(p.S, k_begin + ck);
-            problem(p, w, b, p.query + b * p.L * p.E, p.key ? p.key + kv * ks : nullptr,
-                    p.key16 ? p.key16 + kv * ks : nullptr, p.value ? p.value + kv * vs : nullptr,
-                    p.value16 ? p.value16 + kv * vs : nullptr, k_begin, k_end, p.output + b * p.L * p.Ev,
+            const std::size_t kv = b / p.in.q_heads * p.in.kv_heads + b % p.in.q_heads / (p.in.q_heads / p.in.kv_heads);
+            const std::size_t k_begin = chunk * ck, k_end = min_size(p.in.S, k_begin + ck);
+            problem(p, w, b, p.in.query + b * p.in.L * p.in.E, p.in.key ? p.in.key + kv * ks : nullptr,
+                    p.in.key16 ? p.in.key16 + kv * ks : nullptr, p.in.value ? p.in.value + kv * vs : nullptr,
+                    p.in.value16 ? p.in.value16 + kv * vs : nullptr, k_begin, k_end, p.out.output + b * p.in.L * p.in.Ev,
                     nc == 1 ? nullptr : partials + task * pf);
         });
         if (nc == 1) return;
-        for (std::size_t b = 0; b < p.batch; ++b) merge(p, partials + b * nc * pf, nc, p.output + b * p.L * p.Ev);
+        for (std::size_t b = 0; b < p.in.batch; ++b) merge(p, partials + b * nc * pf, nc, p.out.output + b * p.in.L * p.in.Ev);
     }
 
     // out rows = Σ_c e^(m_c − M) acc_c / Σ_c e^(m_c − M) l_c over the chunks c in order, M = max_c m_c.
     static void merge(const AttentionProblem& p, const float* parts, std::size_t nc, float* out) {
-        const std::size_t R = rows(p), evp = round_up(p.Ev, W), pf = partial_floats(p);
+        const std::size_t R = rows(p), evp = round_up(p.in.Ev, W), pf = partial_floats(p);
         for (std::size_t r = 0; r < R; ++r) {
             float M = kNegInf;
             for (std::size_t c = 0; c < nc; ++c) {
@@ -134,18 +135,18 @@ struct DecodeKernel {
                 M = m > M || m != m ? m : M;
             }
             float l = 0.0f;
-            float* o = out + r * p.Ev;
-            for (std::size_t x = 0; x < p.Ev; ++x) o[x] = 0.0f;
+            float* o = out + r * p.in.Ev;
+            for (std::size_t x = 0; x < p.in.Ev; ++x) o[x] = 0.0f;
             for (std::size_t c = 0; c < nc; ++c) {
                 const float* part = parts + c * pf;
                 const float m = part[r];
                 const float f = m == kNegInf ? 0.0f : std::exp(m - M);  // a NaN max makes the row NaN, as in SDPA
                 l += f * part[R + r];
                 const float* acc = part + 2 * R + r * evp;
-                for (std::size_t x = 0; x < p.Ev; ++x) o[x] += f * acc[x];
+                for (std::size_t x = 0; x < p.in.Ev; ++x) o[x] += f * acc[x];
             }
             const float inv = 1.0f / l;
-            for (std::size_t x = 0; x < p.Ev; ++x) o[x] = l == 0.0f ? 0.0f : o[x] * inv;
+            for (std::size_t x = 0; x < p.in.Ev; ++x) o[x] = l == 0.0f ? 0.0f : o[x] * inv;
         }
     }
 
@@ -223,12 +224,71 @@ struct DecodeKernel {
         }
     }
 
-    // Offset of the mask element of problem b's row r and key 0. The rows are the G query heads of the key/value
-    // head, L rows each; p.plan is the per-head plan (B, Hq, L, S), whose problem batch · Hq + head the row is.
-    static std::size_t mask_row(const AttentionProblem& p, std::size_t b, std::size_t r) {
-        const SdpaPlan& per_head = *p.plan;
-        const std::size_t Hq = per_head.q_heads, Hkv = per_head.kv_heads, G = Hq / Hkv, L = per_head.L;
-        return per_head.mask_row_offset(b / Hkv * Hq + b % Hkv * G + r / L, r % L);
+    // The rules of one stacked row (kernels.hpp, AttentionRules::stack): the keys it sees (logical: key j is the
+    // element's j-th oldest), its position's offset, ALiBi's slope of its head and where its mask row starts.
+    struct RowRule {
+        RowKeys keys;
+        std::size_t i;        // its row within its head
+        float slope;
+        std::size_t mask_at;  // mask element (row, key 0)
+    };
+    // The slots a problem reads, [begin, end) (whole tiles from a tile boundary), its element, and its ring: key j in
+    // slot (start + j) % ring, and only the slots that hold one of its len keys are keys (ring 0: slot j is key j).
+    struct Slots {
+        std::size_t begin, end, element, start, ring, len;
+        std::size_t key(std::size_t slot) const { return ring ? (slot + ring - start) % ring : slot; }
+    };
+
+    static Slots rules_of(const AttentionProblem& p, std::size_t b, std::size_t R, RowRule* rule) {
+        const AttentionRules& r = p.rules;
+        const std::size_t per = r.stack_rows ? r.stack_rows : R;
+        Slots s{};
+        s.element = b * r.stack / r.heads;
+        for (std::size_t x = 0; x < R; ++x) {
+            const std::size_t hb = b * r.stack + x / per;  // the rules' problem of row x
+            rule[x].keys = row_keys(p, hb, per);
+            rule[x].i = x % per;
+            rule[x].slope = r.alibi_slopes ? r.alibi_slopes[hb % r.heads] : 0.0f;
+            rule[x].mask_at = r.mask.type == MaskType::none ? 0 : mask_row_offset(r, b, x);
+        }
+        s.len = rule[0].keys.len;
+        const std::uint32_t* ring = p.in.kv_ring ? p.in.kv_ring + 2 * s.element : nullptr;
+        if (ring && (ring[0] != 0 || ring[1] != s.len)) {  // rolled: every used slot, the rules key by key
+            s.start = ring[0], s.ring = p.in.kv_capacity, s.begin = 0, s.end = ring[1];
+            return s;
+        }
+        // Slots are keys: from the first key a row sees to the last.
+        s.begin = rule[0].keys.first(rule[0].i), s.end = 0;
+        for (std::size_t x = 0; x < R; ++x) {
+            s.begin = min_size(s.begin, rule[x].keys.first(rule[x].i));
+            s.end = s.end > rule[x].keys.end(rule[x].i) ? s.end : rule[x].keys.end(rule[x].i);
+        }
+        return s;
+    }
+
+    // Whether a row's scores over the slots [k0, k0 + kn) need the rules key by key: a mask, ALiBi, or a key it may
+    // not see among them.
+    static bool ruled(const AttentionProblem& p, const RowRule& rule, const Slots& s, std::size_t k0, std::size_t kn) {
+        if (p.rules.mask.type != MaskType::none || p.rules.alibi_slopes) return true;
+        const std::size_t first = rule.keys.first(rule.i), end = rule.keys.end(rule.i);
+        if (s.ring) return first > 0 || end < s.len || s.end != s.len;
+        return k0 < first || k0 + kn > end;
+    }
+
+    // The score of the key in `slot` for one row from its dot product, under the rules.
+    static float ruled_score(const AttentionProblem& p, const RowRule& rule, const Slots& s, std::size_t slot, float dot) {
+        const AttentionRules& r = p.rules;
+        const std::size_t j = s.key(slot);
+        if (j >= s.len || j < rule.keys.first(rule.i) || j >= rule.keys.end(rule.i)) return kNegInf;
+        float x = dot * r.scale;
+        if (r.softcap > 0.0f) x = tanh_of<ScalarOps>(x * (1.0f / r.softcap)) * r.softcap;
+        if (r.mask.type == MaskType::boolean && !r.mask.bools[rule.mask_at + j * r.mask.key_stride]) return kNegInf;
+        if (r.mask.type == MaskType::additive) x += r.mask.values[rule.mask_at + j * r.mask.key_stride];
+        if (r.alibi_slopes) {
+            const std::int64_t position = static_cast<std::int64_t>(rule.i) + rule.keys.offset;
+            x += rule.slope * static_cast<float>(static_cast<std::int64_t>(j) - position);
+        }
+        return x;
     }
 
     // Keys [k_begin, k_end) of problem b: into out (R, Ev) when `part` is null, else into the chunk's partial.
@@ -236,7 +296,9 @@ struct DecodeKernel {
     static void problem(const AttentionProblem& p, const Scratch& w, std::size_t b, const float* q, const float* k,
                         const std::uint16_t* k16, const float* v, const std::uint16_t* v16, std::size_t k_begin,
                         std::size_t k_end, float* out, float* part) {
-        const std::size_t R = p.L, S = k_end, E = p.E, Ev = p.Ev;
+        static_assert(kTile % kKeyBlock == 0, "tiles start on key blocks");
+        const std::size_t R = p.in.L, E = p.in.E, Ev = p.in.Ev;
+        std::size_t S = k_end;
         const std::size_t evp = round_up(Ev, W);
         const KvLayout lay{E, Ev};
         const std::size_t evb = lay.evb();
@@ -247,10 +309,18 @@ struct DecodeKernel {
         // (kv_position_flags). 2^112 then goes into the query rows and the probabilities: exact powers of two,
         // so every product, and the result, is the one the widened tile gives, without widening it into scratch
         // and reading it back. Other tiles are widened.
-        bool bits_ok = k16 && p.kv_position_flags;
+        bool bits_ok = k16 && p.in.kv_position_flags;
         for (std::size_t x = 0; bits_ok && x < R * E; ++x) bits_ok = std::fabs(q[x]) < 65536.0f;  // NaN fails too
         if (bits_ok)
             for (std::size_t x = 0; x < R * E; ++x) w.qbits[x] = q[x] * 0x1p112f;
+
+        // The rows' rules and the slots to read: the keys [k_begin, S) of the chunk, within the slots the problem's
+        // element uses, from the tile where the first row's keys start (slots are keys but in a rolled ring).
+        RowRule rule[kMaxRows];
+        const Slots slots = rules_of(p, b, R, rule);
+        const std::uint8_t* position_flags = p.in.kv_position_flags ? p.in.kv_position_flags + slots.element * p.in.kv_capacity : nullptr;
+        S = min_size(S, slots.end);
+        if (slots.begin > k_begin) k_begin = slots.begin / kTile * kTile;
 
         const bool ask_ahead = R > 1 && k;  // see touch_tile
         if (ask_ahead && k_begin < S) touch_tile(k, v, k_begin, min_size(kTile, S - k_begin), lay);
@@ -258,8 +328,8 @@ struct DecodeKernel {
             const std::size_t kn = min_size(kTile, S - k0), kb = round_up(kn, kKeyBlock);
             if (ask_ahead && k0 + kTile < S) touch_tile(k, v, k0 + kTile, min_size(kTile, S - k0 - kTile), lay);
             // Bit 0: a key of the tile holds inf or NaN, bit 1: a value does; both when the cache does not say.
-            unsigned flags = p.kv_position_flags ? 0u : 3u;
-            for (std::size_t j = 0; p.kv_position_flags && j < kn; ++j) flags |= p.kv_position_flags[k0 + j];
+            unsigned flags = position_flags ? 0u : 3u;
+            for (std::size_t j = 0; position_flags && j < kn; ++j) flags |= position_flags[k0 + j];
             const bool in_place = bits_ok && flags == 0;
             // The tile's key blocks and value tile as floats: in place, or float16 widened into scratch (whole
             // blocks and the whole tile; positions past kn are never used).
@@ -295,19 +365,19 @@ struct DecodeKernel {
                 const auto larger = [](auto x, auto m) { return (x > m) | (x != x); };
                 float tmax = kNegInf;
                 std::size_t x = 0;
-                if (p.mask_kind != MaskKind::none) {
-                    // The row's mask, as the tiled kernels apply it: a false boolean forbids (-inf), a float adds.
-                    const std::size_t ks = p.mask_key_stride, at = mask_row(p, b, r) + k0 * ks;
+                if (ruled(p, rule[r], slots, k0, kn)) {
+                    // The row's rules key by key, as the tiled kernels apply them: scaled, soft-capped, then -inf
+                    // for a key it may not see or a false boolean, a float mask added, ALiBi's slope · (j − p).
                     for (; x < kn; ++x) {
-                        const float scaled = sr[x] * p.scale;
-                        sr[x] = p.mask_kind == MaskKind::boolean ? (p.mask_bools[at + x * ks] ? scaled : kNegInf)
-                                                                 : scaled + p.mask_values[at + x * ks];
+                        sr[x] = ruled_score(p, rule[r], slots, k0 + x, sr[x]);
                         tmax = larger(sr[x], tmax) ? sr[x] : tmax;
                     }
                 }
+                const float cap = p.rules.softcap, inv_cap = cap > 0.0f ? 1.0f / cap : 0.0f;
                 V vmax = O::splat(kNegInf);
                 for (; x + W <= kn; x += W) {
-                    const V scaled = O::load(sr + x) * O::splat(p.scale);
+                    V scaled = O::load(sr + x) * O::splat(p.rules.scale);
+                    if (cap > 0.0f) scaled = tanh_of<O>(scaled * O::splat(inv_cap)) * O::splat(cap);
                     O::store(sr + x, scaled);
                     vmax = O::select(larger(scaled, vmax), scaled, vmax);
                 }
@@ -315,7 +385,8 @@ struct DecodeKernel {
                 O::store(lanes, vmax);
                 for (std::size_t l = 0; l < W; ++l) tmax = larger(lanes[l], tmax) ? lanes[l] : tmax;
                 for (; x < kn; ++x) {
-                    sr[x] *= p.scale;
+                    sr[x] *= p.rules.scale;
+                    if (cap > 0.0f) sr[x] = tanh_of<ScalarOps>(sr[x] * inv_cap) * cap;
                     tmax = larger(sr[x], tmax) ? sr[x] : tmax;
                 }
                 const float m_old = w.m[r];

@@ -12,27 +12,34 @@
 #include <cstdint>
 #include <vector>
 
-#include "xattn/sdpa.hpp"
-
 namespace xattn::kernels {
 
-// One attention call in plain numbers and pointers, so the per-arch files need no library
-// containers (see dropout_hash.hpp for why).
-struct AttentionProblem {
+// The kernels' own words for what the core's plans decided (they include nothing from the public headers, whose
+// containers and inline functions would be compiled once per instruction set; see dropout_hash.hpp).
+enum class MaskType : std::uint8_t { none, boolean, additive };
+// Which scores a call returns beside its output (xattn::ScoresStage).
+enum class ScoresKind : std::uint8_t { none, scaled, softcapped, biased };
+
+// Where a mask's elements are, resolved when the call was planned. Element (problem b, row i, key j) of the plan's
+// problems is at problem_offset(b) + i · query_stride + j · key_stride (stacked rows find their problem and row by
+// AttentionRules::stack). problem_offset walks the weights' leading dims (…), outermost first: outer_rank extents
+// and the mask's step along each (0 where it broadcasts).
+struct MaskLayout {
+    MaskType type = MaskType::none;
+    const std::uint8_t* bools = nullptr;  // type boolean: non-zero = this query may attend to this key
+    const float* values = nullptr;        // type additive: added to the scaled scores
+    const std::size_t* outer_extents = nullptr;
+    const std::size_t* outer_strides = nullptr;
+    std::size_t outer_rank = 0;
+    std::size_t query_stride = 0;  // from query i to i + 1
+    std::size_t key_stride = 0;    // from key j to j + 1 (0 or 1)
+};
+
+// One attention call in plain numbers and pointers, in three parts: what it reads, the rules its scores follow,
+// and what it writes.
+struct AttentionInputs {
     std::size_t batch = 0, L = 0, S = 0, E = 0, Ev = 0;
-    std::size_t q_heads = 1, kv_heads = 1;  // GQA: query problem b reads kv problem kv_of(b)
-    float scale = 1.0f;
-    bool causal = false;
-    std::int64_t causal_shift = 0;          // key j visible to query i iff j <= i + causal_shift
-    MaskKind mask_kind = MaskKind::none;
-    const std::uint8_t* mask_bools = nullptr;
-    const float* mask_values = nullptr;
-    const SdpaPlan* plan = nullptr;         // for plan->mask_row_offset(b, 0)
-    std::size_t mask_query_stride = 0;      // mask offset step from query i to i + 1
-    std::size_t mask_key_stride = 0;        // … and from key j to j + 1 (0 or 1)
-    bool dropout = false;
-    std::uint64_t seed = 0, dropout_threshold = 0;
-    float keep_scale = 1.0f;                // 1 / (1 - p)
+    std::size_t q_heads = 1, kv_heads = 1;  // GQA: query problem b reads kv problem b / q_heads · kv_heads + …
     const float* query = nullptr;           // (batch, L, E)
     const float* key = nullptr;             // (kv problems, S, E)
     const float* value = nullptr;           // (kv problems, S, Ev)
@@ -47,15 +54,54 @@ struct AttentionProblem {
     // A KV cache's word on its positions (S), or null: bit 0 set where some key holds inf or NaN, bit 1 where
     // some value does (any problem). The decoding kernel then skips its own scans of the tiles, and reads
     // float16 tiles with neither bit in place (attention_decode.hpp).
-    const std::uint8_t* kv_position_flags = nullptr;
+    const std::uint8_t* kv_position_flags = nullptr;  // (batch elements, kv_capacity): one row per element
+    // A KV cache's ring of kv_capacity slots (a rolling buffer, or one truncated after it rolled), or null: slots
+    // are positions. Two per batch element: the slot of its oldest key (key 0), and how many slots from 0 it uses;
+    // key j sits in slot (start + j) % kv_capacity.
+    const std::uint32_t* kv_ring = nullptr;
+    std::size_t kv_capacity = 0;
+    const float* grad_output = nullptr;     // the backward's dO (batch, L, Ev)
+};
+
+// Row i of problem b sits at position p = i + offset among the keys: offset 0, or with bottom_right its batch
+// element's key count (key_lengths, else S) − L. It sees key j < that count with (causal) j <= p and
+// p − window_left <= j <= p + window_right (−1: that side open): one run of keys per row, which moves right as
+// i grows, so every tile that no row of a group can see is skipped.
+struct AttentionRules {
+    float scale = 1.0f;
+    float softcap = 0.0f;                   // c > 0: s = c · tanh(s / c), before the mask
+    bool causal = false;
+    bool bottom_right = false;
+    std::int64_t window_left = -1, window_right = -1;
+    std::size_t heads = 1;                  // problems per batch element (query dim -3)
+    const std::int32_t* key_lengths = nullptr;  // (batch / heads) or null: S keys for every element
+    const float* alibi_slopes = nullptr;    // (heads) or null: + slope · (j − p)
+    // The decoding kernel stacks the `stack` query heads of a key/value head as rows of one problem: row r of
+    // problem b is row r % stack_rows of the rules' (and the mask's) problem b · stack + r / stack_rows. Elsewhere
+    // stack is 1 and stack_rows is L.
+    std::size_t stack = 1, stack_rows = 0;
+    MaskLayout mask;
+    bool dropout = false;
+    std::uint64_t seed = 0, dropout_threshold = 0;
+    float keep_scale = 1.0f;                // 1 / (1 - p)
+};
+
+struct AttentionOutputs {
     float* output = nullptr;                // (batch, L, Ev)
     float* weights = nullptr;               // (batch, L, S) or null: then nothing (L, S) is stored
     float* lse = nullptr;                   // (batch, L) or null: each row's log-sum-exp
-    // The backward (attention_backward): dO in, dQ out, dK and dV added to (GQA groups share them).
-    const float* grad_output = nullptr;     // (batch, L, Ev)
+    float* scores = nullptr;                // (batch, L, S) or null: the scores at stage scores_kind
+    ScoresKind scores_kind = ScoresKind::none;
+    // The backward (attention_backward): dQ out, dK and dV added to (GQA groups share them).
     float* grad_query = nullptr;            // (batch, L, E)
     float* grad_key = nullptr;              // (kv problems, S, E)
     float* grad_value = nullptr;            // (kv problems, S, Ev)
+};
+
+struct AttentionProblem {
+    AttentionInputs in;
+    AttentionRules rules;
+    AttentionOutputs out;
     const unsigned char* skip = nullptr;    // (batch) or null: problems the backward leaves to another path
     // Threads the run may use (the plan's count): the workspace holds one scratch per worker it wakes.
     unsigned threads = 1;
@@ -81,8 +127,8 @@ struct KernelSet {
     std::uint64_t (*linear_workspace)(const LinearProblem&);
     void (*linear)(const LinearProblem&, void* workspace);
     // The same attention for a few query rows (decoding from a KV cache; attention_decode.hpp), vectorised
-    // along E where the wide tiles would compute mostly empty query lanes. No mask, causal rule, dropout
-    // or weights.
+    // along E where the wide tiles would compute mostly empty query lanes: stacked rows, each under its own
+    // head's rules and mask row; no dropout, weights or scores.
     std::size_t (*few_rows_workspace)(const AttentionProblem&);
     void (*few_rows)(const AttentionProblem&, void* workspace);
     // The fused backward (attention_backward.hpp): needs output and lse from the forward.
@@ -133,19 +179,6 @@ const KernelSet& active_kernels();
 // (null: back to best_kernels()). Process-wide.
 void use_kernels(const KernelSet* set);
 
-AttentionProblem attention_problem(const SdpaPlan& plan, const float* query, const float* key, const float* value,
-                                   const MaskRef& mask, float* output, float* weights);
-// Bytes of scratch run_attention will use for `plan` with `set`: the tiled kernel's O(tile) scratch, or,
-// for heads so wide (E or Ev in the hundreds of thousands) that a tile's scratch would pass 64 MiB, the
-// S floats of run_sdpa_rows's score row.
-std::uint64_t attention_workspace_bytes(const KernelSet& set, const SdpaPlan& plan);
-// Runs one validated attention plan with `set` in `workspace` (attention_workspace_bytes of it). Allocates
-// nothing and never throws.
-void run_attention(const KernelSet& set, const SdpaPlan& plan, const float* query, const float* key,
-                   const float* value, const MaskRef& mask, float* output, float* weights, void* workspace);
-// The same with a workspace of its own (tests and benchmarks; may throw std::bad_alloc).
-void run_attention(const KernelSet& set, const SdpaPlan& plan, const float* query, const float* key,
-                   const float* value, const MaskRef& mask, float* output, float* weights);
 // A workspace of `bytes` for the allocating entry points; throws std::bad_alloc where size_t cannot hold it.
 std::vector<unsigned char> allocate_workspace(std::uint64_t bytes);
 // Bytes of scratch run_linear uses for `problem` with `set`: O(blocks), never O(rows · out).

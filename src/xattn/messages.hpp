@@ -24,6 +24,7 @@
     X(kv_truncate, "kv_cache: truncate", "KvCache.truncate")                                   \
     X(kv_attend, "kv_cache: attend", "KvCache.attend")                                         \
     X(kv_read, "kv_cache", "KvCache.keys")                                                     \
+    X(rotary, "apply_rotary_embedding", "applyRotaryEmbedding")                                \
     X(boundary, "xattn", "xattn")
 
 // X(id, C++ name, JavaScript name)
@@ -58,7 +59,22 @@
     X(capacity, "capacity", "capacity")                        \
     X(keys, "keys", "keys")                                    \
     X(values, "values", "values")                              \
-    X(length, "length", "length")
+    X(length, "length", "length")                              \
+    X(softcap, "softcap", "softcap")                           \
+    X(window_left, "window left", "window.left")               \
+    X(window_right, "window right", "window.right")            \
+    X(alibi_slopes, "alibi_slopes", "alibiSlopes")             \
+    X(key_lengths, "key_lengths", "keyLengths")                \
+    X(scores, "scores", "scores")                              \
+    X(add_bias_kv, "add_bias_kv", "addBiasKv")                 \
+    X(add_zero_attn, "add_zero_attn", "addZeroAttn")           \
+    X(counts, "counts", "counts")                              \
+    X(lengths, "lengths", "lengths")                           \
+    X(x, "x", "x")                                             \
+    X(rotary_dim, "rotary_dim", "rotaryDim")                   \
+    X(rotary_base, "base", "base")                             \
+    X(positions, "positions", "positions")                     \
+    X(position_offset, "position_offset", "positionOffset")
 
 // X(id, template)
 #define XATTN_MESSAGES(X)                                                                                                               \
@@ -72,7 +88,6 @@
     X(head_count_mismatch, "key leading dims {s4} != query leading dims {s3} (no broadcasting between query, key and value; different head counts need {a0}) (query {s0}, key {s1}, value {s2})") \
     X(scale_not_finite, "{a0} must be finite and non-zero as a float32, got {n0} (float32 {n1})")                                      \
     X(probability_range, "{a0} must be in [0, 1), got {n0}")                                                                            \
-    X(mask_and_causal, "{a0} and {a1} cannot both be set ({a0} shape {s0}); put the causal rule into the mask instead")                \
     X(mask_broadcast, "{a0} shape {s0} does not broadcast to the weights' shape {s1} (…, L, S)")                                       \
     X(tensor_too_large, "{a0} of shape {s0} needs {n0} bytes, more than the limit of {n1} bytes per tensor")                           \
     X(tensor_size_overflow, "{a0} of shape {s0} needs more than 2^64 bytes, more than the limit of {n1} bytes per tensor")             \
@@ -101,4 +116,26 @@
     X(cache_truncate_past, "{a0} {n0} is past the {n1} positions held")                                                                 \
     X(cache_query_shape, "query must be (B, Hq, L, E) with B = {n0}, E = {n1} and Hq a multiple of the cache's {n2} key/value heads, got shape {s0}") \
     X(call_too_large, "the call needs {n0} bytes of WebAssembly memory for its inputs, outputs and working memory, more than it can hold (now {n1} bytes, at most {n2})") \
-    X(object_disposed, "this object was disposed")
+    X(object_disposed, "this object was disposed")                                                                                     \
+    X(softcap_range, "{a0} must be 0 (none) or a positive number finite and non-zero as a float32, got {n0}")                           \
+    X(window_side, "{a0} must be -1 (unbounded) or a count of keys >= 0, got {n0}")                                                     \
+    X(per_head_count, "{a0} has {n0} values, expected one per query head: Hq = {n1} (query dim -3 of {s0})")                           \
+    X(per_module_head_count, "{a0} has {n0} values, expected one per head: {a1} = {n1}")                                                \
+    X(per_element_count, "{a0} has {n0} values, expected one per batch element: B = {n1} (the query dims before -3 of {s0})")          \
+    X(per_element_count_n, "{a0} has {n0} values, expected one per batch element: N = {n1}")                                            \
+    X(per_element_count_b, "{a0} has {n0} values, expected one per batch element: B = {n1}")                                            \
+    X(value_not_finite, "{a0}[{n0}] must be finite, got {n1}")                                                                           \
+    X(length_range, "{a0}[{n0}] = {n1} is outside [0, S] = [0, {n2}]")                                                                 \
+    X(positioned_rule_appended_keys, "{a0} needs keys with positions, which {a1} and {a2} append without")                             \
+    X(cache_count_range, "{a0}[{n0}] = {n1} is outside [0, n] = [0, {n2}] (key {s0}, value {s1})")                                     \
+    X(cache_append_full_element, "{n0} positions do not fit: element {n1} holds {n2} of its capacity {n3}; nothing was appended (key {s0}, value {s1})") \
+    X(cache_append_rolling, "{n0} positions are more than a rolling cache of capacity {n1} holds at once; nothing was appended (key {s0}, value {s1})") \
+    X(cache_truncate_element_past, "{a0}[{n0}] = {n1} is past the {n2} positions element {n0} has")                                      \
+    X(cache_truncate_before_oldest, "{a0}[{n0}] = {n1} is before position {n2}, the oldest this rolling cache still holds for element {n0}") \
+    X(cache_rotary_dim, "{a0} must be even and at most {a1} = {n0} (0 = {a1}), got {n1}")                                              \
+    X(rotary_rank, "{a0} must have at least 2 dims (…, L, D), got shape {s0}")                                                         \
+    X(rotary_dim_range, "{a0} must be even and at most D = {n0} (0 = D), got {n1} for {a1} of shape {s0}")                              \
+    X(base_range, "{a0} must be finite and > 0, got {n0}")                                                                              \
+    X(positions_count, "{a0} has {n0} values, expected L = {n1} or B·L = {n2} (B: the dims before -3 of {s0})")                        \
+    X(position_range, "{a0}[{n0}] = {n1} is outside [0, 2^31)")                                                                         \
+    X(position_offset_range, "{a0} must be in [0, 2^31 - L], got {n0}")

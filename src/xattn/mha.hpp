@@ -42,9 +42,21 @@ struct MhaConfig {
 struct MhaSettings {
     bool need_weights = true;          // return the weights, as PyTorch does by default
     bool average_attn_weights = true;  // weights (N, L, S) averaged over heads, else (N, H, L, S)
-    bool is_causal = false;  // builds the top-left causal mask when attn_mask is not given
+    // The causal rule (top-left by default, as PyTorch's); beside attn_mask it is added to it (PyTorch takes
+    // is_causal as a hint that the mask is causal: the same result whenever the hint is true).
+    bool is_causal = false;
     bool training = false;   // apply config.dropout (module.train() in PyTorch); default as module.eval()
     std::uint64_t seed = 0;  // dropout is a pure function of (seed, position), as in scaled_dot_product_attention
+    // The rules of scaled_dot_product_attention (xattn/sdpa.hpp), in every head: where row i sits among the keys,
+    // the soft-cap, the window, ALiBi's slopes (one per head, H) and key lengths (one per batch element, N: the
+    // keys from that many on are padding, as a key_padding_mask would make them). The window, ALiBi and key
+    // lengths need keys with positions, which the add_bias_kv and add_zero_attn keys have not: they cannot be
+    // combined with those.
+    CausalAlignment causal_alignment = CausalAlignment::top_left;
+    double softcap = 0.0;
+    AttentionWindow window;
+    std::vector<float> alibi_slopes;
+    std::vector<std::int32_t> key_lengths;
 };
 
 // The xtensor API's options: the settings and owned masks.
@@ -67,6 +79,7 @@ struct MhaMaskPlan {
     std::size_t n = 1, h = 1, l = 1;  // its dims before S_total: N or 1, H or 1, L or 1
     std::size_t s = 0;                // S_total
     bool causal_in_mask = false;      // the causal rule is written into the mask (appended keys stay visible)
+    std::int64_t causal_shift = 0;    // … there: key j < S hidden from row i when j > i + causal_shift
     bool causal_flag = false;         // the causal rule is SDPA's is_causal (no appended keys to keep visible)
     std::size_t elements() const;
 };

@@ -36,6 +36,11 @@ Status plan_sdpa_backward(const Shape& query, const Shape& key, const Shape& val
 void run_sdpa_backward(const SdpaPlan& plan, const float* query, const float* key, const float* value,
                        const MaskRef& mask, const float* grad_output, float* output, float* grad_query,
                        float* grad_key, float* grad_value, float* weights, void* workspace);
+// A plan made with float16_io: every tensor as IEEE halves (uint16), computed in float32 in the workspace.
+void run_sdpa_backward(const SdpaPlan& plan, const std::uint16_t* query, const std::uint16_t* key,
+                       const std::uint16_t* value, const MaskRef& mask, const std::uint16_t* grad_output,
+                       std::uint16_t* output, std::uint16_t* grad_query, std::uint16_t* grad_key,
+                       std::uint16_t* grad_value, std::uint16_t* weights, void* workspace);
 // The same with a workspace of its own (may throw std::bad_alloc).
 void run_sdpa_backward(const SdpaPlan& plan, const float* query, const float* key, const float* value,
                        const MaskRef& mask, const float* grad_output, float* output, float* grad_query,

@@ -4,6 +4,7 @@
 #include "xattn/dims.hpp"
 #include "xattn/kv_cache.hpp"
 #include "xattn/mha.hpp"
+#include "xattn/rotary.hpp"
 #include "xattn/sdpa.hpp"
 #include "xattn/sdpa_backward.hpp"
 #include "xattn/threads.hpp"

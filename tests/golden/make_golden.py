@@ -25,7 +25,7 @@ Fixture format (plain text, read by tests/golden.cpp and the JS tests):
     case <name>
     op sdpa | mha
     opt <key> <value>                            (zero or more)
-    tensor <name> <f32|f64|bool> <rank> <dims…> <values…>
+    tensor <name> <f32|f64|i32|bool> <rank> <dims…> <values…>
     end
 Values are row-major; f32 is written with 9 significant digits (round-trips float32), f64 with 17;
 non-finite values are spelled inf, -inf, nan.
@@ -71,6 +71,8 @@ class Case:
                 kind, vals = "bool", " ".join("1" if b else "0" for b in t.flatten().tolist())
             elif t.dtype == torch.float32:
                 kind, vals = "f32", " ".join(fmt(x, 9) for x in t.flatten().tolist())
+            elif t.dtype in (torch.int32, torch.int64):
+                kind, vals = "i32", " ".join(str(int(x)) for x in t.flatten().tolist())
             else:
                 kind, vals = "f64", " ".join(fmt(x, 17) for x in t.double().flatten().tolist())
             dims = " ".join(str(d) for d in t.shape)

@@ -134,3 +134,18 @@ export function sdpaGradOptions(c) {
   if (c.tensors.attn_mask) o.attnMask = mask(c.tensors.attn_mask);
   return o;
 }
+
+// The rules of a tests/golden/make_golden_rules.py case (softcap, window, ALiBi, key lengths, where rows sit, the
+// scores' stage) as the options every call takes, added to `o`. The alignment places the window and ALiBi, so it
+// is given with or without is_causal.
+export function withRules(c, o = {}) {
+  if (c.opts.causal_alignment !== undefined) o.causalAlignment = c.opts.causal_alignment === 'bottom_right' ? 'bottom-right' : 'top-left';
+  if (c.opts.softcap !== undefined) o.softcap = Number(c.opts.softcap);
+  if (c.opts.window_left !== undefined || c.opts.window_right !== undefined) {
+    o.window = { left: Number(c.opts.window_left ?? -1), right: Number(c.opts.window_right ?? -1) };
+  }
+  if (c.tensors.alibi_slopes) o.alibiSlopes = Float32Array.from(c.tensors.alibi_slopes.values);
+  if (c.tensors.key_lengths) o.keyLengths = Int32Array.from(c.tensors.key_lengths.values);
+  if (c.opts.return_scores !== undefined) o.returnScores = c.opts.return_scores;
+  return o;
+}

@@ -9,6 +9,7 @@ import { mismatch, parseCases, sdpaOptions, tensor } from './golden-cases.mjs';
 
 export {
   flag, GRAD_TOLERANCE, gradMismatch, mask, mhaConfig, mhaOptions, mhaParameters, mismatch, sdpaGradOptions, sdpaOptions, tensor,
+  withRules,
 } from './golden-cases.mjs';
 
 const GOLDEN = new URL('../golden/', import.meta.url);

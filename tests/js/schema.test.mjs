@@ -16,7 +16,7 @@ import { randomTensor } from './test-data.mjs';
 
 const repo = fileURLToPath(new URL('../..', import.meta.url));
 // The calls the shipped builds export (src/bindings/embind.cpp); the testing build adds its own.
-const PACKAGE_EXPORTS = ['cacheLength', 'destroy', 'execute', 'kernelsName', 'maxThreads', 'memoryBytes', 'prepare',
+const PACKAGE_EXPORTS = ['cacheElement', 'cacheLength', 'destroy', 'execute', 'kernelsName', 'maxThreads', 'memoryBytes', 'prepare',
   'record', 'setSpinMicroseconds', 'setThreads', 'signature', 'version'];
 const BUILD_OPTIONS = [{ simd: false }, { simd: true, threads: 1, relaxedSimd: false }, { threads: 2, relaxedSimd: false },
   ...(relaxedSimdSupported() ? [{ threads: 1, relaxedSimd: true }, { threads: 2, relaxedSimd: true }] : [])];

@@ -77,6 +77,45 @@ describe('createXattnWorker', () => {
     }
   });
 
+  test('takes the rules, scores, float16 I/O, rotary embeddings and the rolling, per-element cache as the synchronous API does', async () => {
+    const x = t([2, 3, 5, 8], 0);
+    x.data.forEach((_, i) => { x.data[i] = Math.sin(i * 0.37); });
+    const rules = {
+      softcap: 3, window: { left: 2, right: 1 }, alibiSlopes: [0.5, 0.25, 0.125], keyLengths: new Int32Array([5, 3]),
+      causalAlignment: 'bottom-right', isCausal: true, returnScores: 'biased', needWeights: true,
+    };
+    assert.deepEqual(await worker.scaledDotProductAttention(x, x, x, rules), xa.scaledDotProductAttention(x, x, x, rules));
+    const { returnScores, ...gradRules } = rules;
+    assert.deepEqual(await worker.scaledDotProductAttentionGrad(x, x, x, x, gradRules), xa.scaledDotProductAttentionGrad(x, x, x, x, gradRules));
+    const halves = { data: new Uint16Array(x.data.length).fill(0x3c00), shape: x.shape };
+    const h = await worker.scaledDotProductAttention(halves, halves, halves);
+    assert.ok(h.output.data instanceof Uint16Array);
+    assert.deepEqual(h, xa.scaledDotProductAttention(halves, halves, halves));
+    const rot = { positions: [3, 1, 4, 1, 5], rotaryDim: 6, interleaved: true };
+    assert.deepEqual(await worker.applyRotaryEmbedding(x, rot), xa.applyRotaryEmbedding(x, rot));
+    assert.deepEqual(await worker.applyRotaryEmbeddingGrad(x, rot), xa.applyRotaryEmbeddingGrad(x, rot));
+    const config = { batch: 2, kvHeads: 3, headDim: 8, capacity: 6, rolling: true, rotary: { base: 100 } };
+    const more = t([2, 3, 3, 8], 0);
+    more.data.forEach((_, i) => { more.data[i] = Math.cos(i * 0.21); });
+    const local = xa.createKvCache(config);
+    const remote = await worker.createKvCache(config);
+    assert.deepEqual(remote.config, local.config);
+    for (const cache of [local, remote]) {
+      await cache.append(x, x, { counts: [5, 2] });
+      await cache.truncate([5, 1]);
+      await cache.append(more, more);  // element 0 rolls past its capacity
+    }
+    assert.deepEqual(await remote.lengths(), local.lengths);
+    assert.deepEqual(await remote.positions(), local.positions);
+    assert.deepEqual(await remote.length(), local.length);
+    const q = t([2, 3, 1, 8], 0.5);
+    const attend = { isCausal: true, window: { left: 2 }, alibiSlopes: [1, 2, 3], needWeights: true };
+    assert.deepEqual(await remote.attend(q, attend), local.attend(q, attend));
+    assert.deepEqual(await remote.keys(), local.keys());
+    local.dispose();
+    await remote.dispose();
+  });
+
   test('runs MultiheadAttention.backward and parameters() in the worker, as the synchronous API does', async () => {
     const config = { embedDim: 8, numHeads: 2, initSeed: 3 };
     const x = t([3, 2, 8], 0.25);
@@ -107,7 +146,9 @@ describe('createXattnWorker', () => {
     const bad = [
       [[q, t([2, 7, 6], 1), t([2, 7, 8], 1)], undefined],
       [[q, q, q], { dropoutP: 2 }],
-      [[q, q, q], { causalAlignment: 'bottom-right' }],
+      [[q, q, q], { causalAlignment: 'bottom' }],
+      [[q, q, q], { window: { left: -2 } }],
+      [[q, q, q], { alibiSlopes: [1, 2, 3] }],
       [[{ data: new Float64Array(80), shape: [2, 5, 8] }, q, q], undefined],
       [[{ data: new Float32Array(80), shape: [2, , 8] }, q, q], undefined],  // eslint-disable-line no-sparse-arrays
     ];

@@ -39,11 +39,37 @@ xt::xtensor<double, 3> transpose12(const xt::xtensor<double, 3>& x) { return xt:
 struct Forward {
     SdpaPlan plan;
     xt::xtensor<double, 3> Q, K, V;  // (N, L, E), (N, S, E), (N, S, Ev); K and V gathered per query head
+    xt::xtensor<double, 3> scaled;   // (N, L, S) Q Kᵀ · scale
+    xt::xtensor<double, 3> capped;   // (N, L, S) after the soft-cap
+    xt::xtensor<double, 3> biased;   // (N, L, S) after the mask and the rules (-inf where forbidden)
     xt::xtensor<double, 3> P;        // (N, L, S) the softmax weights
     xt::xtensor<double, 3> drop;     // (N, L, S) the dropout multiplier: 1/(1-p) kept, 0 dropped
     xt::xtensor<double, 3> Pd;       // (N, L, S) the weights after dropout
     xt::xtensor<double, 3> O;        // (N, L, Ev)
 };
+
+// The rules beside the mask, written from their definitions (xattn/sdpa.hpp): problem b is head h = b % H of batch
+// element n = b / H (H = query dim -3); its rows sit at p = i + offset, offset 0 or len_n − L (bottom-right); key
+// j is forbidden when j >= len_n, j > p (causal), j < p − left or j > p + right (window); ALiBi adds
+// slope_h · (j − p).
+void apply_rules(const SdpaOptions& o, const SdpaPlan& plan, xt::xtensor<bool, 3>& allowed, xt::xtensor<double, 3>& bias) {
+    const std::size_t N = plan.problems, L = plan.L, S = plan.S;
+    const Shape& w = plan.weights_shape;
+    const std::size_t H = w.size() >= 3 ? w[w.size() - 3] : 1;
+    for (std::size_t b = 0; b < N; ++b) {
+        const std::int64_t len = o.key_lengths.empty() ? static_cast<std::int64_t>(S) : o.key_lengths[b / H];
+        const std::int64_t offset = o.causal_alignment == CausalAlignment::bottom_right ? len - static_cast<std::int64_t>(L) : 0;
+        for (std::size_t i = 0; i < L; ++i)
+            for (std::size_t j = 0; j < S; ++j) {
+                const std::int64_t p = static_cast<std::int64_t>(i) + offset, key = static_cast<std::int64_t>(j);
+                const bool hidden = key >= len || (o.is_causal && key > p) ||
+                                    (o.window.left >= 0 && key < p - o.window.left) ||
+                                    (o.window.right >= 0 && key > p + o.window.right);
+                if (hidden) allowed(b, i, j) = false;
+                if (!o.alibi_slopes.empty()) bias(b, i, j) += static_cast<double>(o.alibi_slopes[b % H]) * static_cast<double>(key - p);
+            }
+    }
+}
 
 Forward forward(const xt::xarray<double>& query, const xt::xarray<double>& key, const xt::xarray<double>& value,
                 const SdpaOptions& options, const SdpaPlan& plan) {
@@ -63,15 +89,21 @@ Forward forward(const xt::xarray<double>& query, const xt::xarray<double>& key, 
         xt::view(f.V, b) = xt::view(V_all, plan.kv_index(b));
     }
     if (S == 0) {  // no keys: every row is a row without keys, zero (xtensor's reductions over an empty axis are UB)
-        f.P = f.drop = f.Pd = xt::zeros<double>({N, L, S});  // (N, L, 0)
+        f.P = f.drop = f.Pd = f.scaled = f.capped = f.biased = xt::zeros<double>({N, L, S});  // (N, L, 0)
         f.O = xt::zeros<double>({N, L, Ev});                 // (N, L, Ev)
         return f;
     }
 
     // Step 1: scores = Q Kᵀ                          (N, L, E) x (N, E, S) -> (N, L, S)
     xt::xtensor<double, 3> scores = bmm(f.Q, transpose12(f.K));
-    // Step 2: scale by 1/sqrt(E) (or the given scale) (N, L, S)
+    // Step 2: scale by 1/sqrt(E) (or the given scale) (N, L, S), then soft-cap: c · tanh(scores / c)
     scores *= static_cast<double>(plan.scale);
+    f.scaled = scores;
+    if (options.softcap > 0.0) {
+        const double c = static_cast<float>(options.softcap);  // the float32 cap the kernels take
+        scores = c * xt::tanh(scores / c);
+    }
+    f.capped = scores;
 
     // The mask and the causal rule: a float mask is added; a boolean mask or the causal rule
     // forbids, and a forbidden score is -inf whatever the inputs held (so a NaN in a masked key
@@ -83,10 +115,9 @@ Forward forward(const xt::xarray<double>& query, const xt::xarray<double>& key, 
                                 {N, L, S});
     if (options.attn_mask.kind == MaskKind::boolean)
         allowed = xt::reshape_view(xt::broadcast(options.attn_mask.bools, plan.weights_shape), {N, L, S});
-    for (std::size_t i = 0; i < L; ++i)
-        for (std::size_t j = 0; j < S; ++j)
-            if (!plan.causal_visible(i, j)) xt::view(allowed, all(), i, j) = false;
+    apply_rules(options, plan, allowed, bias);
     scores = xt::where(allowed, scores + bias, -kInf);
+    f.biased = scores;
 
     // Step 3: softmax over keys (the last axis), shifted by the row max.   (N, L, S)
     // A row whose every key is masked (max -inf) gets weights 0 instead of 0/0.
@@ -130,14 +161,20 @@ ReferenceResult64 reference_sdpa_f64(const xt::xarray<double>& query, const xt::
                                      const xt::xarray<double>& value, const SdpaOptions& options) {
     const SdpaPlan plan = plan_or_throw(shape_of(query), shape_of(key), shape_of(value), options);
     const Forward f = forward(query, key, value, options, plan);
-    return {xt::reshape_view(f.O, plan.output_shape), xt::reshape_view(f.Pd, plan.weights_shape)};
+    ReferenceResult64 r{xt::reshape_view(f.O, plan.output_shape), xt::reshape_view(f.Pd, plan.weights_shape), {}};
+    if (options.return_scores == ScoresStage::scaled) r.scores = xt::reshape_view(f.scaled, plan.weights_shape);
+    if (options.return_scores == ScoresStage::softcapped) r.scores = xt::reshape_view(f.capped, plan.weights_shape);
+    if (options.return_scores == ScoresStage::biased) r.scores = xt::reshape_view(f.biased, plan.weights_shape);
+    return r;
 }
 
 AttentionResult reference_sdpa(const xt::xarray<float>& query, const xt::xarray<float>& key,
                                const xt::xarray<float>& value, const SdpaOptions& options) {
     const ReferenceResult64 r = reference_sdpa_f64(xt::cast<double>(query), xt::cast<double>(key),
                                                    xt::cast<double>(value), options);
-    return {xt::cast<float>(r.output), xt::cast<float>(r.weights)};
+    AttentionResult out{xt::cast<float>(r.output), xt::cast<float>(r.weights), xt::xarray<float>::from_shape({0})};
+    if (options.return_scores != ScoresStage::none) out.scores = xt::cast<float>(r.scores);
+    return out;
 }
 
 GradientResult reference_sdpa_backward(const xt::xarray<float>& query, const xt::xarray<float>& key,
@@ -163,11 +200,17 @@ GradientResult reference_sdpa_backward(const xt::xarray<float>& query, const xt:
     // Softmax backward: dS = P ⊙ (dP − D), D_i = Σ_j P_ij dP_ij             (N, L, S)
     const xt::xtensor<double, 3> D = xt::sum(f.P * dP, {2}, xt::keep_dims);            // (N, L, 1)
     const xt::xtensor<double, 3> dS = xt::where(xt::equal(f.P, 0.0), 0.0, f.P * (dP - D));
+    // Through the soft-cap: d capped / d scaled = 1 − tanh² = 1 − (capped / c)²
+    xt::xtensor<double, 3> dScaled = dS;
+    if (options.softcap > 0.0) {
+        const double c = static_cast<float>(options.softcap);
+        dScaled = xt::where(xt::equal(dS, 0.0), 0.0, dS * (1.0 - (f.capped / c) * (f.capped / c)));
+    }
     // Through the scaled product: dQ = scale · dS K, dK = scale · dSᵀ Q
     const double scale = plan.scale;
     // (a zero dS, e.g. a masked key, passes nothing, as in the forward)
-    const xt::xtensor<double, 3> dQ = scale * bmm_skip_zero(dS, f.K);               // (N, L, E)
-    const xt::xtensor<double, 3> dK = scale * bmm_skip_zero(transpose12(dS), f.Q);  // (N, S, E) per query head
+    const xt::xtensor<double, 3> dQ = scale * bmm_skip_zero(dScaled, f.K);               // (N, L, E)
+    const xt::xtensor<double, 3> dK = scale * bmm_skip_zero(transpose12(dScaled), f.Q);  // (N, S, E) per query head
 
     // Under GQA each key/value head collects the gradients of the query heads that read it.
     const std::size_t kv_problems = plan.kv_problems();

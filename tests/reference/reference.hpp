@@ -8,8 +8,8 @@
 
 namespace xattn {
 
-// Same arguments, validation and semantics as scaled_dot_product_attention; the weights
-// are always returned. Throws std::invalid_argument like the API.
+// Same arguments, validation and semantics as scaled_dot_product_attention (the rules written again from their
+// definitions); the weights are always returned, the scores when asked for. Throws std::invalid_argument like the API.
 AttentionResult reference_sdpa(const xt::xarray<float>& query, const xt::xarray<float>& key,
                                const xt::xarray<float>& value, const SdpaOptions& options = {});
 
@@ -17,6 +17,7 @@ AttentionResult reference_sdpa(const xt::xarray<float>& query, const xt::xarray<
 struct ReferenceResult64 {
     xt::xarray<double> output;   // (…, L, Ev)
     xt::xarray<double> weights;  // (…, L, S), after dropout
+    xt::xarray<double> scores;   // (…, L, S) at options.return_scores, or empty
 };
 ReferenceResult64 reference_sdpa_f64(const xt::xarray<double>& query, const xt::xarray<double>& key,
                                      const xt::xarray<double>& value, const SdpaOptions& options = {});

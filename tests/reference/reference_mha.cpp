@@ -175,27 +175,40 @@ ReferenceMha reference_mha(const MultiheadAttention& module, const xt::xarray<fl
                 }
             }
 
-    // What the masks add to score (n, h, i, j) of the S keys given, in MHA's polarity (a true boolean forbids:
-    // -inf). is_causal stands for the top-left causal mask when no attn_mask is given.
+    // What the masks and rules add to score (n, h, i, j) of the S keys given, in MHA's polarity (a true boolean
+    // forbids: -inf). Row i sits at p = i + offset among the keys (offset 0, or len_n − L bottom-right, len_n the
+    // element's key length): hidden when j >= len_n, j > p (is_causal, with or without attn_mask), j < p − left or
+    // j > p + right (the window); ALiBi adds slope_h · (j − p).
     const MaskRef kpm = options.key_padding_mask.ref(), am = options.attn_mask.ref();
-    const bool causal = options.is_causal && am.kind == MaskKind::none;
     const bool per_head = am.kind != MaskKind::none && am.shape.size() == 3;
     auto read = [](const MaskRef& m, std::size_t at) {
         if (m.kind == MaskKind::boolean) return m.bools[at] ? -kInf : 0.0;
         return static_cast<double>(m.values[at]);
     };
     auto added = [&](std::size_t n, std::size_t h, std::size_t i, std::size_t j) {
-        double add = causal && j > i ? -kInf : 0.0;
+        const std::int64_t len = options.key_lengths.empty() ? static_cast<std::int64_t>(S) : options.key_lengths[n];
+        const std::int64_t p = static_cast<std::int64_t>(i) +
+                               (options.causal_alignment == CausalAlignment::bottom_right ? len - static_cast<std::int64_t>(L) : 0);
+        const std::int64_t key = static_cast<std::int64_t>(j);
+        const bool hidden = key >= len || (options.is_causal && key > p) ||
+                            (options.window.left >= 0 && key < p - options.window.left) ||
+                            (options.window.right >= 0 && key > p + options.window.right);
+        double add = hidden ? -kInf : 0.0;
+        if (!options.alibi_slopes.empty()) add += static_cast<double>(options.alibi_slopes[h]) * static_cast<double>(key - p);
         if (am.kind != MaskKind::none) add += read(am, ((per_head ? n * H + h : 0) * L + i) * S + j);
         if (kpm.kind != MaskKind::none) add += read(kpm, n * S + j);
         return add;
     };
+    // The soft-cap, c · tanh(s / c), before the masks (the float32 cap the module takes).
+    const double cap = static_cast<float>(options.softcap);
+    auto capped = [&](double s) { return cap > 0.0 ? cap * std::tanh(s / cap) : s; };
     const double p = options.training ? config.dropout : 0.0;
 
     // 2-3. Per batch element and head: scores, scaled and masked, and their softmax over keys; dropout.
     //    P and Pd (N, H, L, St): the weights before and after dropout; soft (N, H, L): each row's weights'
     //    share of rounding, in unit roundoffs (kSoftmaxUlps + twice the largest score's terms).
     Flat P(N * H * L * St, 0.0), Pd(N * H * L * St, 0.0), soft(N * H * L, kSoftmaxUlps);
+    Flat slope(N * H * L * St, 1.0);  // (N, H, L, St) d capped / d scaled: 1 − tanh², 1 without a soft-cap
     Pair attn(N * L * E);  // (N, L, E): the heads' outputs, merged
     std::vector<double> s(St), sm(St);  // (St): one row's scores and the sizes of their terms
     for (std::size_t n = 0; n < N; ++n)
@@ -207,7 +220,8 @@ ReferenceMha reference_mha(const MultiheadAttention& module, const xt::xarray<fl
                     // Step 1-2: the scaled product of query row i and key j, and the mask
                     const auto [dot, mag] = head_dot(Q, n * L + i, K, n * St + j, E, h, hd);
                     const double add = j < S ? added(n, h, i, j) : 0.0;  // bias_kv and zero_attn keys: never masked
-                    s[j] = add == -kInf ? -kInf : scale * dot + add;
+                    s[j] = add == -kInf ? -kInf : capped(scale * dot) + add;
+                    if (cap > 0.0) slope[row * St + j] = 1.0 - (capped(scale * dot) / cap) * (capped(scale * dot) / cap);
                     sm[j] = scale * mag + std::fabs(add);
                     top = std::max(top, s[j]);
                     if (s[j] != -kInf) largest = std::max(largest, sm[j]);
@@ -294,7 +308,7 @@ ReferenceMha reference_mha(const MultiheadAttention& module, const xt::xarray<fl
                 for (std::size_t j = 0; j < St; ++j) {
                     const double pj = P[row * St + j];
                     if (pj == 0.0) continue;
-                    const double dS = pj * (dP[j] - D), dSm = pj * (dPm[j] + Dm) * soft[row];
+                    const double dS = pj * (dP[j] - D) * slope[row * St + j], dSm = pj * (dPm[j] + Dm) * soft[row];
                     for (std::size_t d = 0; d < hd; ++d) {
                         const std::size_t qi = (n * L + i) * E + h * hd + d, kj = (n * St + j) * E + h * hd + d;
                         dQ.v[qi] += scale * dS * K.v[kj];

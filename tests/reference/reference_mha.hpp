@@ -33,7 +33,8 @@ struct ReferenceMha {
 
 // The forward (and, given grad_output, the backward) of `module` with the options' masks and settings, in
 // PyTorch's semantics: layouts (L, N, E), (N, L, E) with batch_first, (L, E) unbatched; masks in MHA polarity;
-// is_causal as the top-left causal mask when attn_mask is absent; add_bias_kv and add_zero_attn keys never masked;
+// is_causal as the causal rule (with attn_mask too), and the rules of MhaSettings (window, soft-cap, ALiBi, key lengths) from
+// their definitions; add_bias_kv and add_zero_attn keys never masked;
 // dropout (training) with the library's (seed, position) decisions. A row with every key masked gives 0, as the
 // library does (PyTorch gives NaN). Shapes are assumed valid: plan the call with the module first.
 ReferenceMha reference_mha(const MultiheadAttention& module, const xt::xarray<float>& query,
