@@ -1,5 +1,6 @@
 // Y (rows, out) = X (rows, in) · Wᵀ (in, out) + bias on one ops type: MultiheadAttention's projections
-// and every product of its backward.
+// and every product of its backward, and the TransformerEncoderLayer's feed-forward products, forward and
+// backward (X read down its columns, W stored (in, out): kernels.hpp).
 //
 // The sums are float32, as PyTorch's are. (They were float64 once, after float32 sums missed the golden
 // tolerance on the E = 64 MultiheadAttention fixture; that fixture's parameters saturated the softmax so
@@ -7,7 +8,7 @@
 // sums pass with room to spare, at twice the speed of float64 lanes.)
 //
 // Blocked like any GEMM, so scratch stays O(blocks) whatever E is, and the micro-kernel (micro.hpp:
-// a = X rows, read in place; B = packed Wᵀ) reads B contiguously:
+// a = X rows or columns, read in place; B = packed Wᵀ) reads B contiguously:
 //   Wᵀ panel (kDepth, Vecs·W)    a slice of `in` × one panel of columns, rows contiguous (rows of a whole
 //                                (in, out) matrix are 4·out bytes apart: 2 KiB at out = 512, so every row
 //                                of a panel would fall in the same L1 set); past `out`: 0
@@ -59,13 +60,14 @@ struct LinearKernel {
                 for (std::size_t o = 0; o < outp; ++o) c[r * outp + o] = p.bias && o < p.out ? p.bias[o] : 0.0f;
             for (std::size_t k0 = 0; k0 < p.in; k0 += kc) {
                 const std::size_t kn = p.in - k0 < kc ? p.in - k0 : kc;
-                const float* x = p.x + b0 * p.x_stride + k0;  // (nb, kn), rows x_stride apart
+                const float* x = p.x + b0 * p.x_stride + k0 * p.x_k_stride;  // (nb, kn), x_stride and x_k_stride apart
                 for (std::size_t c0 = 0; c0 < nvec; c0 += Vecs) {
                     const std::size_t pv = nvec - c0 < Vecs ? nvec - c0 : Vecs, pw = pv * W;
                     for (std::size_t k = 0; k < kn; ++k)
                         for (std::size_t o = 0; o < pw; ++o) {
                             const std::size_t col = c0 * W + o;
-                            wp[k * pw + o] = col < p.out ? p.w[col * p.in + k0 + k] : 0.0f;
+                            const std::size_t at = p.w_transposed ? (k0 + k) * p.out + col : col * p.in + k0 + k;
+                            wp[k * pw + o] = col < p.out ? p.w[at] : 0.0f;
                         }
                     for (std::size_t r0 = 0; r0 < nb; r0 += Rows) {
                         with_count<Rows>(nb - r0, [&](auto nr_) {
@@ -74,7 +76,7 @@ struct LinearKernel {
                                 Block<O, NR, NV> acc;
                                 float* dst = c + r0 * outp + c0 * W;
                                 acc.load(dst, outp);
-                                accumulate(acc, kn, x + r0 * p.x_stride, p.x_stride, 1, wp, pw);  // (NR, kn) x (kn, NV·W)
+                                accumulate(acc, kn, x + r0 * p.x_stride, p.x_stride, p.x_k_stride, wp, pw);  // (NR, kn) x (kn, NV·W)
                                 acc.store(dst, outp);
                             });
                         });
