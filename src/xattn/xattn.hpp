@@ -3,6 +3,7 @@
 
 #include "xattn/dims.hpp"
 #include "xattn/kv_cache.hpp"
+#include "xattn/layers.hpp"
 #include "xattn/mha.hpp"
 #include "xattn/sdpa.hpp"
 #include "xattn/sdpa_backward.hpp"
