@@ -259,6 +259,64 @@ TEST_CASE("workspace: MultiheadAttention::run_backward allocates nothing, with m
     }
 }
 
+TEST_CASE("workspace: TransformerEncoderLayer's runs, linear's and layer_norm's allocate nothing") {
+    xattn::EncoderLayerConfig cfg;
+    cfg.d_model = 12, cfg.nhead = 3, cfg.dim_feedforward = 70, cfg.dropout = 0.2, cfg.init_seed = 5;
+    cfg.activation = xattn::Activation::gelu;
+    const std::size_t L = 9, N = 2;
+    const auto src = randn({L, N, 12}, 31), dy = randn({L, N, 12}, 32);
+    for (const bool norm_first : {false, true}) {
+        CAPTURE(norm_first);
+        cfg.norm_first = norm_first;
+        const xattn::TransformerEncoderLayer layer(cfg);
+        xattn::EncoderLayerOptions o;
+        o.is_causal = true, o.training = true, o.seed = 3;
+        o.src_key_padding_mask = xattn::Mask::additive(randn({N, L}, 33));
+        const auto want = layer.backward(src, dy, o);
+        const xattn::EncoderLayerMasks masks{o.src_mask.ref(), o.src_key_padding_mask.ref()};
+        xattn::EncoderLayerPlan fwd, bwd;
+        REQUIRE(layer.plan_forward(shape_of(src), masks.src_mask.kind, masks.src_mask.shape,
+                                   masks.src_key_padding_mask.kind, masks.src_key_padding_mask.shape, o, &fwd).ok());
+        REQUIRE(layer.plan_backward(shape_of(src), shape_of(dy), masks.src_mask.kind, masks.src_mask.shape,
+                                    masks.src_key_padding_mask.kind, masks.src_key_padding_mask.shape, o, &bwd).ok());
+        std::vector<float> out(src.size()), out2(src.size()), dsrc(src.size()), dp(layer.parameter_floats());
+        GuardedWorkspace wf(fwd.workspace_bytes), wb(bwd.workspace_bytes);
+        CHECK(allocations_during([&] { layer.run_forward(fwd, src.data(), masks, out.data(), wf.data()); }) == 0);
+        CHECK(allocations_during([&] {
+                  layer.run_backward(bwd, src.data(), masks, dy.data(), out2.data(), dsrc.data(), dp.data(), wb.data());
+              }) == 0);
+        CHECK(wf.guards_intact());
+        CHECK(wb.guards_intact());
+        CHECK(same(out, want.output));
+        CHECK(same(out2, want.output));
+        CHECK(same(dsrc, want.grad_src));
+        const auto& dw = want.grad_parameters.at("linear1.weight");
+        CHECK(std::equal(dw.begin(), dw.end(), dp.begin() + layer.find_parameter("linear1.weight")->offset));
+    }
+    // linear and layer_norm, backward (their forward's workspace is part of it).
+    const auto x = randn({70, 33}, 34), w = randn({20, 33}, 35), b = randn({20}, 36), g = randn({70, 20}, 37);
+    const Shape bs = shape_of(b);
+    xattn::LinearPlan lp;
+    REQUIRE(xattn::plan_linear_backward(shape_of(x), shape_of(w), &bs, shape_of(g), &lp).ok());
+    std::vector<float> dx(x.size()), dw(w.size()), db(b.size());
+    GuardedWorkspace wl(lp.workspace_bytes);
+    CHECK(allocations_during([&] {
+              xattn::run_linear_backward(lp, x.data(), w.data(), g.data(), dx.data(), dw.data(), db.data(), wl.data());
+          }) == 0);
+    CHECK(wl.guards_intact());
+    CHECK(same(dw, xattn::linear_backward(x, w, b, g).grad_weight));
+    xattn::LayerNormPlan np;
+    const Shape ns{33};
+    REQUIRE(xattn::plan_layer_norm_backward(shape_of(x), ns, &ns, &ns, 1e-5, shape_of(x), &np).ok());
+    const auto nw = randn({33}, 38), nb = randn({33}, 39);
+    std::vector<float> gx(x.size()), gw(33), gb(33);
+    GuardedWorkspace wn(np.workspace_bytes);
+    CHECK(allocations_during([&] {
+              xattn::run_layer_norm_backward(np, x.data(), nw.data(), x.data(), gx.data(), gw.data(), gb.data(), wn.data());
+          }) == 0);
+    CHECK(wn.guards_intact());
+}
+
 TEST_CASE("workspace: KvCache append and run_attend allocate nothing, float32 and float16") {
     for (const auto dtype : {xattn::CacheDtype::float32, xattn::CacheDtype::float16}) {
         xattn::KvCacheConfig cfg;

@@ -8,6 +8,7 @@
 #include "xattn/sdpa.hpp"
 #include "xattn/sdpa_backward.hpp"
 #include "xattn/threads.hpp"
+#include "xattn/transformer.hpp"
 
 namespace xattn {
 // This library's version, as package.json gives it (e.g. "0.1.0").
