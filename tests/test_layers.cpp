@@ -181,6 +181,18 @@ TEST_CASE("the products read W (out, in) and X's columns in place on every kerne
                     check_near(dx, ref.dx, out, "dX = dY W");
                     check_near(dw, ref.dw, rows, "dW = dYᵀ X");
                 }
+        // Wᵀ past the 4 MiB the kernel packs once per call: each task packs its own panels.
+        const std::size_t rows = 3, in = 1100, out = 1000;
+        const auto x = randn({rows, in}, 90), w = randn({out, in}, 91), b = randn({out}, 92), dy = randn({rows, out}, 93);
+        const ProductReference ref(x, w, b, dy);
+        std::vector<float> y(rows * out), dx(rows * in);
+        std::vector<unsigned char> ws =
+            xattn::kernels::allocate_workspace(xattn::detail::Products::workspace_bytes(*set, 1, rows, in, out, true));
+        const xattn::detail::Products p{set, 1, ws.data()};
+        p.forward(rows, in, out, x.data(), w.data(), b.data(), y.data());
+        p.input_grad(rows, in, out, dy.data(), w.data(), dx.data());
+        check_near(y, ref.y, in, "Y = X Wᵀ + b, Wᵀ packed per task");
+        check_near(dx, ref.dx, out, "dX = dY W, W packed per task");
     }
 }
 
