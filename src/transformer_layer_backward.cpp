@@ -23,8 +23,11 @@ void TransformerEncoderLayer::run_backward(const EncoderLayerPlan& plan, const f
     const std::size_t R = plan.rows, E = config_.d_model, F = config_.dim_feedforward;
     const double eps = config_.layer_norm_eps;
     const unsigned threads = plan.threads;
-    std::fill(grad_parameters, grad_parameters + parameter_floats(), 0.0f);
-    if (R == 0) return;  // no output, no loss: every gradient is 0
+    if (R == 0) {  // no output, no loss: every gradient is 0
+        std::fill(grad_parameters, grad_parameters + parameter_floats(), 0.0f);
+        return;
+    }
+    // Otherwise every parameter's gradient is written below, each by the step that makes it.
 
     Scratch w{};
     Carver carver(workspace);

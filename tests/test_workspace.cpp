@@ -10,6 +10,7 @@
 #include <doctest/doctest.h>
 
 #include <atomic>
+#include <cmath>
 #include <cstdlib>
 #include <cstring>
 #include <new>
@@ -279,7 +280,8 @@ TEST_CASE("workspace: TransformerEncoderLayer's runs, linear's and layer_norm's 
                                    masks.src_key_padding_mask.kind, masks.src_key_padding_mask.shape, o, &fwd).ok());
         REQUIRE(layer.plan_backward(shape_of(src), shape_of(dy), masks.src_mask.kind, masks.src_mask.shape,
                                     masks.src_key_padding_mask.kind, masks.src_key_padding_mask.shape, o, &bwd).ok());
-        std::vector<float> out(src.size()), out2(src.size()), dsrc(src.size()), dp(layer.parameter_floats());
+        std::vector<float> out(src.size()), out2(src.size()), dsrc(src.size());
+        std::vector<float> dp(layer.parameter_floats(), NAN);  // every gradient must be written
         GuardedWorkspace wf(fwd.workspace_bytes), wb(bwd.workspace_bytes);
         CHECK(allocations_during([&] { layer.run_forward(fwd, src.data(), masks, out.data(), wf.data()); }) == 0);
         CHECK(allocations_during([&] {
@@ -290,8 +292,10 @@ TEST_CASE("workspace: TransformerEncoderLayer's runs, linear's and layer_norm's 
         CHECK(same(out, want.output));
         CHECK(same(out2, want.output));
         CHECK(same(dsrc, want.grad_src));
-        const auto& dw = want.grad_parameters.at("linear1.weight");
-        CHECK(std::equal(dw.begin(), dw.end(), dp.begin() + layer.find_parameter("linear1.weight")->offset));
+        for (const xattn::ParameterEntry& p : layer.parameter_table()) {
+            const auto& dw = want.grad_parameters.at(p.name);
+            CHECK_MESSAGE(std::equal(dw.begin(), dw.end(), dp.begin() + p.offset), p.name);
+        }
     }
     // linear and layer_norm, backward (their forward's workspace is part of it).
     const auto x = randn({70, 33}, 34), w = randn({20, 33}, 35), b = randn({20}, 36), g = randn({70, 20}, 37);
