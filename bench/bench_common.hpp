@@ -93,8 +93,8 @@ inline double median(std::vector<double> x) {
 // `fn` (flops a run) and a peak loop (peak_once: one run's GFLOP/s) timed alternately after a warm-up of each: each
 // round times one call, then runs the peak loop for at least as long, so that both samples cover as much of the
 // host's time. Returns the medians of both and of each round's ratio: the share of the peak as the host was while
-// the kernel ran (these hosts' speed moved by up to 2x within a minute, and a peak taken before a shape, best of
-// 20, is a different moment and a different statistic).
+// the kernel ran (a shared host's speed moves within a minute, and a peak taken before a shape, best of 20, is a
+// different moment and a different statistic).
 struct BesidePeak {
     double gflops, peak_gflops, share;
 };
@@ -157,7 +157,7 @@ struct Problem {
         }
         const xattn::Status st = xattn::plan_sdpa({c.BH, c.L, c.E}, {c.BH, c.S, c.E}, {c.BH, c.S, c.E}, mask.kind,
                                                   mask.shape, s, &plan);
-        if (!st.ok()) std::fprintf(stderr, "bench: %s\n", st.error.c_str());
+        if (!st.ok()) std::fprintf(stderr, "bench: %s\n", st.message().c_str());
         q = random_floats(c.BH * c.L * c.E, 1);
         k = random_floats(c.BH * c.S * c.E, 2);
         v = random_floats(c.BH * c.S * c.E, 3);
@@ -201,7 +201,7 @@ inline std::vector<Variant> variants() {
 }
 
 // One backward problem (the fused kernel, workspace allocated once); FLOPs counted as 12·B·H·L·S·E
-// (three products of the forward's size), the convention the README's tables state.
+// (three products of the forward's size), the convention bench/README.md states.
 struct BackwardProblem {
     xattn::SdpaPlan plan;
     std::vector<float> q, k, v, dO, out, dq, dk, dv;
@@ -209,7 +209,7 @@ struct BackwardProblem {
     explicit BackwardProblem(const Case& c) {
         const xattn::Shape qs{c.BH, c.L, c.E}, ks{c.BH, c.S, c.E};
         const xattn::Status st = xattn::plan_sdpa_backward(qs, ks, ks, qs, xattn::MaskKind::none, {}, {}, &plan);
-        if (!st.ok()) std::fprintf(stderr, "bench: %s\n", st.error.c_str());
+        if (!st.ok()) std::fprintf(stderr, "bench: %s\n", st.message().c_str());
         q = random_floats(c.BH * c.L * c.E, 11), dO = random_floats(c.BH * c.L * c.E, 14);
         k = random_floats(c.BH * c.S * c.E, 12), v = random_floats(c.BH * c.S * c.E, 13);
         out.resize(q.size()), dq.resize(q.size()), dk.resize(k.size()), dv.resize(v.size());
@@ -217,7 +217,7 @@ struct BackwardProblem {
     }
     void run() {
         xattn::run_sdpa_backward(plan, q.data(), k.data(), v.data(), {}, dO.data(), out.data(), dq.data(), dk.data(),
-                                 dv.data(), workspace.data());
+                                 dv.data(), nullptr, workspace.data());
     }
 };
 

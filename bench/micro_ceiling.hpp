@@ -3,9 +3,8 @@
 // 16 queries over E = 64, its 8 accumulators stored after each block), with every operand already in cache and
 // nothing else around it (no softmax, no P·V, no memory traffic). The kernels' end-to-end "% of peak" is read
 // against this: what the micro-kernel loses to the peak is the instruction mix on this core, what the kernels
-// lose beyond it is theirs. On a Zen 3 core (a busy shared host) six runs read 58–81% of the mul + add peak; the
-// same block with relaxed_madd (one instruction per product instead of two), timed on its own, reached the peak,
-// and with its broadcast operand stored pre-splatted (plain loads instead of load-splats) it was no faster.
+// lose beyond it is theirs. The same block with relaxed_madd (one instruction per product instead of two) can be
+// set against the relaxed peak likewise.
 #pragma once
 
 #if defined(__wasm_simd128__)

@@ -15,6 +15,11 @@ install(DIRECTORY ${CMAKE_CURRENT_SOURCE_DIR}/src/xattn/ DESTINATION ${CMAKE_INS
   FILES_MATCHING PATTERN "*.hpp")
 install(EXPORT xattnTargets NAMESPACE xattn:: DESTINATION ${XATTN_CMAKE_DIR})
 
+# The installed library takes xt::xarray by reference as laid out by the xtensor it was built against, which a
+# minor release of xtensor 0.x may change: xattnConfig.cmake asks its users for that same minor release.
+math(EXPR XATTN_XTENSOR_NEXT_MINOR "${xtensor_VERSION_MINOR} + 1")
+set(XATTN_XTENSOR_RANGE
+  "${xtensor_VERSION_MAJOR}.${xtensor_VERSION_MINOR}...<${xtensor_VERSION_MAJOR}.${XATTN_XTENSOR_NEXT_MINOR}")
 configure_package_config_file(${CMAKE_CURRENT_SOURCE_DIR}/cmake/xattnConfig.cmake.in
   ${CMAKE_CURRENT_BINARY_DIR}/xattnConfig.cmake INSTALL_DESTINATION ${XATTN_CMAKE_DIR})
 # Before 1.0 a minor release may change the API: only the same major.minor is compatible.

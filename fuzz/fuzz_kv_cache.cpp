@@ -73,7 +73,7 @@ void truncate(FuzzedDataProvider& in, xattn::KvCache& cache, Model& model) {
     const std::size_t length = in.ConsumeIntegralInRange<std::size_t>(0, model.length() + 1);
     const xattn::Status st = cache.truncate(length);
     FUZZ_CHECK(st.ok() == (length <= model.length()), "truncate(%zu) at length %zu: %s", length, model.length(),
-               st.error.c_str());
+               st.message().c_str());
     if (!st.ok()) return;
     for (std::size_t p = 0; p < model.B * model.Hkv; ++p) {
         model.keys[p].resize(length * model.E);

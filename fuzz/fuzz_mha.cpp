@@ -67,7 +67,7 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
     // projections stay moderate; with `extreme`, specials among them.
     bool params_tame = true;
     if (in.ConsumeBool())
-        for (const auto& [name, shape] : mha.parameter_shapes()) {
+        for (const auto& [name, offset, shape] : mha.parameters()) {
             xt::xarray<float> p = random_tensor(rng, shape, extreme);
             const float fan_in = static_cast<float>(shape.back());
             for (float& x : p) x = tame(x) ? x / std::sqrt(fan_in) : x;

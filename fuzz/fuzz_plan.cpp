@@ -41,7 +41,7 @@ void fuzz_sdpa(FuzzedDataProvider& in) {
     xattn::SdpaPlan plan;
     const xattn::Status st = xattn::plan_sdpa(q, k, v, mask_kind, mask_shape, s, &plan);
     if (!st.ok()) {
-        FUZZ_CHECK(st.error.rfind("scaled_dot_product_attention: ", 0) == 0, "message without the function: %s", st.error.c_str());
+        FUZZ_CHECK(st.message().rfind("scaled_dot_product_attention: ", 0) == 0, "message without the function: %s", st.message().c_str());
         return;
     }
     // An accepted plan describes its own shapes consistently.
@@ -85,7 +85,7 @@ void fuzz_mha(FuzzedDataProvider& in) {
     c.add_zero_attn = in.ConsumeBool();
     const xattn::Status cs = xattn::MultiheadAttention::check_config(c);
     if (!cs.ok()) {
-        FUZZ_CHECK(cs.error.rfind("multi_head_attention: ", 0) == 0, "%s", cs.error.c_str());
+        FUZZ_CHECK(cs.message().rfind("multi_head_attention: ", 0) == 0, "%s", cs.message().c_str());
         return;
     }
     xattn::MultiheadAttention mha(c);
@@ -103,7 +103,7 @@ void fuzz_mha(FuzzedDataProvider& in) {
     settings.is_causal = in.ConsumeBool();
     const xattn::Status st = mha.plan_forward(q, k, v, kpm_kind, kpm, am_kind, am, settings, &plan);
     if (!st.ok()) {
-        FUZZ_CHECK(st.error.rfind("multi_head_attention: ", 0) == 0, "%s", st.error.c_str());
+        FUZZ_CHECK(st.message().rfind("multi_head_attention: ", 0) == 0, "%s", st.message().c_str());
         return;
     }
     const std::size_t nq = small_numel(q), nk = small_numel(k), nv = small_numel(v), nw = small_numel(plan.weights_shape);

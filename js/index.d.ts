@@ -186,28 +186,28 @@ export interface ResolvedMultiheadAttentionConfig {
 }
 
 /**
- * Parameters for {@link MultiheadAttention.setParameters}: PyTorch's state-dict names in camelCase, PyTorch's
+ * Parameters for {@link MultiheadAttention.setParameters}, keyed by PyTorch's state-dict names, in PyTorch's
  * layouts (row-major). Any subset may be given; the ones this configuration lacks are refused.
  */
 export interface MultiheadAttentionParameters {
-  /** `in_proj_weight` (3E, E): the query, key and value projections stacked; when kdim = vdim = embedDim. */
-  inProjWeight?: Float32Array | undefined;
-  /** `in_proj_bias` (3E), with `bias`. */
-  inProjBias?: Float32Array | undefined;
-  /** `q_proj_weight` (E, E), when kdim or vdim differs from embedDim. */
-  qProjWeight?: Float32Array | undefined;
-  /** `k_proj_weight` (E, kdim), when kdim or vdim differs from embedDim. */
-  kProjWeight?: Float32Array | undefined;
-  /** `v_proj_weight` (E, vdim), when kdim or vdim differs from embedDim. */
-  vProjWeight?: Float32Array | undefined;
-  /** `out_proj.weight` (E, E). */
-  outProjWeight?: Float32Array | undefined;
-  /** `out_proj.bias` (E), with `bias`. */
-  outProjBias?: Float32Array | undefined;
-  /** `bias_k` (1, 1, E), with `addBiasKv`. */
-  biasK?: Float32Array | undefined;
-  /** `bias_v` (1, 1, E), with `addBiasKv`. */
-  biasV?: Float32Array | undefined;
+  /** (3E, E): the query, key and value projections stacked; when kdim = vdim = embedDim. */
+  in_proj_weight?: Float32Array | undefined;
+  /** (3E), with `bias`. */
+  in_proj_bias?: Float32Array | undefined;
+  /** (E, E), when kdim or vdim differs from embedDim. */
+  q_proj_weight?: Float32Array | undefined;
+  /** (E, kdim), when kdim or vdim differs from embedDim. */
+  k_proj_weight?: Float32Array | undefined;
+  /** (E, vdim), when kdim or vdim differs from embedDim. */
+  v_proj_weight?: Float32Array | undefined;
+  /** (E, E). */
+  'out_proj.weight'?: Float32Array | undefined;
+  /** (E), with `bias`. */
+  'out_proj.bias'?: Float32Array | undefined;
+  /** (1, 1, E), with `addBiasKv`. */
+  bias_k?: Float32Array | undefined;
+  /** (1, 1, E), with `addBiasKv`. */
+  bias_v?: Float32Array | undefined;
 }
 
 /** The state-dict names of MultiheadAttention's parameters, as PyTorch spells them. */
@@ -220,8 +220,11 @@ export type MultiheadAttentionParameterName = 'in_proj_weight' | 'in_proj_bias' 
  * holds the bits of float16 or bfloat16 values and needs `dtype`.
  */
 export interface StateDictTensor {
+  /** The values, row-major: float32, float64, or the 16-bit patterns of float16 or bfloat16 values. */
   data: Float32Array | Float64Array | Uint16Array;
+  /** The parameter's shape, checked when given. */
   shape?: readonly number[] | undefined;
+  /** The values' format; needed for a Uint16Array, else it must agree with the array's type. */
   dtype?: 'float32' | 'float64' | 'float16' | 'bfloat16' | undefined;
 }
 
@@ -287,7 +290,7 @@ export interface MultiheadAttentionGradients {
   gradKey: OutputTensor;
   /** ∂/∂value, shaped like the value. */
   gradValue: OutputTensor;
-  /** Every parameter's gradient, in the camelCase names of setParameters. */
+  /** Every parameter's gradient under its PyTorch name, laid out as setParameters takes it. */
   gradParameters: MultiheadAttentionParameterGradients;
 }
 
@@ -371,11 +374,17 @@ export interface KvCacheConfig {
 
 /** The configuration of a {@link KvCache}, every default filled in. */
 export interface ResolvedKvCacheConfig {
+  /** B. */
   batch: number;
+  /** Hkv: key/value heads. */
   kvHeads: number;
+  /** E: the query/key dim. */
   headDim: number;
+  /** Ev: the value dim. */
   valueDim: number;
+  /** Positions it can hold. */
   capacity: number;
+  /** How keys and values are stored. */
   dtype: 'float32' | 'float16';
 }
 
@@ -455,8 +464,18 @@ export interface Xattn {
   readonly kernels: string;
   /** The package version, compiled into the module. */
   readonly version: string;
-  /** Current size of the instance's WebAssembly linear memory, in bytes. */
+  /** Current size of the instance's WebAssembly linear memory, in bytes (it grows, and never shrinks). */
   memoryBytes(): number;
+  /**
+   * Releases the instance: stops its threads and lets its WebAssembly memory go. Every later call, and every
+   * call of a module or cache made from it, throws. Idempotent. An instance dropped without it is released by
+   * garbage collection once neither it nor any module or cache made from it is reachable.
+   */
+  dispose(): void;
+  /** The same as dispose(), for `using xa = await createXattn()`. */
+  [Symbol.dispose](): void;
+  /** Whether {@link Xattn.dispose} was called. */
+  readonly disposed: boolean;
   /**
    * `torch.nn.functional.scaled_dot_product_attention`: query (…, L, E), key (…, S, E), value (…, S, Ev) →
    * output (…, L, Ev), and with `needWeights: true` the weights (…, L, S). Leading dims must be equal (no
@@ -536,16 +555,55 @@ export interface XattnOptions {
    * thread spinning.
    */
   spinMicroseconds?: number | undefined;
+  /**
+   * Where the files that a build fetches at run time are, when they are not beside the package's entry: a
+   * bundler that does not rewrite `new URL('…', import.meta.url)` (esbuild), files on a CDN or another origin, a
+   * folder of your choosing. (A package loaded from a CDN as it is finds them beside itself.) The files it
+   * covers, by their names in the package's `dist/` (`<build>`: `simd`, `relaxed-simd`, `scalar`, `simd-threads`,
+   * `relaxed-simd-threads`):
+   * - every build: its WebAssembly module, `xattn-<build>.wasm`;
+   * - the threaded builds in browsers: their glue `xattn-<build>.mjs`, which each pthread worker imports again;
+   * - the threaded builds in Node: the pthread worker script `xattn-<build>-node.worker.cjs` and the glue
+   *   `xattn-<build>-node.cjs` that it reads (both files: a path or a `file:` URL).
+   *
+   * Not covered: the package's JavaScript, which your bundle or import map carries: the glue modules the entries
+   * import themselves (`xattn-<build>.mjs` on the main thread, `xattn-<build>-worker-source.mjs`,
+   * `xattn-<build>-node.cjs` as Node's main thread requires it) and the Worker script of `createXattnWorker`
+   * ('xattn/worker'). Serve the files of this same version: the pthread workers run the glue they fetch beside
+   * the one your bundle holds.
+   *
+   * Either a base, the folder holding the files under their own names (a final `/` is added when missing): a
+   * `URL`, or a string that in browsers is a URL, a relative one resolved against the document's base URL (in a
+   * Worker, its own URL), and in Node also a directory path (from the working directory); Node reads `file:` URLs
+   * from disk and fetches others. Or a function `(fileName) => string | URL` returning each file's location
+   * (strings read as a base's); through `createXattnWorker` it is called on the calling thread when the worker
+   * starts, once for every file any build may load, since a function cannot be sent to a worker.
+   *
+   * Files on another origin need `Access-Control-Allow-Origin` on their responses, which is all a cross-origin
+   * isolated page needs of them too (they are CORS requests: no `Cross-Origin-Resource-Policy`). A file that
+   * cannot be had rejects with its URL and what went wrong (`HTTP 404`, a missing CORS header), and says to set
+   * or check `wasmPaths`.
+   * @example { wasmPaths: 'https://cdn.example/xattn@0.1.0/dist/' }
+   * @example { wasmPaths: (fileName) => new URL(`/assets/${fileName}`, location.origin) }
+   */
+  wasmPaths?: WasmPaths | undefined;
 }
+
+/**
+ * Where the package's run-time files are (see {@link XattnOptions.wasmPaths}): the folder holding them under their
+ * own names, or a function giving each file's location.
+ */
+export type WasmPaths = string | URL | ((fileName: string) => string | URL);
 
 /**
  * Loads and starts a WebAssembly build: SIMD when the engine has it (its relaxed-SIMD variant where the engine
  * has that too), unless `{ simd }` or `{ relaxedSimd }` forces one, on as many threads as `{ threads }` asks
  * or the environment offers. Each call makes an independent instance. Rejects (never hangs) when the build
  * cannot be compiled or started.
- * @throws (rejects) TypeError for unknown options or wrong types; RangeError for `threads` outside 1…4 or
+ * @throws (rejects) TypeError for unknown options or wrong types (a `wasmPaths` that is not a base or a
+ *   function, or whose function returns something else); RangeError for `threads` outside 1…4 or
  *   `spinMicroseconds` outside 0…1,000,000; Error when a forced build cannot run here (no SIMD, no relaxed SIMD,
- *   or no shared memory for threads).
+ *   or no shared memory for threads), or when a file cannot be fetched or read (the message names its URL).
  */
 export function createXattn(options?: XattnOptions): Promise<Xattn>;
 export default createXattn;

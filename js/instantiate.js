@@ -3,12 +3,13 @@
 // build's glue, and what threads their environment offers.
 import { makeXattn } from './api.js';
 import { relaxedSimdSupported, simdSupported } from './detect.js';
+import { hint, locator } from './wasm-paths.js';
 
 // The threaded build's most: the calling thread and up to 3 pool workers, started while it loads
 // (scripts/build-wasm.sh).
 export const MAX_THREADS = 4;
 
-const OPTIONS = ['simd', 'threads', 'relaxedSimd', 'spinMicroseconds'];
+const OPTIONS = ['simd', 'threads', 'relaxedSimd', 'spinMicroseconds', 'wasmPaths'];
 
 // How long the threaded build's helpers poll for the next call before they sleep (src/xattn/threads.hpp).
 export const DEFAULT_SPIN_MICROSECONDS = 200;
@@ -94,8 +95,9 @@ export async function instantiate(factory, wasmModule, build, moduleOptions = {}
   const failed = new Promise((_, reject) => { fail = reject; });
   const started = factory({
     ...moduleOptions,
-    // The threaded build's pool: one worker per thread beside the caller (scripts/build-wasm.sh).
-    xattnPoolSize: Math.max(0, threads - 1),
+    // The threaded build's pool: one worker per thread beside the caller (scripts/build-wasm.sh); at least one, as
+    // Emscripten 3.1.6's threaded glue waits for ever for an empty pool to load.
+    xattnPoolSize: Math.max(1, threads - 1),
     // Hand Emscripten the already compiled module: its own loader would fetch a file path in Node.
     instantiateWasm(imports, receive) {
       WebAssembly.instantiate(wasmModule, imports).then((instance) => receive(instance, wasmModule)).catch(fail);
@@ -121,29 +123,37 @@ export async function instantiate(factory, wasmModule, build, moduleOptions = {}
 }
 
 // The createXattn of an entry:
-//   compileWasm(build)  → Promise<WebAssembly.Module> for a build of BUILD_NAMES
-//   loadGlue(build)     → Promise<{ factory, moduleOptions? }>: the Emscripten factory (imports stay literal
-//                         for bundlers) and what else the factory needs
+//   files(build, locate) → { wasm: URL, … }: where the build's files are, by locate(fileName) → URL when
+//                         options.wasmPaths is given (js/wasm-paths.js), else beside the entry; synchronous,
+//                         so that a bad location is a TypeError of its own
+//   compileWasm(url)    → Promise<WebAssembly.Module>; rejects with what went wrong and where
+//   loadGlue(build, where) → Promise<{ factory, moduleOptions? }>: the Emscripten factory (imports stay literal
+//                         for bundlers) and what else the factory needs; `where` is what files() returned, with
+//                         `located`: whether options.wasmPaths gave it
+//   resolve(string)     → URL: a string of options.wasmPaths as a URL (js/wasm-paths.js)
 //   env                 as chooseBuild's
-// Compiled modules are kept per build, so later instances skip compiling; a failed compile is forgotten
+// Compiled modules are kept per .wasm URL, so later instances skip compiling; a failed compile is forgotten
 // so that a later call can try again.
-export function entry({ compileWasm, loadGlue, env }) {
-  const compiled = new Map();  // build -> Promise<WebAssembly.Module>
-  function wasmModule(build) {
-    if (!compiled.has(build)) {
-      const promise = compileWasm(build);
-      promise.catch(() => compiled.delete(build));
-      compiled.set(build, promise);
+export function entry({ files, compileWasm, loadGlue, resolve, env }) {
+  const compiled = new Map();  // .wasm URL -> Promise<WebAssembly.Module>
+  function wasmModule(url) {
+    if (!compiled.has(url.href)) {
+      const promise = compileWasm(url);
+      promise.catch(() => compiled.delete(url.href));
+      compiled.set(url.href, promise);
     }
-    return compiled.get(build);
+    return compiled.get(url.href);
   }
   return async function createXattn(options) {
     const chosen = chooseBuild(options, env);
     const { build } = chosen;
+    const locate = locator('createXattn', options?.wasmPaths, resolve);
+    const where = { ...files(build, locate), located: locate !== undefined };
     const [glue, module] = await Promise.all([
-      loadGlue(build),
-      wasmModule(build).catch((e) => {
-        throw new Error(`createXattn: could not compile the ${BUILD_NAMES[build]} WebAssembly build: ${e?.message ?? e}`, { cause: e });
+      loadGlue(build, where),
+      wasmModule(where.wasm).catch((e) => {
+        throw new Error(`createXattn: could not load the ${BUILD_NAMES[build]} WebAssembly build: ${e?.message ?? e}; ${hint(locate)}`,
+          { cause: e });
       }),
     ]);
     return instantiate(glue.factory, module, chosen, glue.moduleOptions);

@@ -2,7 +2,10 @@
 // appended a few positions at a time and attended without being copied in again (src/xattn/kv_cache.hpp).
 // Like MultiheadAttention modules, caches are freed by dispose(), `using` (Symbol.dispose), or garbage
 // collection of a cache never disposed.
-import { checkBoolean, checkInteger, checkMask, checkNumber, checkOptions, checkOut, checkTensor } from './validate.js';
+import { LIFE } from './life.js';
+import {
+  checkBoolean, checkInteger, checkMask, checkNumber, checkOptions, checkOut, checkOutLength, checkTensor,
+} from './validate.js';
 
 const CREATE = 'createKvCache';
 const CONFIG = ['batch', 'kvHeads', 'headDim', 'valueDim', 'capacity', 'dtype'];
@@ -40,11 +43,11 @@ function append(state, key, value) {
   ensureLive(state, 'append');
   const k = checkTensor(FN, 'key', key);
   const v = checkTensor(FN, 'value', value);
-  const { boundary, handle } = state;
-  boundary.withBuffers(FN, [k.data, v.data], ([kp, vp]) => {
-    const error = boundary.callWithRecord('kvAppend', { key: k.shape, value: v.shape }, handle, kp, vp);
-    if (error) throw new RangeError(jsName(error, FN));
-  });
+  const { boundary } = state;
+  const reply = boundary.prepare('kvAppend', { module: state.handle, key: k.shape, value: v.shape }, FN);
+  boundary.copyIn(reply.key, k.data);
+  boundary.copyIn(reply.value, v.data);
+  boundary.execute(FN);
 }
 
 function attend(state, query, options) {
@@ -56,50 +59,38 @@ function attend(state, query, options) {
   const mask = checkMask(FN, 'attnMask', o.attnMask);
   const needWeights = checkBoolean(FN, 'needWeights', o.needWeights, false);
   const out = checkOut(FN, o.out);
-  const layout = boundary.plan('kvAttendPlan', {
-    cache: state.handle, query: q.shape, attnMask: mask ? mask.shape : null,
+  const reply = boundary.prepare('kvAttend', {
+    module: state.handle, query: q.shape, attnMask: mask ? mask.shape : null,
     maskKind: mask ? mask.kind : 0, isCausal: checkBoolean(FN, 'isCausal', o.isCausal, false),
     hasScale: o.scale !== undefined, scale: o.scale === undefined ? 0 : checkNumber(FN, 'scale', o.scale), needWeights,
-  });
-  if (layout.error) layout.error = jsName(layout.error, FN);
-  const inputs = { query: q.data };
-  if (mask) inputs.attnMask = mask.data;
-  return boundary.invokeForward(FN, layout, inputs, needWeights, out);
+  }, FN);
+  checkOutLength(FN, out, reply.outputShape);
+  boundary.copyIn(reply.query, q.data);
+  if (mask) boundary.copyIn(reply.attnMask, mask.data);
+  boundary.execute(FN);
+  const result = { output: { data: boundary.copyOut(reply.output, boundary.count(reply.outputShape), out), shape: reply.outputShape } };
+  if (needWeights) result.weights = { data: boundary.copyOut(reply.weights, boundary.count(reply.weightsShape)), shape: reply.weightsShape };
+  return result;
 }
 
-// The core says "kv_cache: append: …" or "kv_cache: attend: …": the JS method's name instead.
-function jsName(message, fn) {
-  return message.replace(/^kv_cache: (append|attend|truncate): /, `${fn}: `).replace(/^kv_cache: /, `${fn}: `)
-    .replaceAll('attn_mask', 'attnMask').replaceAll('is_causal', 'isCausal');
+// keys() / values(): copies of what is held, widened to float32 (one crossing: the module gathers them).
+function held(state, values) {
+  const FN = `KvCache.${values ? 'values' : 'keys'}`;
+  ensureLive(state, values ? 'values' : 'keys');
+  const { boundary } = state;
+  const reply = boundary.prepare('kvRead', { module: state.handle, values }, FN);
+  return { data: boundary.copyOut(reply.output, boundary.count(reply.outputShape)), shape: reply.outputShape };
 }
 
-// keys() / values(): copies of what is held, widened to float32.
-function held(state, which) {
-  const FN = `KvCache.${which === 0 ? 'keys' : 'values'}`;
-  ensureLive(state, which === 0 ? 'keys' : 'values');
-  const { boundary, handle, config } = state;
-  const length = boundary.mod.kvLength(handle);
-  const shape = [config.batch, config.kvHeads, length, which === 0 ? config.headDim : config.valueDim];
-  const count = boundary.count(shape);
-  const data = boundary.withBuffers(FN, [count], ([at]) => {
-    boundary.mod.kvCopy(handle, which, at);
-    return boundary.copyOut(at, count);
-  });
-  return { data, shape };
-}
-
-export function kvFunctions(boundary) {
-  const { mod, guarded } = boundary;
-  const registry = new FinalizationRegistry((handle) => {
-    if (!boundary.broken) mod.kvDestroy(handle);
-  });
+export function kvFunctions(boundary, life) {
+  const { guarded } = boundary;
+  const registry = new FinalizationRegistry((handle) => boundary.destroy(handle));
 
   function createKvCache(config) {
     return guarded(() => {
       const c = checkConfig(config);
-      const created = mod.kvCreate({ ...c, float16: c.dtype === 'float16' });
-      if (created.error) throw new RangeError(created.error.replace(/^kv_cache: /, `${CREATE}: `).replace('head_dim and value_dim', 'headDim and valueDim').replace('batch, kv_heads, head_dim and capacity', 'batch, kvHeads, headDim and capacity'));
-      return makeCache(cacheState(boundary, created.handle, c));
+      const reply = boundary.prepare('kvCreate', { ...c, float16: c.dtype === 'float16' }, CREATE);
+      return makeCache(cacheState(boundary, reply.handle, c));
     });
   }
 
@@ -108,13 +99,13 @@ export function kvFunctions(boundary) {
       if (state.disposed) return;
       state.disposed = true;
       registry.unregister(cache);
-      if (!boundary.broken) mod.kvDestroy(state.handle);
+      boundary.destroy(state.handle);
     }
     const cache = {
       /** Positions held. */
       get length() {
         ensureLive(state, 'length');
-        return mod.kvLength(state.handle);
+        return boundary.module.cacheLength(state.handle);
       },
       /** Positions it can hold. */
       get capacity() { return state.config.capacity; },
@@ -123,15 +114,17 @@ export function kvFunctions(boundary) {
       append: (key, value) => guarded(() => append(state, key, value)),
       attend: (query, options) => guarded(() => attend(state, query, options)),
       truncate: (length) => guarded(() => {
+        const FN = 'KvCache.truncate';
         ensureLive(state, 'truncate');
-        checkInteger('KvCache.truncate', 'length', length, 0, DIM_LIMIT);
-        const error = mod.kvTruncate(state.handle, length);
-        if (error) throw new RangeError(jsName(error, 'KvCache.truncate'));
+        checkInteger(FN, 'length', length, 0, DIM_LIMIT);
+        boundary.prepare('kvTruncate', { module: state.handle, length }, FN);
       }),
-      keys: () => guarded(() => held(state, 0)),
-      values: () => guarded(() => held(state, 1)),
+      keys: () => guarded(() => held(state, false)),
+      values: () => guarded(() => held(state, true)),
       dispose,
       [DISPOSE]: dispose,
+      // The instance lives as long as any of its caches.
+      [LIFE]: life,
     };
     registry.register(cache, state.handle, cache);
     return cache;

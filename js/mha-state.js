@@ -1,41 +1,24 @@
-// A MultiheadAttention's parameters as a PyTorch state dict: parameters() reads copies out of wasm memory;
-// loadStateDict(source, { prefix }) sets them all, in one call, from a .safetensors file or an object of
-// tensors (js/state-dict.js), refusing the whole load when any entry is missing, unexpected or mis-shaped.
-import { jsMessage } from './boundary.js';
+// A MultiheadAttention's parameters as a PyTorch state dict: parameters() reads copies of them out of wasm
+// memory; loadStateDict(source, { prefix }) sets them all, in one call, from a .safetensors file or an object of
+// tensors (js/state-dict.js), refusing the whole load when any entry is missing, unexpected or mis-shaped. Both
+// follow the module's parameter table (js/mha.js), in the order of PyTorch's state_dict.
 import { matchParameters, stateDictEntries } from './state-dict.js';
 import { checkOptions, typeName } from './validate.js';
 
-// The order of torch.nn.MultiheadAttention's state_dict: its own parameters, then out_proj's.
-const TORCH_ORDER = ['in_proj_weight', 'q_proj_weight', 'k_proj_weight', 'v_proj_weight', 'in_proj_bias', 'bias_k',
-  'bias_v', 'out_proj.weight', 'out_proj.bias'];
-
-// The methods of one module. `shapes` maps the module's camelCase parameter names to their shapes;
-// `usable(method)` throws when the module was disposed; `setParameters` is the module's own.
-export function stateDictMethods({ boundary, handle, shapes, usable, setParameters }) {
-  const torchShapes = new Map(TORCH_ORDER.filter((name) => shapes.has(jsMessage(name)))
-    .map((name) => [name, shapes.get(jsMessage(name))]));
-  if (torchShapes.size !== shapes.size) {
-    throw new Error(`xattn: a parameter of this module has no known PyTorch name (it has ${[...shapes.keys()].join(', ')})`);
-  }
+// `state`: the module's (js/mha.js); `usable(method)` throws when the module was disposed; `setParameters` is
+// the module's own.
+export function stateDictMethods(state, { usable, setParameters }) {
+  const { boundary, table } = state;
+  const shapes = new Map([...table].map(([name, { shape }]) => [name, shape]));
 
   function parameters() {
     return boundary.guarded(() => {
-      const FN = 'MultiheadAttention.parameters';
       usable('parameters');
-      if (typeof boundary.mod.mhaGetParameter !== 'function') {
-        throw new Error(`${FN}: this build of the WebAssembly module cannot read parameters (no mhaGetParameter binding); rebuild it with npm run build:wasm`);
+      const out = {};
+      for (const [name, { offset, shape }] of table) {
+        out[name] = { data: boundary.copyOut(state.data + 4 * offset, boundary.count(shape)), shape: [...shape] };
       }
-      const names = [...torchShapes.keys()];
-      const counts = names.map((name) => boundary.count(torchShapes.get(name)));
-      return boundary.withBuffers(FN, counts, (pointers) => {
-        const out = {};
-        names.forEach((name, i) => {
-          const error = boundary.mod.mhaGetParameter(handle, name, pointers[i], counts[i]);
-          if (error) throw new RangeError(jsMessage(error, FN));
-          out[name] = { data: boundary.copyOut(pointers[i], counts[i]), shape: [...torchShapes.get(name)] };
-        });
-        return out;
-      });
+      return out;
     });
   }
 
@@ -50,8 +33,8 @@ export function stateDictMethods({ boundary, handle, shapes, usable, setParamete
       if (o.prefix !== undefined && typeof o.prefix !== 'string') {
         throw new TypeError(`${FN}: prefix must be a string, got ${typeName(o.prefix)}`);
       }
-      const values = matchParameters(FN, stateDictEntries(FN, source), torchShapes, o.prefix ?? '');
-      setParameters(Object.fromEntries([...values].map(([name, data]) => [jsMessage(name), data])));
+      const values = matchParameters(FN, stateDictEntries(FN, source), shapes, o.prefix ?? '');
+      setParameters(Object.fromEntries(values));
     });
   }
 

@@ -1,19 +1,19 @@
-// createMultiheadAttention over the boundary (js/boundary.js). A module's parameters live in wasm
-// memory under an integer handle; dispose() frees them, and so does garbage collection of a module
-// that was never disposed (FinalizationRegistry). Modules support `using` (Symbol.dispose).
-import { cppName, jsMessage } from './boundary.js';
+// createMultiheadAttention over the boundary (js/boundary.js). A module's parameters live in wasm memory under
+// an integer handle, named and laid out by its parameter table (PyTorch's names), which parameters(),
+// setParameters, loadStateDict and the backward's gradParameters all read; dispose() frees them, and so does
+// garbage collection of a module that was never disposed (FinalizationRegistry). Modules support `using`
+// (Symbol.dispose).
+import { LIFE } from './life.js';
 import { stateDictMethods } from './mha-state.js';
 import {
-  checkBoolean, checkInteger, checkMask, checkNumber, checkOptions, checkOut, checkTensor, shapeString, typeName,
-  typedArrayLength, typedArrayName,
+  checkBoolean, checkInteger, checkMask, checkNumber, checkOptions, checkOut, checkOutLength, checkTensor, shapeString,
+  typeName, typedArrayLength, typedArrayName,
 } from './validate.js';
 
 const CREATE_MHA = 'createMultiheadAttention';
 const CONFIG = ['embedDim', 'numHeads', 'kdim', 'vdim', 'bias', 'batchFirst', 'addBiasKv', 'addZeroAttn', 'dropout', 'initSeed'];
 const FORWARD_OPTIONS = ['keyPaddingMask', 'attnMask', 'needWeights', 'averageAttnWeights', 'isCausal', 'training', 'seed', 'out'];
 const BACKWARD_OPTIONS = ['keyPaddingMask', 'attnMask', 'isCausal', 'training', 'seed'];
-const PARAMETERS = ['inProjWeight', 'inProjBias', 'qProjWeight', 'kProjWeight', 'vProjWeight', 'outProjWeight',
-  'outProjBias', 'biasK', 'biasV'];
 // Largest embedDim, kdim, vdim and numHeads: well past anything 2 GiB of parameters can hold.
 const DIM_LIMIT = 1 << 24;
 // Symbol.dispose where the engine has it (Node 20 does); the well-known fallback name elsewhere.
@@ -40,24 +40,10 @@ function checkConfig(config) {
   };
 }
 
-// One module's state: the boundary, its handle in the wasm table, its parameters' shapes.
-function moduleState(boundary, handle, config) {
-  return {
-    boundary,
-    handle,
-    config,
-    disposed: false,
-    // PyTorch's names and shapes of this configuration's parameters, in camelCase.
-    shapes: new Map(boundary.mod.mhaParameterShapes(handle).split(',').map((entry) => {
-      const [name, dims] = entry.split(':');
-      return [jsMessage(name), dims.split('x').map(Number)];
-    })),
-    // Where each parameter's gradient starts among those the backward returns.
-    offsets: new Map(boundary.mod.mhaParameterOffsets(handle).split(',').map((entry) => {
-      const [name, at] = entry.split(':');
-      return [jsMessage(name), Number(at)];
-    })),
-  };
+// One module's state: the boundary, its handle, its parameter table (Map<PyTorch name, { offset, shape }>, the
+// module's own: offsets into its parameters at `data`, and into the gradients its backward writes).
+function moduleState(boundary, reply, config) {
+  return { boundary, handle: reply.handle, data: reply.data, table: boundary.parameterTable(), config, disposed: false };
 }
 
 function ensureLive(state, method) {
@@ -65,35 +51,37 @@ function ensureLive(state, method) {
   if (state.disposed) throw new Error(`MultiheadAttention.${method}: this module was disposed`);
 }
 
+// The parameters of an object keyed by PyTorch's names, each a Float32Array of its size, checked before any is
+// set (a refusal changes nothing), then written into the module's parameters in place.
 function setParameters(state, parameters) {
   const FN = 'MultiheadAttention.setParameters';
-  const { boundary, handle, shapes } = state;
+  const { boundary, table } = state;
   ensureLive(state, 'setParameters');
   if (parameters === undefined) throw new TypeError(`${FN}: parameters object is required`);
-  const given = checkOptions(FN, 'parameters', parameters, PARAMETERS);
-  // Every given parameter is read once and checked before any is set, so a refusal changes nothing.
+  const given = checkOptions(FN, 'parameters', parameters, [...table.keys()], unknownParameter(table));
   const entries = [];
-  for (const name of PARAMETERS) {
+  for (const [name, { offset, shape }] of table) {
     const data = given[name];
     if (data === undefined) continue;
     if (typedArrayName(data) !== 'Float32Array') throw new TypeError(`${FN}: ${name} must be a Float32Array, got ${typeName(data)}`);
-    const shape = shapes.get(name);
-    if (!shape) throw new TypeError(`${FN}: this configuration has no ${name} (it has ${[...shapes.keys()].join(', ')})`);
     if (typedArrayLength(data) !== boundary.count(shape)) {
       throw new RangeError(`${FN}: ${name} needs ${boundary.count(shape)} values for shape ${shapeString(shape)}, got ${typedArrayLength(data)}`);
     }
-    entries.push([name, data]);
+    entries.push([offset, data]);
   }
-  boundary.withBuffers(FN, entries.map(([, data]) => data), (pointers) => {
-    entries.forEach(([name], i) => {
-      const error = boundary.mod.mhaSetParameter(handle, cppName(name), pointers[i], boundary.count(shapes.get(name)));
-      if (error) throw new RangeError(jsMessage(error, FN));
-    });
-  });
+  for (const [offset, data] of entries) boundary.copyIn(state.data + 4 * offset, data);
 }
 
-// The checked inputs and options of a forward or backward call, as the bindings' MhaCall and the
-// arrays to copy in.
+// The message for a key this module has no parameter of: its names are PyTorch's.
+function unknownParameter(table) {
+  return (key) => {
+    const snake = key.replace(/[A-Z]/g, (c) => `_${c.toLowerCase()}`).replace('out_proj_', 'out_proj.');
+    const hint = table.has(snake) ? ` (parameters are named as PyTorch names them: did you mean '${snake}'?)` : '';
+    return `no parameter '${key}' in this configuration${hint} (it has ${[...table.keys()].join(', ')})`;
+  };
+}
+
+// The checked inputs and options of a forward or backward call: the request, and the arrays to copy in.
 function mhaCall(FN, state, allowed, query, key, value, gradOutput, options) {
   const o = checkOptions(FN, 'options', options, allowed);
   const q = checkTensor(FN, 'query', query);
@@ -102,10 +90,10 @@ function mhaCall(FN, state, allowed, query, key, value, gradOutput, options) {
   const dO = gradOutput === undefined ? null : checkTensor(FN, 'gradOutput', gradOutput);
   const kpm = checkMask(FN, 'keyPaddingMask', o.keyPaddingMask);
   const am = checkMask(FN, 'attnMask', o.attnMask);
-  const inputs = { query: q.data, key: k.data, value: v.data };
-  if (kpm) inputs.keyPaddingMask = kpm.data;
-  if (am) inputs.attnMask = am.data;
-  if (dO) inputs.gradOutput = dO.data;
+  const inputs = [['query', q.data], ['key', k.data], ['value', v.data]];
+  if (kpm) inputs.push(['keyPaddingMask', kpm.data]);
+  if (am) inputs.push(['attnMask', am.data]);
+  if (dO) inputs.push(['gradOutput', dO.data]);
   return {
     inputs,
     out: checkOut(FN, o.out),  // the forward's only: the backward's options do not allow it
@@ -129,7 +117,13 @@ function forward(state, query, key, value, options) {
   const { boundary } = state;
   ensureLive(state, 'forward');
   const { inputs, out, call } = mhaCall(FN, state, FORWARD_OPTIONS, query, key, value, undefined, options);
-  return boundary.invokeForward(FN, boundary.plan('mhaPlan', call), inputs, call.needWeights, out);
+  const reply = boundary.prepare('mhaForward', call, FN);
+  checkOutLength(FN, out, reply.outputShape);
+  for (const [field, data] of inputs) boundary.copyIn(reply[field], data);
+  boundary.execute(FN);
+  const result = { output: { data: boundary.copyOut(reply.output, boundary.count(reply.outputShape), out), shape: reply.outputShape } };
+  if (call.needWeights) result.weights = { data: boundary.copyOut(reply.weights, boundary.count(reply.weightsShape)), shape: reply.weightsShape };
+  return result;
 }
 
 function backward(state, query, key, value, gradOutput, options) {
@@ -138,66 +132,59 @@ function backward(state, query, key, value, gradOutput, options) {
   ensureLive(state, 'backward');
   if (gradOutput === undefined) throw new TypeError(`${FN}: gradOutput is required (shaped like the output, i.e. like query)`);
   const { inputs, shapes, call } = mhaCall(FN, state, BACKWARD_OPTIONS, query, key, value, gradOutput, options);
-  const layout = boundary.plan('mhaBackwardPlan', call);
-  const parameterFloats = [...state.shapes.values()].reduce((n, shape) => n + boundary.count(shape), 0);
-  const r = boundary.invoke(FN, layout, inputs, {
-    output: boundary.count(shapes.query), gradQuery: boundary.count(shapes.query), gradKey: boundary.count(shapes.key),
-    gradValue: boundary.count(shapes.value), gradParameters: parameterFloats,
-  });
-  // Each parameter's gradient, named and laid out as setParameters takes it.
+  const reply = boundary.prepare('mhaBackward', call, FN);
+  for (const [field, data] of inputs) boundary.copyIn(reply[field], data);
+  boundary.execute(FN);
+  const tensor = (field, shape) => ({ data: boundary.copyOut(reply[field], boundary.count(shape)), shape: [...shape] });
+  // Each parameter's gradient under its PyTorch name, laid out as setParameters takes it.
   const gradParameters = {};
-  for (const [name, shape] of state.shapes) {
-    const at = state.offsets.get(name);
-    gradParameters[name] = r.gradParameters.slice(at, at + boundary.count(shape));
+  for (const [name, { offset, shape }] of state.table) {
+    gradParameters[name] = boundary.copyOut(reply.gradParameters + 4 * offset, boundary.count(shape));
   }
   return {
-    output: { data: r.output, shape: [...shapes.query] },
-    gradQuery: { data: r.gradQuery, shape: [...shapes.query] },
-    gradKey: { data: r.gradKey, shape: [...shapes.key] },
-    gradValue: { data: r.gradValue, shape: [...shapes.value] },
+    output: tensor('output', shapes.query),
+    gradQuery: tensor('gradQuery', shapes.query),
+    gradKey: tensor('gradKey', shapes.key),
+    gradValue: tensor('gradValue', shapes.value),
     gradParameters,
   };
 }
 
-export function mhaFunctions(boundary) {
-  const { mod, guarded } = boundary;
-  // Frees the parameters of modules dropped without dispose(); never after the module failed.
-  const registry = new FinalizationRegistry((handle) => {
-    if (!boundary.broken) mod.mhaDestroy(handle);
-  });
+export function mhaFunctions(boundary, life) {
+  const { guarded } = boundary;
+  // Frees the parameters of modules dropped without dispose().
+  const registry = new FinalizationRegistry((handle) => boundary.destroy(handle));
 
   function createMultiheadAttention(config) {
     return guarded(() => {
       const c = checkConfig(config);
-      const created = mod.mhaCreate({
+      const reply = boundary.prepare('mhaCreate', {
         ...c, kdim: c.kdim === c.embedDim ? 0 : c.kdim, vdim: c.vdim === c.embedDim ? 0 : c.vdim,
-      });
-      if (created.error) throw new RangeError(jsMessage(created.error, CREATE_MHA));
-      return makeModule(moduleState(boundary, created.handle, c));
+      }, CREATE_MHA);
+      return makeModule(moduleState(boundary, reply, c));
     });
   }
 
   function makeModule(state) {
-    // Idempotent; after a module failure the memory is gone with the instance, so nothing is freed.
+    // Idempotent; after a module failure, or once the instance is disposed, the memory is gone with it.
     function dispose() {
       if (state.disposed) return;
       state.disposed = true;
       registry.unregister(module);
-      if (!boundary.broken) mod.mhaDestroy(state.handle);
+      boundary.destroy(state.handle);
     }
     const module = {
       setParameters: (parameters) => guarded(() => setParameters(state, parameters)),
       forward: (query, key, value, options) => guarded(() => forward(state, query, key, value, options)),
       backward: (query, key, value, gradOutput, options) =>
         guarded(() => backward(state, query, key, value, gradOutput, options)),
-      ...stateDictMethods({
-        boundary, handle: state.handle, shapes: state.shapes, usable: (method) => ensureLive(state, method),
-        setParameters: (parameters) => setParameters(state, parameters),
-      }),
+      ...stateDictMethods(state, { usable: (method) => ensureLive(state, method), setParameters: (p) => setParameters(state, p) }),
       dispose,
       [DISPOSE]: dispose,
       /** The configuration, with every default filled in. */
       get config() { return { ...state.config }; },
+      // The instance lives as long as any of its modules.
+      [LIFE]: life,
     };
     registry.register(module, state.handle, module);
     return module;

@@ -1,5 +1,7 @@
-// scaledDotProductAttention and its gradient over the boundary (js/boundary.js).
-import { checkBoolean, checkInteger, checkMask, checkNumber, checkOptions, checkOut, checkTensor } from './validate.js';
+// scaledDotProductAttention and its gradient over the boundary (js/boundary.js): two crossings each.
+import {
+  checkBoolean, checkInteger, checkMask, checkNumber, checkOptions, checkOut, checkOutLength, checkTensor,
+} from './validate.js';
 
 const SDPA = 'scaledDotProductAttention';
 const SDPA_GRAD = 'scaledDotProductAttentionGrad';
@@ -39,8 +41,20 @@ function sdpaCall(fn, options, query, key, value, gradOutput) {
   };
 }
 
+// Copies the inputs in, runs, and copies out the output (into `out` when given) and the other outputs `extra`
+// asks for: { name: reply field of its address } with the shape each takes.
+function run(boundary, fn, reply, inputs, outputs) {
+  for (const [field, data] of inputs) boundary.copyIn(reply[field], data);
+  boundary.execute(fn);
+  const result = {};
+  for (const [name, field, shape, into] of outputs) {
+    result[name] = { data: boundary.copyOut(reply[field], boundary.count(shape), into), shape };
+  }
+  return result;
+}
+
 export function sdpaFunctions(boundary) {
-  const { guarded, plan, invoke, invokeForward, count } = boundary;
+  const { guarded, prepare } = boundary;
 
   function scaledDotProductAttention(query, key, value, options) {
     return guarded(() => {
@@ -48,10 +62,13 @@ export function sdpaFunctions(boundary) {
       const k = checkTensor(SDPA, 'key', key);
       const v = checkTensor(SDPA, 'value', value);
       const { mask, out, call } = sdpaCall(SDPA, options, q, k, v, null);
-      const layout = plan('sdpaPlan', call);
-      const inputs = { query: q.data, key: k.data, value: v.data };
-      if (mask) inputs.attnMask = mask.data;
-      return invokeForward(SDPA, layout, inputs, call.needWeights, out);
+      const reply = prepare('sdpa', call, SDPA);
+      checkOutLength(SDPA, out, reply.outputShape);
+      const inputs = [['query', q.data], ['key', k.data], ['value', v.data]];
+      if (mask) inputs.push(['attnMask', mask.data]);
+      const outputs = [['output', 'output', reply.outputShape, out]];
+      if (call.needWeights) outputs.push(['weights', 'weights', reply.weightsShape]);
+      return run(boundary, SDPA, reply, inputs, outputs);
     });
   }
 
@@ -62,23 +79,14 @@ export function sdpaFunctions(boundary) {
       const v = checkTensor(SDPA_GRAD, 'value', value);
       const dO = checkTensor(SDPA_GRAD, 'gradOutput', gradOutput);
       const { mask, call } = sdpaCall(SDPA_GRAD, options, q, k, v, dO);
-      const needWeights = call.needWeights;
-      call.needWeights = false;  // the backward's own plan has no weights; they come from a forward below
-      const layout = plan('sdpaBackwardPlan', call);
-      const inputs = { query: q.data, key: k.data, value: v.data, gradOutput: dO.data };
-      if (mask) inputs.attnMask = mask.data;
-      const r = invoke(SDPA_GRAD, layout, inputs, {
-        output: count(dO.shape), gradQuery: count(q.shape), gradKey: count(k.shape), gradValue: count(v.shape),
-      });
-      const result = {
-        output: { data: r.output, shape: [...dO.shape] },
-        gradQuery: { data: r.gradQuery, shape: [...q.shape] },
-        gradKey: { data: r.gradKey, shape: [...k.shape] },
-        gradValue: { data: r.gradValue, shape: [...v.shape] },
-      };
-      // The weights come from the forward: the same plan rules, computed once more.
-      if (needWeights) result.weights = scaledDotProductAttention(query, key, value, options).weights;
-      return result;
+      const reply = prepare('sdpaBackward', call, SDPA_GRAD);
+      const inputs = [['query', q.data], ['key', k.data], ['value', v.data], ['gradOutput', dO.data]];
+      if (mask) inputs.push(['attnMask', mask.data]);
+      // The weights, when asked for, come from the same forward the gradients use.
+      const outputs = [['output', 'output', reply.outputShape], ['gradQuery', 'gradQuery', [...q.shape]],
+        ['gradKey', 'gradKey', [...k.shape]], ['gradValue', 'gradValue', [...v.shape]]];
+      if (call.needWeights) outputs.push(['weights', 'weights', reply.weightsShape]);
+      return run(boundary, SDPA_GRAD, reply, inputs, outputs);
     });
   }
 

@@ -89,6 +89,11 @@ export function matchParameters(fn, entries, shapes, prefix) {
     const heads = [...new Set([...entries.keys()].map((n) => n.slice(0, n.lastIndexOf('.') + 1)))].slice(0, 5);
     throw new RangeError(`${fn}: no entry starts with the prefix '${prefix}'${prefix.endsWith('.') ? '' : " (a prefix usually ends with '.')"}; the source's entries start with ${heads.map((h) => `'${h}'`).join(', ')}${heads.length === 5 ? ', …' : ''}`);
   }
+  // A prefix that only lacks its dot ('self_attn' for 'self_attn.in_proj_weight'): say so, and nothing else.
+  if (prefix !== '' && !prefix.endsWith('.') && known.some((name) => !entries.has(prefix + name))
+      && known.every((name) => entries.has(`${prefix}.${name}`))) {
+    throw new RangeError(`${fn}: the source's entries are under '${prefix}.', not '${prefix}': use { prefix: '${prefix}.' } (a prefix ends with its dot, as in PyTorch's state_dict keys)`);
+  }
   const problems = [];
   const missing = known.filter((name) => !entries.has(prefix + name));
   if (missing.length) problems.push(`missing ${missing.map((n) => `'${prefix}${n}'`).join(', ')}`);
@@ -104,9 +109,7 @@ export function matchParameters(fn, entries, shapes, prefix) {
     }
   }
   if (problems.length) {
-    const dotted = prefix !== '' && !prefix.endsWith('.') && known.every((name) => entries.has(`${prefix}.${name}`));
-    const hint = dotted ? ` (did you mean the prefix '${prefix}.'?)` : '';
-    throw new RangeError(`${fn}: the state dict does not fit this module (its parameters: ${known.join(', ')}): ${problems.join('; ')}${hint}`);
+    throw new RangeError(`${fn}: the state dict does not fit this module (its parameters: ${known.join(', ')}): ${problems.join('; ')}`);
   }
   return new Map(known.map((name) => [name, entries.get(prefix + name).toFloat32()]));
 }

@@ -49,14 +49,15 @@ export function typeName(x) {
 }
 
 // A plain object with only the allowed keys: a misspelt option must not be silently ignored.
-export function checkOptions(fn, what, options, allowed) {
+// `unknown(key)`, when given, says what is wrong with a key not in `allowed` (after "fn: ").
+export function checkOptions(fn, what, options, allowed, unknown) {
   if (options === undefined) return {};
   if (options === null || typeof options !== 'object' || Array.isArray(options)) {
     throw new TypeError(`${fn}: ${what} must be an object, got ${typeName(options)}`);
   }
   for (const key of Object.keys(options)) {
     if (!allowed.includes(key)) {
-      throw new TypeError(`${fn}: unknown ${what === 'options' ? 'option' : what + ' field'} '${key}' (known: ${allowed.join(', ')})`);
+      throw new TypeError(`${fn}: ${unknown ? unknown(key) : `unknown ${what === 'options' ? 'option' : what + ' field'} '${key}' (known: ${allowed.join(', ')})`}`);
     }
   }
   return options;
@@ -152,4 +153,13 @@ export function checkOut(fn, out) {
   }
   if (isDetached(out)) throw new TypeError(`${fn}: out is backed by a detached ArrayBuffer`);
   return out;
+}
+
+// out (checked by checkOut, or undefined) must hold exactly the output's values.
+export function checkOutLength(fn, out, shape) {
+  if (out === undefined) return;
+  const n = shape.reduce((count, d) => count * d, 1);
+  if (typedArrayLength(out) !== n) {
+    throw new RangeError(`${fn}: out has ${typedArrayLength(out)} values but the output ${shapeString(shape)} needs ${n}`);
+  }
 }

@@ -4,6 +4,7 @@
 // only settles its Promise early. Arguments are read when the call is made (js/worker-snapshot.js).
 import { snapshot } from './worker-snapshot.js';
 import { checkOptions, typeName } from './validate.js';
+import { BUILDS, locator } from './wasm-paths.js';
 
 const ERRORS = { TypeError, RangeError, Error };
 const ASYNC_DISPOSE = Symbol.asyncDispose ?? Symbol.for('Symbol.asyncDispose');
@@ -226,22 +227,34 @@ function workerApi(queue, info) {
   });
 }
 
-// createXattnWorker for an entry: `open()` starts the worker and returns its endpoint.
-export async function connectWorker(options, open) {
+// options.wasmPaths as the worker's createXattn takes it: a base as an absolute URL (a relative one means the
+// page's base, not the worker script's), a function as the location of every file any build may load
+// ({ fileName: URL }, since a function cannot be sent), which js/worker-host.js makes a function again.
+function wasmPathsForWorker(FN, wasmPaths, { resolve, files }) {
+  const locate = locator(FN, wasmPaths, resolve);
+  if (!locate) return undefined;
+  if (typeof wasmPaths !== 'function') return locate('').href;
+  return { files: Object.fromEntries(BUILDS.flatMap(files).map((name) => [name, locate(name).href])) };
+}
+
+// createXattnWorker for an entry: `open()` starts the worker and returns its endpoint; `paths` is how the
+// entry reads options.wasmPaths: { resolve(string) → URL, files(build) → names } (js/wasm-paths.js).
+export async function connectWorker(options, open, paths) {
   const FN = 'createXattnWorker';
-  const o = checkOptions(FN, 'options', options, ['simd', 'threads', 'relaxedSimd', 'spinMicroseconds']);
+  const o = checkOptions(FN, 'options', options, ['simd', 'threads', 'relaxedSimd', 'spinMicroseconds', 'wasmPaths']);
   for (const key of ['simd', 'relaxedSimd']) {
     if (o[key] !== undefined && typeof o[key] !== 'boolean') throw new TypeError(`${FN}: options.${key} must be a boolean, got ${typeName(o[key])}`);
   }
   for (const key of ['threads', 'spinMicroseconds']) {
     if (o[key] !== undefined && typeof o[key] !== 'number') throw new TypeError(`${FN}: options.${key} must be a number, got ${typeName(o[key])}`);
   }
+  const wasmPaths = wasmPathsForWorker(FN, o.wasmPaths, paths);
   const queue = makeQueue(open());
   try {
     // createXattn in the worker checks the rest (threads and spinMicroseconds in range, shared memory and relaxed
     // SIMD there).
     const given = Object.fromEntries(Object.entries({ simd: o.simd, threads: o.threads, relaxedSimd: o.relaxedSimd,
-      spinMicroseconds: o.spinMicroseconds })
+      spinMicroseconds: o.spinMicroseconds, wasmPaths })
       .filter(([, v]) => v !== undefined));
     const info = await queue.send({ op: 'init', options: Object.keys(given).length ? given : undefined });
     return workerApi(queue, info);

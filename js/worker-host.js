@@ -11,6 +11,13 @@ const CREATES = new Set(['createMultiheadAttention', 'createKvCache']);
 const MODULE_METHODS = new Set(['forward', 'backward', 'setParameters', 'loadStateDict', 'parameters', 'dispose',
   'append', 'attend', 'truncate', 'keys', 'values', 'length']);
 
+// The page's options.wasmPaths function arrives as the location of every file (js/worker-client.js).
+function withWasmPaths(options) {
+  const files = options?.wasmPaths?.files;
+  if (!files) return options;
+  return { ...options, wasmPaths: (fileName) => files[fileName] };
+}
+
 // `port`: { post(message, transfer), listen(onMessage) } over the worker's global scope or parentPort.
 export function serve(createXattn, port) {
   let xa = null;
@@ -41,7 +48,7 @@ export function serve(createXattn, port) {
     try {
       let value;
       if (message.op === 'init') {
-        xa = await createXattn(message.options);
+        xa = await createXattn(withWasmPaths(message.options));
         value = { simd: xa.simd, relaxedSimd: xa.relaxedSimd, threads: xa.threads, spinMicroseconds: xa.spinMicroseconds, kernels: xa.kernels, version: xa.version };
       } else {
         value = run(message);

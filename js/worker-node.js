@@ -3,6 +3,8 @@
 import { Worker } from 'node:worker_threads';
 
 import { connectWorker } from './worker-client.js';
+import { nodeFiles } from './wasm-paths.js';
+import { nodeResolve } from './wasm-paths-node.js';
 
 export function createXattnWorker(options) {
   return connectWorker(options, () => {
@@ -21,7 +23,7 @@ export function createXattnWorker(options) {
       busy: (isBusy) => (isBusy ? worker.ref() : worker.unref()),
       terminate: async () => { await worker.terminate(); },
     };
-  });
+  }, { resolve: nodeResolve, files: nodeFiles });
 }
 
 export default createXattnWorker;

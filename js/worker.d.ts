@@ -4,16 +4,20 @@
 // write into the calling thread's arrays (js/worker-client.js refuses it).
 import type {
   AttentionResult, AttentionResultWithWeights, AttentionResultWithoutWeights, GradientResult, GradientResultWithWeights,
-  KvAttendOptions, KvCacheConfig, LoadStateDictOptions, OutputTensor, ResolvedKvCacheConfig, MultiheadAttentionBackwardOptions, MultiheadAttentionConfig, MultiheadAttentionForwardOptions,
+  KvAttendOptions, KvCache, KvCacheConfig, LoadStateDictOptions, MultiheadAttention, OutputTensor, ResolvedKvCacheConfig, MultiheadAttentionBackwardOptions, MultiheadAttentionConfig, MultiheadAttentionForwardOptions,
   MultiheadAttentionGradients, MultiheadAttentionParameters,
   ResolvedMultiheadAttentionConfig, SdpaGradOptions, SdpaOptions, StateDict, StateDictSource, Tensor, XattnOptions,
 } from './index.js';
 
 /** What the calls need of an `AbortSignal` (the DOM's and Node's both fit). */
 export interface AbortSignalLike {
+  /** Whether the call is cancelled. */
   readonly aborted: boolean;
+  /** The rejection's reason; without one the call rejects with an Error named `AbortError`. */
   readonly reason?: unknown;
+  /** Called with `'abort'` to be told when the signal aborts. */
   addEventListener(type: 'abort', listener: () => void, options?: { once?: boolean }): void;
+  /** Called with `'abort'` once the call has settled. */
   removeEventListener(type: 'abort', listener: () => void): void;
 }
 
@@ -132,8 +136,14 @@ export interface XattnWorker {
 /**
  * Starts xattn in a Worker (a module Worker in pages and bundlers, a worker_threads Worker in Node) and resolves
  * once it is ready. Arguments are copied when a call is made (or moved, with `{ transfer: true }`); results come
- * back by transfer. In Node an idle worker does not keep the process alive.
- * @throws (rejects) TypeError for bad options; Error when the worker or the WebAssembly build cannot start.
+ * back by transfer. In Node an idle worker does not keep the process alive. `wasmPaths` is read on the calling
+ * thread (a relative base against the page's base URL, not the worker script's; a function called there for every
+ * file any build may load) and tells the worker where the files are (see {@link XattnOptions.wasmPaths}); the
+ * Worker's own script is not among them. Where the package is loaded from another origin than the page's (a CDN
+ * that sends `Access-Control-Allow-Origin`), the Worker is a module of the page's origin that imports its script.
+ * @throws (rejects) TypeError for bad options (a `wasmPaths` that is not a base or a function, or whose function
+ *   returns something else); Error when the worker or the WebAssembly build cannot start (a file that cannot be
+ *   had is named).
  */
 export function createXattnWorker(options?: XattnOptions): Promise<XattnWorker>;
 export default createXattnWorker;

@@ -13,9 +13,8 @@ if [ "${XATTN_BENCH_SKIP_BUILD:-0}" != 1 ]; then
   bash scripts/build-wasm.sh
 fi
 # Fresh results and the C library's heap: with glibc's defaults some processes hand freed results back to the
-# system and then fault in every page of each fresh multi-MiB result, others never, which moved two-thread figures
-# by up to 0.7x from one process to the next (bench/RESULTS.md, "Fresh results and the C library's heap"). Every
-# implementation hands back fresh arrays, so for all of them alike, every process the bench starts keeps freed
+# system and then fault in every page of each fresh multi-MiB result, others never, which made two-thread figures
+# differ from one process to the next (bench/README.md, "Running"). Every implementation hands back fresh arrays, so for all of them alike, every process the bench starts keeps freed
 # memory in its heap. Both thresholds are set: setting one stops glibc moving the other. (Ignored outside glibc;
 # run.mjs prints the setting.)
 export GLIBC_TUNABLES="${GLIBC_TUNABLES:+$GLIBC_TUNABLES:}glibc.malloc.mmap_threshold=33554432:glibc.malloc.trim_threshold=1073741824"

@@ -32,6 +32,9 @@ inc=build/wasm/include
 mkdir -p "$inc" dist
 for lib in xtensor xsimd xtl; do ln -sfn "/usr/include/$lib" "$inc/$lib"; done
 
+# The JavaScript side of the boundary's schema, from the C++ lists (a no-op when they did not change).
+node scripts/gen-boundary.mjs
+
 # The library's sources, from the list CMakeLists.txt reads too, and the bindings.
 mapfile -t sources < <(grep -v '^#' src/sources.txt | grep .)
 sources+=(src/bindings/embind.cpp)
@@ -42,8 +45,8 @@ newest_header=$(find src \( -name '*.hpp' -o -name 'sources.txt' \) -printf '%T@
 common=(-std=c++17 -O3 -DNDEBUG -I"$inc" -Isrc -Wall "-DXATTN_VERSION=\"$version\"")
 # Binaryen's -O3 inlines every function that has one caller, however large. V8 allocates registers one function
 # at a time, and a function of many loops gets worse registers in each: the decoding kernel, inlined whole, spilled
-# vectors to the stack in every hot loop (about 1,400 stack accesses across them; 40 with its blocks kept apart,
-# and steps 10-25% faster). The kernels mark the functions that hold a hot loop XATTN_NOINLINE (kernels/micro.hpp);
+# vectors to the stack in every hot loop (V8's code for it, read off, had dozens of times the stack accesses it
+# has with its blocks kept apart, and slower steps). The kernels mark the functions that hold a hot loop XATTN_NOINLINE (kernels/micro.hpp);
 # this keeps binaryen from inlining them again for having one caller (smaller functions still are).
 one_caller_inline=--one-caller-inline-max-function-size=100
 link=(--bind -O3 -sMODULARIZE=1 -sEXPORT_ES6=1 -sENVIRONMENT=web,worker -sALLOW_MEMORY_GROWTH=1
@@ -186,6 +189,55 @@ link_node_glue() {
   cp "$dir/xattn-$flavour.worker.js" "dist/xattn-$flavour-node.worker.cjs"
 }
 
+# link_testing NAME BASES FLAGS… -- LINK…: a testing build for the JS suite (tests/js/testing-build.mjs): the
+# objects of BASES (a colon-separated list of flavours, searched in order), but the sources with test settings
+# and counters (testing_sources) compiled with XATTN_TESTING, linked for Node only into build/wasm/NAME/ (a relaxed
+# one, NAME relaxed-…, as the relaxed builds are linked). Never shipped.
+testing_sources=(src/parallel.cpp src/bindings/embind.cpp)
+link_testing() {
+  local flavour=$1 bases=$2; shift 2
+  local flags=() extra=() objs=() relink=0
+  while [ "$1" != -- ]; do flags+=("$1"); shift; done
+  shift
+  extra=("$@")
+  local dir=build/wasm/$flavour out=build/wasm/$flavour/xattn-$flavour
+  mkdir -p "$dir"
+  for src in "${sources[@]}"; do
+    local name obj=""
+    name=$(echo "${src#src/}" | tr / _).o
+    if [[ " ${testing_sources[*]} " =~ " $src " ]]; then
+      obj=$dir/$name
+      if is_stale "$src" "$obj"; then
+        em++ "${flags[@]}" "${common[@]}" -DXATTN_TESTING -c "$src" -o "$obj"
+        relink=1
+      fi
+    else
+      local base
+      for base in ${bases//:/ }; do [ -f "build/wasm/$base/$name" ] && { obj=build/wasm/$base/$name; break; }; done
+      [ "$obj" -nt "$out.cjs" ] && relink=1
+    fi
+    objs+=("$obj")
+  done
+  [ -f "$out.cjs" ] || relink=1
+  [ $relink = 1 ] || return 0
+  echo "xattn: linking the $flavour build (tests only)"
+  local args=()
+  for a in "${flags[@]}" "${link[@]}" "${extra[@]}"; do
+    case $a in -sEXPORT_ES6=1) ;; -sENVIRONMENT=*) args+=(-sENVIRONMENT=node) ;; *) args+=("$a") ;; esac
+  done
+  if [[ $flavour == relaxed-* ]]; then
+    mapfile -t args < <(relaxed_link_flags "${args[@]}")
+    em++ "${objs[@]}" "${args[@]}" -sEXPORT_NAME=createXattnModule -o "$out.js"
+    optimise_relaxed "$out.wasm" "$out.opt.wasm"
+    mv "$out.opt.wasm" "$out.wasm"
+  else
+    em++ "${objs[@]}" "${args[@]}" -sEXPORT_NAME=createXattnModule -o "$out.js"
+  fi
+  local pattern='global.Worker *= *nodeWorkerThreads.Worker'
+  { echo 'var Worker;'; sed "s/$pattern/Worker=nodeWorkerThreads.Worker/" "$out.js"; } > "$out.cjs"
+  cp "$out.worker.js" "$out.worker.cjs"
+}
+
 simd=(-msimd128 -msse4.1)
 # Threads: at most 4 (the calling thread and a pool of up to 3 workers, one per thread beside the caller, started
 # while the module loads, since a browser's main thread cannot wait for a worker to start). Each thread's stack is
@@ -198,5 +250,7 @@ build_flavour scalar
 build_flavour simd-threads "${simd[@]}" "${threads[@]}" -- "${threads_link[@]}"
 build_flavour relaxed-simd --relaxed simd "${simd[@]}"
 build_flavour relaxed-simd-threads --relaxed simd-threads "${simd[@]}" "${threads[@]}" -- "${threads_link[@]}"
+link_testing simd-threads-testing simd-threads "${simd[@]}" "${threads[@]}" -- "${threads_link[@]}"
+link_testing relaxed-simd-threads-testing relaxed-simd-threads:simd-threads "${simd[@]}" "${threads[@]}" -- "${threads_link[@]}"
 # The declarations for require('xattn'), generated from js/index.d.ts.
 node scripts/build-types.mjs

@@ -1,5 +1,6 @@
 #include "xattn/dims.hpp"
 
+#include <algorithm>
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
@@ -60,14 +61,66 @@ bool element_count(const Shape& shape, std::uint64_t* count) {
     return !overflow;
 }
 
-Status check_tensor_size(const std::string& what, const Shape& shape, std::uint64_t bytes_per_element) {
+Status check_tensor_size(Function function, Argument what, const Shape& shape, std::uint64_t bytes_per_element) {
     std::uint64_t n = 0;
     const bool counted = element_count(shape, &n);
     if (counted && n <= kMaxTensorBytes / bytes_per_element) return {};
-    const bool bytes_fit = counted && n <= std::numeric_limits<std::uint64_t>::max() / bytes_per_element;
-    return Status::fail(what + " of shape " + shape_to_string(shape) + " needs " +
-                        (bytes_fit ? std::to_string(n * bytes_per_element) : std::string("more than 2^64")) +
-                        " bytes, more than the limit of " + std::to_string(kMaxTensorBytes) + " bytes per tensor");
+    const double limit = static_cast<double>(kMaxTensorBytes);
+    if (counted && n <= std::numeric_limits<std::uint64_t>::max() / bytes_per_element)
+        return Status::fail(function, Message::tensor_too_large, {what}, {static_cast<double>(n * bytes_per_element), limit},
+                            {shape});
+    return Status::fail(function, Message::tensor_size_overflow, {what}, {0.0, limit}, {shape});
+}
+
+namespace {
+
+#define XATTN_CPP_NAME(id, cpp, js) cpp,
+constexpr const char* kFunctionNames[] = {"", XATTN_FUNCTIONS(XATTN_CPP_NAME)};
+constexpr const char* kArgumentNames[] = {"", XATTN_ARGUMENTS(XATTN_CPP_NAME)};
+#undef XATTN_CPP_NAME
+#define XATTN_TEMPLATE(id, text) text,
+constexpr const char* kTemplates[] = {"", XATTN_MESSAGES(XATTN_TEMPLATE)};
+#undef XATTN_TEMPLATE
+
+}  // namespace
+
+const char* cpp_name(Function f) { return kFunctionNames[static_cast<std::size_t>(f)]; }
+const char* cpp_name(Argument a) { return kArgumentNames[static_cast<std::size_t>(a)]; }
+const char* message_template(Message m) { return kTemplates[static_cast<std::size_t>(m)]; }
+
+Status Status::fail(Function function, Message code, std::initializer_list<Argument> arguments,
+                    std::initializer_list<double> numbers, std::vector<Shape> shapes, std::vector<std::string> texts) {
+    Status st;
+    st.code = code;
+    st.function = function;
+    std::copy(arguments.begin(), arguments.begin() + std::min(arguments.size(), st.arguments.size()), st.arguments.begin());
+    std::copy(numbers.begin(), numbers.begin() + std::min(numbers.size(), st.numbers.size()), st.numbers.begin());
+    st.shapes = std::move(shapes);
+    st.texts = std::move(texts);
+    return st;
+}
+
+// The template with every placeholder filled (the JavaScript twin: formatMessage in js/boundary.js).
+std::string Status::message() const {
+    if (ok()) return {};
+    std::string out = std::string(cpp_name(function)) + ": ";
+    for (const char* c = message_template(code); *c; ++c) {
+        const bool placeholder = c[0] == '{' && c[1] && c[2] >= '0' && c[2] <= '9' && c[3] == '}';
+        if (!placeholder) {
+            out += *c;
+            continue;
+        }
+        const std::size_t i = static_cast<std::size_t>(c[2] - '0');
+        switch (c[1]) {
+        case 'a': out += i < arguments.size() ? cpp_name(arguments[i]) : "?"; break;
+        case 'n': out += i < numbers.size() ? number_to_string(numbers[i]) : "?"; break;
+        case 's': out += i < shapes.size() ? shape_to_string(shapes[i]) : "?"; break;
+        case 't': out += i < texts.size() ? texts[i] : "?"; break;
+        default: out += std::string(c, 4);
+        }
+        c += 3;
+    }
+    return out;
 }
 
 std::size_t numel(const Shape& shape) {

@@ -16,29 +16,28 @@
 namespace xattn {
 namespace {
 
-constexpr const char* kFn = "kv_cache: ";
 // Heads wider than this would leave the tiled kernels (for the row kernel, which reads packed float32).
 constexpr std::size_t kMaxHeadDim = 16384;
 // Stacked query rows up to this many (without weights) take the decoding kernel; more fill the wide tiles.
 constexpr std::size_t kFewRows = 16;
 
-std::string num(std::size_t n) { return std::to_string(n); }
+double num(std::size_t n) { return static_cast<double>(n); }
 
 }  // namespace
 
 Status KvCache::check_config(const KvCacheConfig& c) {
-    const std::string fn = kFn;
+    const Function fn = Function::kv_create;
     const std::size_t Ev = c.value_dim ? c.value_dim : c.head_dim;
     if (c.batch == 0 || c.kv_heads == 0 || c.head_dim == 0 || c.capacity == 0)
-        return Status::fail(fn + "batch, kv_heads, head_dim and capacity must be positive, got batch " + num(c.batch) +
-                            ", kv_heads " + num(c.kv_heads) + ", head_dim " + num(c.head_dim) + ", capacity " +
-                            num(c.capacity));
+        return Status::fail(fn, Message::cache_dims_not_positive,
+                            {Argument::batch, Argument::kv_heads, Argument::head_dim, Argument::capacity},
+                            {num(c.batch), num(c.kv_heads), num(c.head_dim), num(c.capacity)});
     if (c.head_dim > kMaxHeadDim || Ev > kMaxHeadDim)
-        return Status::fail(fn + "head_dim and value_dim must be at most " + num(kMaxHeadDim) + ", got " +
-                            num(c.head_dim) + " and " + num(Ev));
+        return Status::fail(fn, Message::cache_head_dim_limit, {Argument::head_dim, Argument::value_dim},
+                            {num(kMaxHeadDim), num(c.head_dim), num(Ev)});
     const std::uint64_t bytes = c.dtype == CacheDtype::float16 ? 2 : 4;
-    for (const auto& [name, dim] : {std::pair{"keys", c.head_dim}, std::pair{"values", Ev}})
-        if (Status st = check_tensor_size(fn + name, {c.batch, c.kv_heads, c.capacity, dim}, bytes); !st.ok()) return st;
+    for (const auto& [name, dim] : {std::pair{Argument::keys, c.head_dim}, std::pair{Argument::values, Ev}})
+        if (Status st = check_tensor_size(fn, name, {c.batch, c.kv_heads, c.capacity, dim}, bytes); !st.ok()) return st;
     return {};
 }
 
@@ -58,8 +57,7 @@ Status KvCache::create(const KvCacheConfig& config, std::unique_ptr<KvCache>* ou
     Storage storage(bytes <= SIZE_MAX ? static_cast<unsigned char*>(std::calloc(static_cast<std::size_t>(bytes), 1)) : nullptr);
     void* spare = storage ? std::malloc(std::size_t{1} << 16) : nullptr;  // room for the object itself
     if (!spare)
-        return Status::fail(kFn + std::string("the cache needs ") + std::to_string(bytes) +
-                            " bytes of storage, more than the memory left can hold");
+        return Status::fail(Function::kv_create, Message::cache_too_large, {}, {static_cast<double>(bytes)});
     std::free(spare);
     out->reset(new KvCache(config, std::move(storage)));
     return {};
@@ -67,7 +65,7 @@ Status KvCache::create(const KvCacheConfig& config, std::unique_ptr<KvCache>* ou
 
 KvCache::KvCache(const KvCacheConfig& config)
     : KvCache(config, [&config] {
-          if (Status st = check_config(config); !st.ok()) throw std::invalid_argument(st.error);
+          if (Status st = check_config(config); !st.ok()) throw std::invalid_argument(st.message());
           Storage storage(static_cast<unsigned char*>(std::calloc(static_cast<std::size_t>(storage_bytes(config)), 1)));
           if (!storage) throw std::bad_alloc();
           return storage;
@@ -90,22 +88,24 @@ std::uint8_t* KvCache::position_flags() const {
     return storage_.get() + elements * element_bytes();
 }
 
-Status KvCache::append(const Shape& ks, const float* key, const Shape& vs, const float* value) {
-    // Messages are built only on refusal: a valid append allocates nothing.
-    auto refuse = [&](const std::string& why) {
-        return Status::fail(kFn + std::string("append: ") + why + " (key " + shape_to_string(ks) + ", value " +
-                            shape_to_string(vs) + ")");
-    };
+Status KvCache::check_append(const Shape& ks, const Shape& vs) const {
+    // Shapes are copied only on refusal: a valid append allocates nothing.
     const std::size_t B = config_.batch, H = config_.kv_heads, E = config_.head_dim, Ev = value_dim();
     if (ks.size() != 4 || vs.size() != 4 || ks[0] != B || ks[1] != H || ks[3] != E || vs[0] != B || vs[1] != H ||
         vs[3] != Ev || vs[2] != ks[2])
-        return refuse("key must be (B, Hkv, n, E) = (" + num(B) + ", " + num(H) + ", n, " + num(E) + ") and value (" +
-                      num(B) + ", " + num(H) + ", n, " + num(Ev) + ") with the same n");
+        return Status::fail(Function::kv_append, Message::cache_append_shape, {}, {num(B), num(H), num(E), num(Ev)}, {ks, vs});
     const std::size_t n = ks[2];
-    if (n == 0) return refuse("n must be at least 1");
+    if (n == 0) return Status::fail(Function::kv_append, Message::cache_append_empty, {}, {}, {ks, vs});
     if (n > config_.capacity - length_)
-        return refuse(num(n) + " positions do not fit: the cache holds " + num(length_) + " of its capacity " +
-                      num(config_.capacity) + "; nothing was appended");
+        return Status::fail(Function::kv_append, Message::cache_append_full, {}, {num(n), num(length_), num(config_.capacity)},
+                            {ks, vs});
+    return {};
+}
+
+Status KvCache::append(const Shape& ks, const float* key, const Shape& vs, const float* value) {
+    if (Status st = check_append(ks, vs); !st.ok()) return st;
+    const std::size_t B = config_.batch, H = config_.kv_heads, E = config_.head_dim, Ev = value_dim();
+    const std::size_t n = ks[2];
     const bool half = config_.dtype == CacheDtype::float16;
     const kernels::KvLayout lay = layout();
     const std::size_t evb = lay.evb();
@@ -147,8 +147,7 @@ Status KvCache::append(const Shape& ks, const float* key, const Shape& vs, const
 
 Status KvCache::truncate(std::size_t length) {
     if (length > length_)
-        return Status::fail(kFn + std::string("truncate: length ") + num(length) + " is past the " + num(length_) +
-                            " positions held");
+        return Status::fail(Function::kv_truncate, Message::cache_truncate_past, {Argument::length}, {num(length), num(length_)});
     length_ = length;
     return {};
 }
@@ -185,12 +184,9 @@ void KvCache::copy_values(float* out) const {
 
 Status KvCache::plan_attend(const Shape& q, MaskKind mask_kind, const Shape& mask_shape,
                             const KvAttendSettings& s, KvAttendPlan* plan) const {
-    const std::string fn = kFn + std::string("attend: ");
     const std::size_t B = config_.batch, Hkv = config_.kv_heads, E = config_.head_dim, Ev = value_dim();
     if (q.size() != 4 || q[0] != B || q[3] != E || q[1] == 0 || q[1] % Hkv != 0)
-        return Status::fail(fn + "query must be (B, Hq, L, E) with B = " + num(B) + ", E = " + num(E) +
-                            " and Hq a multiple of the cache's " + num(Hkv) + " key/value heads, got shape " +
-                            shape_to_string(q));
+        return Status::fail(Function::kv_attend, Message::cache_query_shape, {}, {num(B), num(E), num(Hkv)}, {q});
     const std::size_t Hq = q[1], L = q[2], G = Hq / Hkv, S = length_;
     KvAttendPlan p;
     p.length = S;
@@ -218,10 +214,7 @@ Status KvCache::plan_attend(const Shape& q, MaskKind mask_kind, const Shape& mas
     } else {
         st = plan_sdpa(q, {B, Hkv, S, E}, {B, Hkv, S, Ev}, mask_kind, mask_shape, per_head, &p.sdpa);
     }
-    if (!st.ok()) {  // SDPA's message, under the cache's name
-        const std::string prefix = "scaled_dot_product_attention: ";
-        return Status::fail(fn + (st.error.rfind(prefix, 0) == 0 ? st.error.substr(prefix.size()) : st.error));
-    }
+    if (!st.ok()) return st.as(Function::kv_attend);  // SDPA's refusal, under the cache's name
     const kernels::KernelSet& set = *p.sdpa.kernel_set;
     const kernels::AttentionProblem ap = kernels::attention_problem(p.sdpa, nullptr, nullptr, nullptr, {}, nullptr, nullptr);
     // The tiles may widen float16 keys and values: the workspace is planned for this cache's storage.
@@ -266,14 +259,14 @@ void KvCache::run_attend(const KvAttendPlan& plan, const float* query, const Mas
 
 void KvCache::append(const xt::xarray<float>& key, const xt::xarray<float>& value) {
     const Shape ks(key.shape().begin(), key.shape().end()), vs(value.shape().begin(), value.shape().end());
-    if (Status st = append(ks, key.data(), vs, value.data()); !st.ok()) throw std::invalid_argument(st.error);
+    if (Status st = append(ks, key.data(), vs, value.data()); !st.ok()) throw std::invalid_argument(st.message());
 }
 
 AttentionResult KvCache::attend(const xt::xarray<float>& query, const KvAttendOptions& o) const {
     const Shape q(query.shape().begin(), query.shape().end());
     const MaskRef mask = o.attn_mask.ref();
     KvAttendPlan plan;
-    if (Status st = plan_attend(q, mask.kind, mask.shape, o, &plan); !st.ok()) throw std::invalid_argument(st.error);
+    if (Status st = plan_attend(q, mask.kind, mask.shape, o, &plan); !st.ok()) throw std::invalid_argument(st.message());
     AttentionResult r;
     r.output = xt::xarray<float>::from_shape(plan.output_shape);
     r.weights = xt::xarray<float>::from_shape(o.need_weights ? plan.weights_shape : Shape{0});

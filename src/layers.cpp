@@ -1,6 +1,7 @@
 // linear and layer_norm (xattn/layers.hpp): their planners, runs and the xtensor API.
 #include "xattn/layers.hpp"
 
+#include <algorithm>
 #include <cmath>
 #include <stdexcept>
 #include <string>
@@ -13,25 +14,27 @@
 namespace xattn {
 namespace {
 
-std::string num(std::size_t n) { return std::to_string(n); }
+double num(std::size_t n) { return static_cast<double>(n); }
 
 Shape shape_of(const xt::xarray<float>& a) { return Shape(a.shape().begin(), a.shape().end()); }
 
 Status plan_linear_call(const Shape& input, const Shape& weight, const Shape* bias, bool backward, LinearPlan* plan) {
-    const std::string fn = backward ? "linear_backward: " : "linear: ";
-    const std::string shapes = " (input " + shape_to_string(input) + ", weight " + shape_to_string(weight) +
-                               (bias ? ", bias " + shape_to_string(*bias) : std::string()) + ")";
-    if (input.empty()) return Status::fail(fn + "input must have at least 1 dim (…, in), got a 0-D tensor" + shapes);
-    if (weight.size() != 2) return Status::fail(fn + "weight must be 2-D (out, in)" + shapes);
+    const Function fn = backward ? Function::linear_backward : Function::linear;
+    const Argument in_arg = Argument::input, w_arg = Argument::weight;
+    if (input.empty()) return Status::fail(fn, Message::linear_input_rank, {in_arg, w_arg}, {}, {input, weight});
+    if (weight.size() != 2) return Status::fail(fn, Message::linear_weight_rank, {in_arg, w_arg}, {}, {input, weight});
     const std::size_t out = weight[0], in = weight[1];
     if (input.back() != in)
-        return Status::fail(fn + "input's last dim " + num(input.back()) + " != weight's in " + num(in) + shapes);
+        return Status::fail(fn, Message::linear_in_mismatch, {in_arg, w_arg}, {num(input.back()), num(in)},
+                            {input, weight});
     if (bias && *bias != Shape{out})
-        return Status::fail(fn + "bias must be 1-D (out,) = (" + num(out) + ",)" + shapes);
+        return Status::fail(fn, Message::linear_bias_shape, {in_arg, w_arg, Argument::bias}, {num(out)},
+                            {input, weight, *bias});
     Shape output = input;
     output.back() = out;
-    for (const auto& [name, shape] : {std::pair{"input", input}, std::pair{"weight", weight}, std::pair{"output", output}})
-        if (Status st = check_tensor_size(fn + name, shape); !st.ok()) return st;
+    for (const auto& [name, shape] :
+         {std::pair{in_arg, input}, std::pair{w_arg, weight}, std::pair{Argument::output, output}})
+        if (Status st = check_tensor_size(fn, name, shape); !st.ok()) return st;
     LinearPlan p;
     p.input_shape = input, p.weight_shape = weight, p.output_shape = output;
     p.rows = numel(Shape(input.begin(), input.end() - 1));
@@ -56,8 +59,8 @@ Status plan_linear_backward(const Shape& input, const Shape& weight, const Shape
     LinearPlan p;
     if (Status st = plan_linear_call(input, weight, bias, true, &p); !st.ok()) return st;
     if (grad_output != p.output_shape)
-        return Status::fail("linear_backward: grad_output shape " + shape_to_string(grad_output) + " != output shape " +
-                            shape_to_string(p.output_shape));
+        return Status::fail(Function::linear_backward, Message::shape_mismatch,
+                            {Argument::grad_output, Argument::output}, {}, {grad_output, p.output_shape});
     *plan = std::move(p);
     return {};
 }
@@ -85,7 +88,7 @@ xt::xarray<float> linear_call(const xt::xarray<float>& input, const xt::xarray<f
     const Shape bias_shape = bias ? shape_of(*bias) : Shape{};
     LinearPlan plan;
     if (Status st = plan_linear(shape_of(input), shape_of(weight), bias ? &bias_shape : nullptr, &plan); !st.ok())
-        throw std::invalid_argument(st.error);
+        throw std::invalid_argument(st.message());
     xt::xarray<float> output = xt::xarray<float>::from_shape(plan.output_shape);
     std::vector<unsigned char> workspace = kernels::allocate_workspace(plan.workspace_bytes);
     run_linear(plan, input.data(), weight.data(), bias ? bias->data() : nullptr, output.data(), workspace.data());
@@ -99,7 +102,7 @@ LinearGradients linear_backward_call(const xt::xarray<float>& input, const xt::x
     if (Status st = plan_linear_backward(shape_of(input), shape_of(weight), bias ? &bias_shape : nullptr,
                                          shape_of(grad_output), &plan);
         !st.ok())
-        throw std::invalid_argument(st.error);
+        throw std::invalid_argument(st.message());
     LinearGradients g;
     g.grad_input = xt::xarray<float>::from_shape(plan.input_shape);
     g.grad_weight = xt::xarray<float>::from_shape(plan.weight_shape);
@@ -137,20 +140,20 @@ namespace {
 
 Status plan_layer_norm_call(const Shape& input, const Shape& normalized_shape, const Shape* weight, const Shape* bias,
                             double eps, bool backward, LayerNormPlan* plan) {
-    const std::string fn = backward ? "layer_norm_backward: " : "layer_norm: ";
-    const std::string shapes = " (input " + shape_to_string(input) + ", normalized_shape " +
-                               shape_to_string(normalized_shape) + ")";
-    if (normalized_shape.empty()) return Status::fail(fn + "normalized_shape must have at least 1 dim" + shapes);
+    const Function fn = backward ? Function::layer_norm_backward : Function::layer_norm;
+    const Argument in_arg = Argument::input, ns_arg = Argument::normalized_shape;
+    if (normalized_shape.empty())
+        return Status::fail(fn, Message::norm_shape_empty, {in_arg, ns_arg}, {}, {input, normalized_shape});
     if (normalized_shape.size() > input.size() ||
         !std::equal(normalized_shape.begin(), normalized_shape.end(), input.end() - normalized_shape.size()))
-        return Status::fail(fn + "normalized_shape must be input's trailing dims" + shapes);
-    if (weight && *weight != normalized_shape)
-        return Status::fail(fn + "weight shape " + shape_to_string(*weight) + " != normalized_shape" + shapes);
-    if (bias && *bias != normalized_shape)
-        return Status::fail(fn + "bias shape " + shape_to_string(*bias) + " != normalized_shape" + shapes);
+        return Status::fail(fn, Message::norm_shape_trailing, {in_arg, ns_arg}, {}, {input, normalized_shape});
+    for (const auto& [arg, shape] : {std::pair{Argument::weight, weight}, std::pair{Argument::bias, bias}})
+        if (shape && *shape != normalized_shape)
+            return Status::fail(fn, Message::norm_affine_shape, {in_arg, ns_arg, arg}, {},
+                                {input, normalized_shape, *shape});
     if (!(eps >= 0.0 && std::isfinite(eps)))
-        return Status::fail(fn + "eps must be finite and >= 0, got " + number_to_string(eps));
-    if (Status st = check_tensor_size(fn + "input", input); !st.ok()) return st;
+        return Status::fail(fn, Message::finite_nonnegative, {Argument::eps}, {eps});
+    if (Status st = check_tensor_size(fn, in_arg, input); !st.ok()) return st;
     LayerNormPlan p;
     p.input_shape = input, p.normalized_shape = normalized_shape;
     p.size = numel(normalized_shape);
@@ -176,8 +179,8 @@ Status plan_layer_norm_backward(const Shape& input, const Shape& normalized_shap
     LayerNormPlan p;
     if (Status st = plan_layer_norm_call(input, normalized_shape, weight, bias, eps, true, &p); !st.ok()) return st;
     if (grad_output != input)
-        return Status::fail("layer_norm_backward: grad_output shape " + shape_to_string(grad_output) +
-                            " != input shape " + shape_to_string(input));
+        return Status::fail(Function::layer_norm_backward, Message::shape_mismatch,
+                            {Argument::grad_output, Argument::input}, {}, {grad_output, input});
     *plan = std::move(p);
     return {};
 }
@@ -218,7 +221,7 @@ xt::xarray<float> layer_norm(const xt::xarray<float>& input, const Shape& normal
     const AffineShapes affine(o);
     LayerNormPlan plan;
     if (Status st = plan_layer_norm(shape_of(input), normalized_shape, affine.w, affine.b, o.eps, &plan); !st.ok())
-        throw std::invalid_argument(st.error);
+        throw std::invalid_argument(st.message());
     xt::xarray<float> output = xt::xarray<float>::from_shape(plan.input_shape);
     run_layer_norm(plan, input.data(), o.weight ? o.weight->data() : nullptr, o.bias ? o.bias->data() : nullptr,
                    output.data(), nullptr);
@@ -232,7 +235,7 @@ LayerNormGradients layer_norm_backward(const xt::xarray<float>& input, const Sha
     if (Status st = plan_layer_norm_backward(shape_of(input), normalized_shape, affine.w, affine.b, o.eps,
                                              shape_of(grad_output), &plan);
         !st.ok())
-        throw std::invalid_argument(st.error);
+        throw std::invalid_argument(st.message());
     LayerNormGradients g;
     g.grad_input = xt::xarray<float>::from_shape(plan.input_shape);
     g.grad_weight = xt::xarray<float>::from_shape(o.weight ? normalized_shape : Shape{0});

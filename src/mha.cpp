@@ -17,9 +17,9 @@
 namespace xattn {
 namespace {
 
-constexpr const char* kFn = "multi_head_attention: ";
+constexpr Function kFn = Function::mha_create;
 
-std::string num(std::size_t n) { return std::to_string(n); }
+double num(std::size_t n) { return static_cast<double>(n); }
 
 kernels::LinearProblem linear_problem(std::size_t rows, const float* x, std::size_t x_stride, const float* W,
                                       const float* b, std::size_t in, std::size_t out, float* y, std::size_t y_stride,
@@ -34,19 +34,18 @@ kernels::LinearProblem linear_problem(std::size_t rows, const float* x, std::siz
 }  // namespace
 
 Status MultiheadAttention::check_config(const MhaConfig& c) {
-    const std::string fn = kFn;
     if (c.embed_dim == 0 || c.num_heads == 0)
-        return Status::fail(fn + "embed_dim and num_heads must be positive, got embed_dim " + num(c.embed_dim) +
-                            ", num_heads " + num(c.num_heads));
+        return Status::fail(kFn, Message::dims_not_positive, {Argument::embed_dim, Argument::num_heads},
+                            {num(c.embed_dim), num(c.num_heads)});
     if (c.embed_dim % c.num_heads != 0)
-        return Status::fail(fn + "embed_dim " + num(c.embed_dim) + " is not divisible by num_heads " +
-                            num(c.num_heads));
+        return Status::fail(kFn, Message::heads_not_divisor, {Argument::embed_dim, Argument::num_heads},
+                            {num(c.embed_dim), num(c.num_heads)});
     if (!(c.dropout >= 0.0 && c.dropout < 1.0))
-        return Status::fail(fn + "dropout must be in [0, 1), got " + number_to_string(c.dropout));
+        return Status::fail(kFn, Message::probability_range, {Argument::dropout}, {c.dropout});
     const std::size_t E = c.embed_dim, kdim = c.kdim ? c.kdim : E, vdim = c.vdim ? c.vdim : E;
-    for (const auto& [name, shape] : {std::pair{"in_proj_weight", Shape{3 * E, std::max({E, kdim, vdim})}},
-                                      std::pair{"out_proj.weight", Shape{E, E}}})
-        if (Status st = check_tensor_size(fn + name, shape); !st.ok()) return st;
+    for (const auto& [name, shape] : {std::pair{Argument::in_proj_weight, Shape{3 * E, std::max({E, kdim, vdim})}},
+                                      std::pair{Argument::out_proj_weight, Shape{E, E}}})
+        if (Status st = check_tensor_size(kFn, name, shape); !st.ok()) return st;
     return {};
 }
 
@@ -64,8 +63,8 @@ Status MultiheadAttention::create(const MhaConfig& config, std::unique_ptr<Multi
     // The module object itself is small: 64 KiB to spare makes sure its allocation cannot fail.
     void* spare = storage ? std::malloc(std::size_t{1} << 16) : nullptr;
     if (!spare)
-        return Status::fail(kFn + std::string("the parameters of embed_dim ") + num(config.embed_dim) + " need " +
-                            num(parameter_bytes(config)) + " bytes, more than the memory left can hold");
+        return Status::fail(kFn, Message::parameters_too_large, {Argument::embed_dim},
+                            {num(config.embed_dim), num(parameter_bytes(config))});
     std::free(spare);
     out->reset(new MultiheadAttention(config, std::move(storage)));
     return {};
@@ -73,7 +72,7 @@ Status MultiheadAttention::create(const MhaConfig& config, std::unique_ptr<Multi
 
 MultiheadAttention::MultiheadAttention(const MhaConfig& config)
     : MultiheadAttention(config, [&config] {
-          if (Status st = check_config(config); !st.ok()) throw std::invalid_argument(st.error);
+          if (Status st = check_config(config); !st.ok()) throw std::invalid_argument(st.message());
           Storage storage(static_cast<float*>(std::malloc(parameter_bytes(config))));
           if (!storage) throw std::bad_alloc();
           return storage;
@@ -93,6 +92,24 @@ MultiheadAttention::MultiheadAttention(const MhaConfig& config, Storage storage)
     in_bias_ = span(config.bias ? 3 * E : 0);
     out_weight_ = span(E * E), out_bias_ = span(config.bias ? E : 0);
     bias_k_ = span(config.add_bias_kv ? E : 0), bias_v_ = span(config.add_bias_kv ? E : 0);
+    // The table, in the order of PyTorch's state_dict.
+    const auto entry = [this](const char* name, const ParamSpan& at, Shape shape) {
+        table_.push_back({name, static_cast<std::size_t>(at.data() - storage_.get()), std::move(shape)});
+    };
+    if (packed_in_proj()) {
+        entry("in_proj_weight", q_weight_, {3 * E, E});
+    } else {
+        entry("q_proj_weight", q_weight_, {E, E});
+        entry("k_proj_weight", k_weight_, {E, kdim()});
+        entry("v_proj_weight", v_weight_, {E, vdim()});
+    }
+    if (config.bias) entry("in_proj_bias", in_bias_, {3 * E});
+    if (config.add_bias_kv) {
+        entry("bias_k", bias_k_, {1, 1, E});
+        entry("bias_v", bias_v_, {1, 1, E});
+    }
+    entry("out_proj.weight", out_weight_, {E, E});
+    if (config.bias) entry("out_proj.bias", out_bias_, {E});
     // Initialised with PyTorch's distributions (not its values): Xavier-uniform in-projections,
     // uniform(±1/sqrt(E)) out-projection, zero biases, Xavier-normal bias_k / bias_v. A splitmix64
     // stream rather than <random>: large modules are created in wasm too, where this is several times faster.
@@ -124,125 +141,52 @@ MultiheadAttention::MultiheadAttention(const MhaConfig& config, Storage storage)
     }
 }
 
-std::map<std::string, Shape> MultiheadAttention::parameter_shapes() const {
-    const std::size_t E = config_.embed_dim;
-    std::map<std::string, Shape> shapes;
-    if (packed_in_proj()) {
-        shapes["in_proj_weight"] = {3 * E, E};
-    } else {
-        shapes["q_proj_weight"] = {E, E};
-        shapes["k_proj_weight"] = {E, kdim()};
-        shapes["v_proj_weight"] = {E, vdim()};
-    }
-    shapes["out_proj.weight"] = {E, E};
-    if (config_.bias) {
-        shapes["in_proj_bias"] = {3 * E};
-        shapes["out_proj.bias"] = {E};
-    }
-    if (config_.add_bias_kv) {
-        shapes["bias_k"] = {1, 1, E};
-        shapes["bias_v"] = {1, 1, E};
-    }
-    return shapes;
+const ParameterInfo* MultiheadAttention::find_parameter(const std::string& name) const {
+    for (const ParameterInfo& p : table_)
+        if (p.name == name) return &p;
+    return nullptr;
 }
 
-std::size_t MultiheadAttention::parameter_count(const std::string& name) const {
-    const std::size_t E = config_.embed_dim;
-    if (name == "in_proj_weight") return packed_in_proj() ? 3 * E * E : 0;
-    if (name == "q_proj_weight") return packed_in_proj() ? 0 : E * E;
-    if (name == "k_proj_weight") return packed_in_proj() ? 0 : E * kdim();
-    if (name == "v_proj_weight") return packed_in_proj() ? 0 : E * vdim();
-    if (name == "out_proj.weight") return E * E;
-    if (name == "in_proj_bias") return config_.bias ? 3 * E : 0;
-    if (name == "out_proj.bias") return config_.bias ? E : 0;
-    if (name == "bias_k" || name == "bias_v") return config_.add_bias_kv ? E : 0;
-    return 0;
-}
-
-std::size_t MultiheadAttention::parameter_offset(const std::string& name) const {
-    const float* base = storage_.get();
-    if (name == "in_proj_weight" || name == "q_proj_weight") return static_cast<std::size_t>(q_weight_.data() - base);
-    if (name == "k_proj_weight") return static_cast<std::size_t>(k_weight_.data() - base);
-    if (name == "v_proj_weight") return static_cast<std::size_t>(v_weight_.data() - base);
-    if (name == "in_proj_bias") return static_cast<std::size_t>(in_bias_.data() - base);
-    if (name == "out_proj.weight") return static_cast<std::size_t>(out_weight_.data() - base);
-    if (name == "out_proj.bias") return static_cast<std::size_t>(out_bias_.data() - base);
-    if (name == "bias_k") return static_cast<std::size_t>(bias_k_.data() - base);
-    if (name == "bias_v") return static_cast<std::size_t>(bias_v_.data() - base);
-    return parameter_floats();
+Status MultiheadAttention::check_parameter(const std::string& name, std::size_t count, const ParameterInfo** found) const {
+    // Only refusals build text: a valid call allocates nothing.
+    *found = find_parameter(name);
+    if (!*found) {
+        std::string known;
+        for (const ParameterInfo& p : table_) known += (known.empty() ? "" : ", ") + p.name;
+        return Status::fail(Function::mha_parameters, Message::parameter_unknown, {}, {}, {}, {name, known});
+    }
+    if (count != (*found)->size())
+        return Status::fail(Function::mha_parameters, Message::parameter_size, {}, {num((*found)->size()), num(count)},
+                            {(*found)->shape}, {name});
+    return {};
 }
 
 Status MultiheadAttention::set_parameter(const std::string& name, const float* data, std::size_t count) {
-    // A valid call allocates nothing (the parameters' storage already has their size); only errors build text.
-    const std::size_t want = parameter_count(name);
-    if (want == 0) {
-        std::string known;
-        for (const auto& [n, s] : parameter_shapes()) known += (known.empty() ? "" : ", ") + n;
-        return Status::fail(kFn + std::string("no parameter named '") + name + "' in this configuration (it has " +
-                            known + ")");
-    }
-    if (count != want) {
-        const Shape shape = parameter_shapes().at(name);
-        return Status::fail(kFn + name + " needs " + num(want) + " values for shape " + shape_to_string(shape) +
-                            ", got " + num(count));
-    }
-    const std::size_t E = config_.embed_dim;
-    auto put = [&](const ParamSpan& dst, std::size_t from, std::size_t n) {
-        std::copy(data + from, data + from + n, dst.begin());  // dst already holds n floats
-    };
-    if (name == "in_proj_weight") {
-        put(q_weight_, 0, E * E);
-        put(k_weight_, E * E, E * E);
-        put(v_weight_, 2 * E * E, E * E);
-    } else if (name == "q_proj_weight") {
-        put(q_weight_, 0, count);
-    } else if (name == "k_proj_weight") {
-        put(k_weight_, 0, count);
-    } else if (name == "v_proj_weight") {
-        put(v_weight_, 0, count);
-    } else if (name == "in_proj_bias") {
-        put(in_bias_, 0, count);
-    } else if (name == "out_proj.weight") {
-        put(out_weight_, 0, count);
-    } else if (name == "out_proj.bias") {
-        put(out_bias_, 0, count);
-    } else if (name == "bias_k") {
-        put(bias_k_, 0, count);
-    } else if (name == "bias_v") {
-        put(bias_v_, 0, count);
-    }
+    const ParameterInfo* p = nullptr;
+    if (Status st = check_parameter(name, count, &p); !st.ok()) return st;
+    std::copy(data, data + count, storage_.get() + p->offset);
     return {};
 }
 
 void MultiheadAttention::set_parameter(const std::string& name, const xt::xarray<float>& value) {
-    if (Status st = set_parameter(name, value.data(), value.size()); !st.ok()) throw std::invalid_argument(st.error);
+    if (Status st = set_parameter(name, value.data(), value.size()); !st.ok()) throw std::invalid_argument(st.message());
 }
 
 Status MultiheadAttention::get_parameter(const std::string& name, float* data, std::size_t count) const {
-    const std::size_t want = parameter_count(name);
-    if (want == 0) return Status::fail(kFn + std::string("no parameter named '") + name + "' in this configuration");
-    if (count != want)
-        return Status::fail(kFn + name + " has " + num(want) + " values, asked for " + num(count));
-    ParamSpan flat;
-    if (name == "in_proj_weight") flat = ParamSpan{q_weight_.data(), 3 * q_weight_.size()};  // q, k, v are adjacent
-    else if (name == "q_proj_weight") flat = q_weight_;
-    else if (name == "k_proj_weight") flat = k_weight_;
-    else if (name == "v_proj_weight") flat = v_weight_;
-    else if (name == "in_proj_bias") flat = in_bias_;
-    else if (name == "out_proj.weight") flat = out_weight_;
-    else if (name == "out_proj.bias") flat = out_bias_;
-    else if (name == "bias_k") flat = bias_k_;
-    else if (name == "bias_v") flat = bias_v_;
-    std::copy(flat.begin(), flat.end(), data);
+    const ParameterInfo* p = nullptr;
+    if (Status st = check_parameter(name, count, &p); !st.ok()) return st;
+    std::copy_n(storage_.get() + p->offset, count, data);
     return {};
 }
 
 xt::xarray<float> MultiheadAttention::parameter(const std::string& name) const {
-    const auto shapes = parameter_shapes();
-    const auto it = shapes.find(name);
-    if (it == shapes.end()) throw std::invalid_argument(kFn + std::string("no parameter named '") + name + "'");
-    xt::xarray<float> result = xt::xarray<float>::from_shape(it->second);
-    if (Status st = get_parameter(name, result.data(), result.size()); !st.ok()) throw std::invalid_argument(st.error);
+    const ParameterInfo* p = find_parameter(name);
+    if (!p) {
+        const ParameterInfo* unused = nullptr;
+        throw std::invalid_argument(check_parameter(name, 0, &unused).message());
+    }
+    xt::xarray<float> result = xt::xarray<float>::from_shape(p->shape);
+    std::copy_n(storage_.get() + p->offset, result.size(), result.data());
     return result;
 }
 
@@ -257,56 +201,51 @@ Status MultiheadAttention::plan_forward(const Shape& q, const Shape& k, const Sh
 Status MultiheadAttention::plan_call(const Shape& q, const Shape& k, const Shape& v, MaskKind kpm_kind,
                                      const Shape& kpm, MaskKind attn_kind, const Shape& am,
                                      const MhaSettings& settings, bool backward, MhaPlan* plan) const {
-    const std::string fn = kFn;
+    // (The backward is refused with the forward's messages; only its own grad_output check is its own.)
+    const Function fn = Function::mha_forward;
     const std::size_t E = config_.embed_dim, H = config_.num_heads;
-    const std::string shapes = " (query " + shape_to_string(q) + ", key " + shape_to_string(k) + ", value " +
-                               shape_to_string(v) + ")";
     if (q.size() != 2 && q.size() != 3)
-        return Status::fail(fn + "query must be 3-D " + (config_.batch_first ? "(N, L, E)" : "(L, N, E)") +
-                            " or 2-D (L, E) unbatched, got shape " + shape_to_string(q));
-    if (k.size() != q.size() || v.size() != q.size())
-        return Status::fail(fn + "key and value must have the same rank as query" + shapes);
+        return Status::fail(fn, config_.batch_first ? Message::mha_query_rank_batch_first : Message::mha_query_rank_seq_first,
+                            {}, {}, {q});
+    if (k.size() != q.size() || v.size() != q.size()) return Status::fail(fn, Message::mha_rank_mismatch, {}, {}, {q, k, v});
     const bool batched = q.size() == 3;
     const bool bf = config_.batch_first && batched;
     // Positions of the sequence and batch dims in each input.
     const std::size_t seq = bf ? 1 : 0, bat = bf ? 0 : 1;
     const std::size_t L = q[seq], S = k[seq], N = batched ? q[bat] : 1;
-    if (q.back() != E)
-        return Status::fail(fn + "query embedding size " + num(q.back()) + " != embed_dim " + num(E) + shapes);
-    if (k.back() != kdim())
-        return Status::fail(fn + "key embedding size " + num(k.back()) + " != kdim " + num(kdim()) + shapes);
-    if (v.back() != vdim())
-        return Status::fail(fn + "value embedding size " + num(v.back()) + " != vdim " + num(vdim()) + shapes);
-    if (batched && (k[bat] != N || v[bat] != N))
-        return Status::fail(fn + "query, key and value batch sizes differ" + shapes);
-    if (v[seq] != S) return Status::fail(fn + "key and value sequence lengths differ" + shapes);
+    const auto embedding = [&](Argument tensor, std::size_t got, Argument dim, std::size_t want) {
+        return Status::fail(fn, Message::mha_embedding_mismatch, {tensor, dim}, {num(got), num(want)}, {q, k, v});
+    };
+    if (q.back() != E) return embedding(Argument::query, q.back(), Argument::embed_dim, E);
+    if (k.back() != kdim()) return embedding(Argument::key, k.back(), Argument::kdim, kdim());
+    if (v.back() != vdim()) return embedding(Argument::value, v.back(), Argument::vdim, vdim());
+    if (batched && (k[bat] != N || v[bat] != N)) return Status::fail(fn, Message::mha_batch_mismatch, {}, {}, {q, k, v});
+    if (v[seq] != S) return Status::fail(fn, Message::mha_length_mismatch, {}, {}, {q, k, v});
 
     const std::size_t S_total = S + (config_.add_bias_kv ? 1 : 0) + (config_.add_zero_attn ? 1 : 0);
     if (kpm_kind != MaskKind::none) {
         const Shape want = batched ? Shape{N, S} : Shape{S};
         if (kpm != want)
-            return Status::fail(fn + "key_padding_mask shape " + shape_to_string(kpm) + " != " +
-                                shape_to_string(want) + (batched ? " (N, S)" : " (S,)") + shapes);
+            return Status::fail(fn, batched ? Message::mha_padding_shape : Message::mha_padding_shape_unbatched,
+                                {Argument::key_padding_mask}, {}, {q, k, v, kpm, want});
     }
     bool per_head = false;
     if (attn_kind != MaskKind::none) {
         const Shape two{L, S}, three{N * H, L, S};
         per_head = am == three && am.size() == 3;
         if (am != two && !per_head)
-            return Status::fail(fn + "attn_mask shape " + shape_to_string(am) + " is neither " +
-                                shape_to_string(two) + " (L, S) nor " + shape_to_string(three) + " (N·H, L, S)" +
-                                shapes);
+            return Status::fail(fn, Message::mha_attn_mask_shape, {Argument::attn_mask}, {}, {q, k, v, am, two, three});
     }
 
     const bool need_weights = settings.need_weights && !backward;
     Shape weights_shape = settings.average_attn_weights ? Shape{N, L, S_total} : Shape{N, H, L, S_total};
     if (!batched) weights_shape.erase(weights_shape.begin());
     for (const auto& [name, shape] :
-         {std::pair{"query", q}, std::pair{"key", k}, std::pair{"value", v}, std::pair{"projected key", Shape{N, S_total, E}},
-          std::pair{"projected value", Shape{N, S_total, E}}})
-        if (Status st = check_tensor_size(fn + name, shape); !st.ok()) return st;
+         {std::pair{Argument::query, q}, std::pair{Argument::key, k}, std::pair{Argument::value, v},
+          std::pair{Argument::projected_key, Shape{N, S_total, E}}, std::pair{Argument::projected_value, Shape{N, S_total, E}}})
+        if (Status st = check_tensor_size(fn, name, shape); !st.ok()) return st;
     if (need_weights)
-        if (Status st = check_tensor_size(fn + "per-head weights", Shape{N, H, L, S_total}); !st.ok()) return st;
+        if (Status st = check_tensor_size(fn, Argument::per_head_weights, Shape{N, H, L, S_total}); !st.ok()) return st;
 
     MhaPlan p;
     p.batched = batched;
@@ -334,7 +273,7 @@ Status MultiheadAttention::plan_call(const Shape& q, const Shape& k, const Shape
         mp.h = per_head ? H : 1;
         mp.l = has_am || mp.causal_in_mask ? L : 1;
         mp.s = S_total;
-        if (Status st = check_tensor_size(fn + "merged mask", {mp.n, mp.h, mp.l, mp.s}); !st.ok()) return st;
+        if (Status st = check_tensor_size(fn, Argument::merged_mask, {mp.n, mp.h, mp.l, mp.s}); !st.ok()) return st;
     }
 
     // The heads' attention, planned here, so the run plans (and allocates) nothing.
@@ -347,7 +286,7 @@ Status MultiheadAttention::plan_call(const Shape& q, const Shape& k, const Shape
     const Shape mask_shape = mp.kind == MaskKind::none ? Shape{} : Shape{mp.n, mp.h, mp.l, mp.s};
     const Status st = backward ? plan_sdpa_backward(qh, kh, kh, qh, mp.kind, mask_shape, sdpa, &p.attention)
                                : plan_sdpa(qh, kh, kh, mp.kind, mask_shape, sdpa, &p.attention);
-    if (!st.ok()) return st;
+    if (!st.ok()) return Status(st).as(fn);
     if (mp.causal_flag) {  // SDPA refuses a mask beside is_causal from users; here both are meant
         p.attention.is_causal = true;
         p.attention.causal_alignment = CausalAlignment::top_left;
@@ -495,7 +434,7 @@ AttentionResult MultiheadAttention::forward(const xt::xarray<float>& query, cons
     if (Status st = plan_forward(q, k, v, masks.key_padding_mask.kind, masks.key_padding_mask.shape,
                                  masks.attn_mask.kind, masks.attn_mask.shape, o, &plan);
         !st.ok())
-        throw std::invalid_argument(st.error);
+        throw std::invalid_argument(st.message());
     AttentionResult result;
     result.output = xt::xarray<float>::from_shape(plan.output_shape);
     // Without need_weights the weights are an empty (0,) array (a default xarray would be a 0-D scalar).

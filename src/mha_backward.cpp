@@ -83,8 +83,8 @@ Status MultiheadAttention::plan_backward(const Shape& q, const Shape& k, const S
     MhaPlan p;
     if (Status st = plan_call(q, k, v, kpm_kind, kpm, attn_kind, am, settings, true, &p); !st.ok()) return st;
     if (grad_output != p.output_shape)
-        return Status::fail("multi_head_attention_backward: grad_output shape " + shape_to_string(grad_output) +
-                            " != output shape " + shape_to_string(p.output_shape) + " (the query's)");
+        return Status::fail(Function::mha_backward, Message::mha_grad_output_shape, {Argument::grad_output}, {},
+                            {grad_output, p.output_shape});
     *plan = std::move(p);
     return {};
 }
@@ -161,7 +161,7 @@ void MultiheadAttention::run_backward(const MhaPlan& plan, const float* query, c
 
     // The heads' attention and its gradients (the forward output comes with them).
     run_sdpa_backward(plan.attention, w.qh, w.kh, w.vh, mask_view(plan, w.mask), b.dattn, w.attn, b.dqh, b.dkh,
-                      b.dvh, w.attention);
+                      b.dvh, nullptr, w.attention);
     project_out(plan, w.attn, w.merged, output, w);
 
     // Out-projection: dWo = dOutᵀ merged (E, E), dbo = Σ_r dOut.
@@ -218,7 +218,7 @@ MhaGradientResult MultiheadAttention::backward(const xt::xarray<float>& query, c
     if (Status st = plan_backward(q, k, v, g, masks.key_padding_mask.kind, masks.key_padding_mask.shape,
                                   masks.attn_mask.kind, masks.attn_mask.shape, o, &plan);
         !st.ok())
-        throw std::invalid_argument(st.error);
+        throw std::invalid_argument(st.message());
     MhaGradientResult r;
     r.output = xt::xarray<float>::from_shape(q);
     r.grad_query = xt::xarray<float>::from_shape(q);
@@ -228,10 +228,10 @@ MhaGradientResult MultiheadAttention::backward(const xt::xarray<float>& query, c
     std::vector<unsigned char> workspace = kernels::allocate_workspace(plan.workspace_bytes);
     run_backward(plan, query.data(), key.data(), value.data(), masks, grad_output.data(), r.output.data(),
                  r.grad_query.data(), r.grad_key.data(), r.grad_value.data(), grads.data(), workspace.data());
-    for (const auto& [name, shape] : parameter_shapes()) {
-        xt::xarray<float> grad = xt::xarray<float>::from_shape(shape);
-        std::copy_n(grads.begin() + parameter_offset(name), grad.size(), grad.begin());
-        r.grad_parameters.emplace(name, std::move(grad));
+    for (const ParameterInfo& p : parameters()) {
+        xt::xarray<float> grad = xt::xarray<float>::from_shape(p.shape);
+        std::copy_n(grads.begin() + p.offset, grad.size(), grad.begin());
+        r.grad_parameters.emplace(p.name, std::move(grad));
     }
     return r;
 }

@@ -4,12 +4,11 @@
 // sleeps on a condition variable. A call publishes its job, wakes the helpers it needs, works on the tasks itself
 // as worker 0, and then waits for the helpers by spinning on a counter: a browser's main thread may not block
 // (Atomics.wait throws there), and the wait is short, since every worker takes tasks from one shared counter
-// until none is left. A short call that finds every helper it needs asleep stays on the caller when the wake-ups
-// measured so far say that waking them would cost more than they take off (better_on_caller).
+// until none is left. How many helpers a call wakes depends on its work alone (useful_workers), never on
+// timings, so the same call always splits the same way.
 #include <algorithm>
 #include <atomic>
 #include <chrono>
-#include <cmath>
 #include <cstddef>
 #include <cstdint>
 #include <mutex>
@@ -38,7 +37,17 @@ void start_helpers(unsigned helpers);  // below, beside the pool
 }
 namespace {
 
-std::atomic<unsigned> g_threads{1};
+// The default count, as the JS package's: up to 4 threads, no more than the machine's cores.
+unsigned default_threads() {
+#if XATTN_HAS_THREADS && !defined(__EMSCRIPTEN__)
+    const unsigned cores = std::thread::hardware_concurrency();
+    return std::min(kDefaultMaxThreads, std::max(1u, cores));
+#else
+    return 1;  // a wasm build's count is set by the JS package when it starts the module
+#endif
+}
+
+std::atomic<unsigned> g_threads{default_threads()};
 std::atomic<unsigned> g_spin_us{kDefaultSpinMicroseconds};
 
 }  // namespace
@@ -66,25 +75,28 @@ unsigned num_threads() { return g_threads.load(std::memory_order_relaxed); }
 
 namespace xattn::kernels {
 
+#ifdef XATTN_TESTING
 namespace {
-std::atomic<double> g_min_work{1.0e6};
+std::atomic<double> g_min_work{kMinWorkPerWorker};
 std::atomic<std::uint64_t> g_helper_tasks{0};
 std::atomic<bool> g_every_worker{false};
-std::atomic<std::uint64_t> g_kept_on_caller{0};
 }  // namespace
 
 void set_every_worker_takes_part(bool on) { g_every_worker.store(on, std::memory_order_relaxed); }
-
 void set_min_work_per_worker(double flops) { g_min_work.store(flops < 0.0 ? 0.0 : flops, std::memory_order_relaxed); }
 double min_work_per_worker() { return g_min_work.load(std::memory_order_relaxed); }
 std::uint64_t helper_tasks_run() { return g_helper_tasks.load(std::memory_order_relaxed); }
-std::uint64_t calls_kept_on_caller() { return g_kept_on_caller.load(std::memory_order_relaxed); }
-
-bool better_on_caller(double work, unsigned threads, double rate, double woken_rate, double wake_us, double notify_us) {
-    if (threads < 2 || !(rate > 0.0) || !(woken_rate > 0.0) || !(wake_us > 0.0) || !(notify_us > 0.0)) return false;
-    const double alone = work / rate, split = wake_us + (work / woken_rate - (wake_us - notify_us)) / threads;
-    return split >= alone;
-}
+namespace {
+[[maybe_unused]] bool every_worker_takes_part() { return g_every_worker.load(std::memory_order_relaxed); }
+[[maybe_unused]] void count_helper_tasks(std::size_t n) { g_helper_tasks.fetch_add(n, std::memory_order_relaxed); }
+}  // namespace
+#else
+double min_work_per_worker() { return kMinWorkPerWorker; }
+namespace {
+[[maybe_unused]] constexpr bool every_worker_takes_part() { return false; }
+[[maybe_unused]] void count_helper_tasks(std::size_t) {}
+}  // namespace
+#endif
 
 unsigned useful_workers(unsigned threads, std::size_t tasks, double work) {
     unsigned n = threads < 1 ? 1 : threads;
@@ -104,42 +116,15 @@ void parallel_run(std::size_t tasks, unsigned, double, TaskFn fn, void* context)
 }
 
 void start_helpers(unsigned) {}
+#ifdef XATTN_TESTING
 bool helpers_asleep(unsigned) { return false; }
-void set_wake_measures_for_tests(double, double, double, double) {}
+#endif
 
 #else
 
 namespace {
 
 thread_local bool t_in_task = false;  // a task that calls parallel_run runs the inner tasks itself
-
-double now_us() {
-    return std::chrono::duration<double, std::micro>(std::chrono::steady_clock::now().time_since_epoch()).count();
-}
-
-// A measure that varies from call to call, as the median of its last seven samples (0 before the first): a
-// helper descheduled by the host for milliseconds, or a pool's slow first wake-ups, do not move it. Samples that
-// are not positive and finite are dropped: a browser's clock may be coarser than a short call (0 µs elapsed
-// would make an infinite rate, and every call then looks short enough to keep).
-class RecentMedian {
-public:
-    void add(double sample) {
-        if (!(sample > 0.0) || !std::isfinite(sample)) return;
-        last_[next_++ % kKept] = sample;
-        const unsigned n = next_ < kKept ? next_ : kKept;
-        double sorted[kKept];
-        std::copy(last_, last_ + n, sorted);
-        std::nth_element(sorted, sorted + n / 2, sorted + n);
-        median_ = sorted[n / 2];
-    }
-    double median() const { return median_; }
-
-private:
-    static constexpr unsigned kKept = 7;
-    double last_[kKept] = {};
-    unsigned next_ = 0;
-    double median_ = 0.0;
-};
 
 // A call's job is open to helpers until the caller has seen every task taken; then it is closed, and the caller
 // waits only for the helpers that joined in time. A helper woken late finds it closed and goes back to sleep,
@@ -157,26 +142,10 @@ public:
         for (std::thread& t : helpers_) t.join();
     }
 
-    void run(std::size_t tasks, unsigned threads, double work, TaskFn fn, void* context) {
+    void run(std::size_t tasks, unsigned threads, TaskFn fn, void* context) {
         std::lock_guard<std::mutex> one_call(call_mu_);  // calls from different threads take turns
         const unsigned helpers = threads - 1;
-        const bool every = g_every_worker.load(std::memory_order_relaxed);
-        // (Tests that force tiny calls to split set the least work to 0, or every_: the rule stays out of them.)
-        const bool may_keep = !every && min_work_per_worker() > 0.0;
-        const bool asleep = all_asleep(helpers);
-        if (may_keep && asleep && kept_in_a_row_ < kMostKeptInARow && keep_on_caller(work, threads)) {
-            ++kept_in_a_row_;
-            const double t0 = now_us();
-            t_in_task = true;
-            for (std::size_t t = 0; t < tasks; ++t) fn(context, t, 0);
-            t_in_task = false;
-            rate_.add(work / (now_us() - t0));
-            g_kept_on_caller.fetch_add(1, std::memory_order_relaxed);
-            return;
-        }
-        kept_in_a_row_ = 0;
-        std::uint64_t generation;
-        double t_published;
+        const bool every = every_worker_takes_part();
         {
             std::lock_guard<std::mutex> lock(mu_);
             start(helpers);
@@ -186,32 +155,17 @@ public:
                 next_[r].v.store(every && range_begin(r, tasks, threads) < range_begin(r + 1, tasks, threads) ? 1 : 0,
                                  std::memory_order_relaxed);
             joined_.store(0, std::memory_order_relaxed);
-            generation = generation_.load(std::memory_order_relaxed) + 1;
+            const std::uint64_t generation = generation_.load(std::memory_order_relaxed) + 1;
             state_.store(generation << 32, std::memory_order_relaxed);
-            t_published = published_at_ = now_us();
             generation_.store(generation, std::memory_order_release);
         }
         wake_.notify_all();
-        const double t_notified = now_us();
-        if (asleep) notify_us_.add(t_notified - t_published);
         // (joined_, not the helpers inside: a helper may join, finish and leave before this thread looks.)
         if (every)
             while (joined_.load(std::memory_order_acquire) < helpers) std::this_thread::yield();
-        const std::size_t mine = work_on(0, fn, context, tasks, every, threads);
-        // The caller's speed, from its own share of the tasks (after any wait for every_ helpers); in calls that woke
-        // sleeping helpers apart.
-        const double my_work = work * static_cast<double>(mine) / static_cast<double>(tasks);
-        (asleep ? woken_rate_ : rate_).add(my_work / (now_us() - t_notified));
+        work_on(0, fn, context, tasks, every, threads);
         state_.fetch_or(kClosed, std::memory_order_acq_rel);
         while ((state_.load(std::memory_order_acquire) & kInside) != 0) std::this_thread::yield();
-    }
-
-    // better_on_caller with the measures so far (under call_mu_). Until both rates are measured, either stands for
-    // the other.
-    bool keep_on_caller(double work, unsigned threads) const {
-        const double rate = rate_.median() > 0.0 ? rate_.median() : woken_rate_.median();
-        const double woken_rate = woken_rate_.median() > 0.0 ? woken_rate_.median() : rate;
-        return better_on_caller(work, threads, rate, woken_rate, wake_us_.load(std::memory_order_relaxed), notify_us_.median());
     }
 
     // Starts helpers up to `helpers` now, rather than on the first call that needs them: their stacks come out
@@ -247,8 +201,8 @@ private:
     // neighbouring tasks, which share their inputs (the query blocks of one problem read the same keys and
     // values), mostly run on one core. With one counter for all tasks the workers took turns along the list, and
     // each read nearly every problem's keys and values, which a JS caller has just copied into wasm memory on its
-    // own core. Two-thread SDPA calls ran 1.00-1.06x faster with ranges (8x256x64: 1.01, 1.05, 1.06x; 12x197x64:
-    // 1.00-1.02x; 32x512x64: 1.01x; Zen 5, the two builds interleaved in one process). Returns the tasks it ran.
+    // own core. Two-thread SDPA calls were faster with ranges, never slower (the two builds timed interleaved in
+    // one process). Returns the tasks it ran.
     std::size_t work_on(unsigned worker, TaskFn fn, void* context, std::size_t tasks, bool every, unsigned workers) {
         t_in_task = true;
         std::size_t ran = 0;
@@ -261,7 +215,7 @@ private:
                 fn(context, t, worker);
         }
         t_in_task = false;
-        if (worker != 0) g_helper_tasks.fetch_add(ran, std::memory_order_relaxed);
+        if (worker != 0) count_helper_tasks(ran);
         return ran;
     }
 
@@ -304,11 +258,6 @@ private:
                     asleep_.fetch_or(bit, std::memory_order_release);
                     wake_.wait(lock, called);
                     asleep_.fetch_and(~bit, std::memory_order_release);
-                    // How long after the job was published this helper got going (whether or not it is still open).
-                    if (!stop_) {
-                        wake_samples_.add(now_us() - published_at_);
-                        wake_us_.store(wake_samples_.median(), std::memory_order_relaxed);
-                    }
                 }
                 if (stop_) return;
                 generation = seen = generation_.load(std::memory_order_relaxed);
@@ -342,21 +291,12 @@ private:
     std::atomic<std::uint64_t> state_{0};
     std::atomic<std::size_t> running_{0};  // helpers that have started
     std::atomic<unsigned> joined_{0};      // helpers that have joined the current job
-    // What better_on_caller weighs (0 until measured): how long after a job is published a sleeping helper gets
-    // going (helpers add samples under mu_; wake_us_ is their median, for the caller), what the notification costs
-    // the caller when the helpers sleep, and the caller's work per µs in calls that woke no one and in calls that
-    // woke sleepers (these three under call_mu_). Bit index - 1 of asleep_ is set while helper `index` waits on
-    // wake_.
-    RecentMedian wake_samples_;
-    std::atomic<double> wake_us_{0.0};
-    RecentMedian notify_us_;
-    RecentMedian rate_, woken_rate_;
-    unsigned kept_in_a_row_ = 0;  // under call_mu_
-    double published_at_ = 0.0;  // under mu_
+    // Bit index - 1 is set while helper `index` waits on wake_.
     std::atomic<std::uint64_t> asleep_{0};
 
+#ifdef XATTN_TESTING
     friend bool xattn::kernels::helpers_asleep(unsigned);
-    friend void xattn::kernels::set_wake_measures_for_tests(double, double, double, double);
+#endif
 };
 
 Pool& pool() {
@@ -370,30 +310,22 @@ void start_helpers(unsigned helpers) {
     if (helpers > 0) pool().ensure(helpers);
 }
 
-void parallel_run(std::size_t tasks, unsigned threads, double work, TaskFn fn, void* context) {
+void parallel_run(std::size_t tasks, unsigned threads, double, TaskFn fn, void* context) {
     if (threads > max_threads()) threads = max_threads();
     if (threads > tasks) threads = static_cast<unsigned>(tasks);
     if (threads <= 1 || t_in_task) {
         for (std::size_t t = 0; t < tasks; ++t) fn(context, t, 0);
         return;
     }
-    pool().run(tasks, threads, work, fn, context);
+    pool().run(tasks, threads, fn, context);
 }
 
+#ifdef XATTN_TESTING
 bool helpers_asleep(unsigned threads) {
     if (threads > max_threads()) threads = max_threads();
     return threads > 1 && pool().all_asleep(threads - 1);
 }
-
-void set_wake_measures_for_tests(double rate, double woken_rate, double wake_us, double notify_us) {
-    Pool& p = pool();
-    std::lock_guard<std::mutex> one_call(p.call_mu_);
-    std::lock_guard<std::mutex> lock(p.mu_);
-    p.rate_ = p.woken_rate_ = p.notify_us_ = p.wake_samples_ = RecentMedian();
-    p.kept_in_a_row_ = 0;
-    p.rate_.add(rate), p.woken_rate_.add(woken_rate), p.notify_us_.add(notify_us), p.wake_samples_.add(wake_us);
-    p.wake_us_.store(p.wake_samples_.median(), std::memory_order_relaxed);
-}
+#endif
 
 #endif
 

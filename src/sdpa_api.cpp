@@ -41,7 +41,7 @@ AttentionResult scaled_dot_product_attention(const xt::xarray<float>& query, con
     const MaskRef mask = options.attn_mask.ref();
     SdpaPlan plan;
     if (Status st = plan_sdpa(q, k, v, mask.kind, mask.shape, settings_of(options), &plan); !st.ok())
-        throw std::invalid_argument(st.error);
+        throw std::invalid_argument(st.message());
 
     AttentionResult result;
     result.output = xt::xarray<float>::from_shape(plan.output_shape);

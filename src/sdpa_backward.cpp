@@ -91,13 +91,11 @@ bool fused_plan(const SdpaPlan& plan, const kernels::KernelSet& set) {
 
 Status plan_sdpa_backward(const Shape& q, const Shape& k, const Shape& v, const Shape& grad_output,
                           MaskKind mask_kind, const Shape& mask_shape, const SdpaSettings& settings, SdpaPlan* plan) {
-    SdpaSettings s = settings;
-    s.need_weights = false;
     SdpaPlan p;
-    if (Status st = plan_sdpa(q, k, v, mask_kind, mask_shape, s, &p); !st.ok()) return st;
+    if (Status st = plan_sdpa(q, k, v, mask_kind, mask_shape, settings, &p); !st.ok()) return st.as(Function::sdpa_backward);
     if (grad_output != p.output_shape)
-        return Status::fail("scaled_dot_product_attention_backward: grad_output shape " + shape_to_string(grad_output) +
-                            " != output shape " + shape_to_string(p.output_shape) + " (…, L, Ev)");
+        return Status::fail(Function::sdpa_backward, Message::grad_output_shape, {Argument::grad_output}, {},
+                            {grad_output, p.output_shape});
     p.workspace_bytes = fused_plan(p, *p.kernel_set) ? FusedScratch::layout(p, *p.kernel_set, nullptr, nullptr)
                                                      : RowScratch::layout(p, nullptr, nullptr);
     *plan = std::move(p);
@@ -116,9 +114,11 @@ void zero_gradients(const SdpaPlan& plan, float* grad_query, float* grad_key, fl
 
 // Problems [b_begin, b_end) one query row at a time; the gradients must start at 0 (dK and dV of a GQA
 // group are added to).
+// `weights` (or null) receives each row's P after dropout, as the forward returns them.
 void backward_rows(const SdpaPlan& plan, std::size_t b_begin, std::size_t b_end, const float* query,
                    const float* key, const float* value, const MaskRef& mask, const float* grad_output,
-                   float* output, float* grad_query, float* grad_key, float* grad_value, void* workspace) {
+                   float* output, float* grad_query, float* grad_key, float* grad_value, float* weights,
+                   void* workspace) {
     const std::size_t L = plan.L, S = plan.S, E = plan.E, Ev = plan.Ev;
     const float neg_inf = -std::numeric_limits<float>::infinity();
     const std::size_t mask_step = plan.mask_col_stride();
@@ -154,6 +154,7 @@ void backward_rows(const SdpaPlan& plan, std::size_t b_begin, std::size_t b_end,
         float* dQb = grad_query + b * L * E;        // (L, E)
         float* dKb = grad_key + kv * S * E;         // (S, E), shared by the query heads of a GQA group
         float* dVb = grad_value + kv * S * Ev;      // (S, Ev)
+        float* Wb = weights ? weights + b * L * S : nullptr;  // (L, S) or null
 
         // Pass 1, the forward: output rows and each row's log-sum-exp (−inf for a fully masked row).
         for (std::size_t i = 0; i < L; ++i) {
@@ -183,7 +184,8 @@ void backward_rows(const SdpaPlan& plan, std::size_t b_begin, std::size_t b_end,
         for (std::size_t i = 0; i < L; ++i) {
             float* dq = dQb + i * E;
             std::fill(dq, dq + E, 0.0f);
-            if (lse[i] == neg_inf) continue;  // a fully masked row passes no gradient
+            if (Wb) std::fill(Wb + i * S, Wb + (i + 1) * S, 0.0f);
+            if (lse[i] == neg_inf) continue;  // a fully masked row passes no gradient and has no weights
             scores(b, i, Qb, Kb);
             const float* dout = dOb + i * Ev;
             float D = 0.0f;  // D_i = Σ_j P_ij dP_ij
@@ -191,6 +193,7 @@ void backward_rows(const SdpaPlan& plan, std::size_t b_begin, std::size_t b_end,
                 const float pj = std::exp(s[j] - lse[i]);
                 p[j] = pj;
                 const float mult = keep(b, i, j) ? keep_scale : 0.0f;
+                if (Wb) Wb[i * S + j] = pj * mult;
                 float dp = 0.0f;
                 if (pj * mult != 0.0f) {
                     axpy(pj * mult, dout, dVb + j * Ev, Ev);     // dV_j += Pd_ij · dO_i
@@ -217,14 +220,15 @@ bool all_finite(const float* x, std::size_t n) {
 
 // The fast path: the streaming forward (O, lse) for every problem, then the fused backward kernel for
 // the problems whose inputs are all finite; the others take the row path, alone.
+// With `weights`, the forward is the materialising one, which writes them beside O and lse.
 void backward_fused(const SdpaPlan& plan, const float* query, const float* key, const float* value,
                     const MaskRef& mask, const float* grad_output, float* output, float* grad_query,
-                    float* grad_key, float* grad_value, void* workspace) {
+                    float* grad_key, float* grad_value, float* weights, void* workspace) {
     const kernels::KernelSet& set = *plan.kernel_set;
     FusedScratch w{};
     FusedScratch::layout(plan, set, workspace, &w);
     const std::size_t L = plan.L, S = plan.S, E = plan.E, Ev = plan.Ev;
-    kernels::AttentionProblem ap = kernels::attention_problem(plan, query, key, value, mask, output, nullptr);
+    kernels::AttentionProblem ap = kernels::attention_problem(plan, query, key, value, mask, output, weights);
     ap.lse = w.lse;
     set.attention(ap, w.forward);
     for (std::size_t b = 0; b < plan.batch; ++b) {
@@ -235,31 +239,35 @@ void backward_fused(const SdpaPlan& plan, const float* query, const float* key, 
     ap.grad_output = grad_output;
     ap.grad_query = grad_query, ap.grad_key = grad_key, ap.grad_value = grad_value;
     ap.skip = w.skip;
+    ap.weights = nullptr;
     set.backward(ap, w.backward);
     for (std::size_t b = 0; b < plan.batch; ++b)
         if (w.skip[b])
             backward_rows(plan, b, b + 1, query, key, value, mask, grad_output, output, grad_query, grad_key,
-                          grad_value, w.rows);
+                          grad_value, nullptr, w.rows);  // the forward above wrote these problems' weights
 }
 
 }  // namespace
 
 void run_sdpa_backward(const SdpaPlan& plan, const float* query, const float* key, const float* value,
                        const MaskRef& mask, const float* grad_output, float* output, float* grad_query,
-                       float* grad_key, float* grad_value, void* workspace) {
+                       float* grad_key, float* grad_value, float* weights, void* workspace) {
     zero_gradients(plan, grad_query, grad_key, grad_value);
+    if (!plan.need_weights) weights = nullptr;
+    if (weights && plan.batch == 0) std::fill(weights, weights + numel(plan.weights_shape), 0.0f);
     if (fused_plan(plan, *plan.kernel_set))
-        backward_fused(plan, query, key, value, mask, grad_output, output, grad_query, grad_key, grad_value, workspace);
+        backward_fused(plan, query, key, value, mask, grad_output, output, grad_query, grad_key, grad_value, weights,
+                       workspace);
     else
         backward_rows(plan, 0, plan.batch, query, key, value, mask, grad_output, output, grad_query, grad_key,
-                      grad_value, workspace);
+                      grad_value, weights, workspace);
 }
 
 void run_sdpa_backward(const SdpaPlan& plan, const float* query, const float* key, const float* value,
                        const MaskRef& mask, const float* grad_output, float* output, float* grad_query,
-                       float* grad_key, float* grad_value) {
+                       float* grad_key, float* grad_value, float* weights) {
     std::vector<unsigned char> workspace = kernels::allocate_workspace(plan.workspace_bytes);
-    run_sdpa_backward(plan, query, key, value, mask, grad_output, output, grad_query, grad_key, grad_value,
+    run_sdpa_backward(plan, query, key, value, mask, grad_output, output, grad_query, grad_key, grad_value, weights,
                       workspace.data());
 }
 
@@ -274,14 +282,16 @@ GradientResult scaled_dot_product_attention_backward(const xt::xarray<float>& qu
     const MaskRef mask = options.attn_mask.ref();
     SdpaPlan plan;
     if (Status st = plan_sdpa_backward(q, k, v, g, mask.kind, mask.shape, settings_of(options), &plan); !st.ok())
-        throw std::invalid_argument(st.error);
+        throw std::invalid_argument(st.message());
     GradientResult r;
     r.output = xt::xarray<float>::from_shape(plan.output_shape);
     r.grad_query = xt::xarray<float>::from_shape(q);
     r.grad_key = xt::xarray<float>::from_shape(k);
     r.grad_value = xt::xarray<float>::from_shape(v);
+    r.weights = xt::xarray<float>::from_shape(plan.need_weights ? plan.weights_shape : Shape{0});
     run_sdpa_backward(plan, query.data(), key.data(), value.data(), mask, grad_output.data(), r.output.data(),
-                      r.grad_query.data(), r.grad_key.data(), r.grad_value.data());
+                      r.grad_query.data(), r.grad_key.data(), r.grad_value.data(),
+                      plan.need_weights ? r.weights.data() : nullptr);
     return r;
 }
 

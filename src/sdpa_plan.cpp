@@ -9,13 +9,9 @@
 namespace xattn {
 namespace {
 
-constexpr const char* kFn = "scaled_dot_product_attention: ";
+constexpr Function kFn = Function::sdpa;
 
 Shape leading(const Shape& s) { return Shape(s.begin(), s.end() - 2); }
-
-std::string shapes_of(const Shape& q, const Shape& k, const Shape& v) {
-    return " (query " + shape_to_string(q) + ", key " + shape_to_string(k) + ", value " + shape_to_string(v) + ")";
-}
 
 }  // namespace
 
@@ -32,52 +28,42 @@ std::size_t SdpaPlan::mask_row_offset(std::size_t b, std::size_t i) const {
 
 Status plan_sdpa(const Shape& q, const Shape& k, const Shape& v, MaskKind mask_kind, const Shape& mask_shape,
                  const SdpaSettings& s, SdpaPlan* plan) {
-    const std::string fn = kFn;
-    for (const auto& [name, shape] : {std::pair{"query", &q}, std::pair{"key", &k}, std::pair{"value", &v}})
-        if (shape->size() < 2)
-            return Status::fail(fn + name + " must have at least 2 dims (…, L or S, E or Ev), got shape " +
-                                shape_to_string(*shape));
-    if (k.size() != q.size() || v.size() != q.size())
-        return Status::fail(fn + "query, key and value must have the same rank" + shapes_of(q, k, v));
+    for (const auto& [name, shape] : {std::pair{Argument::query, &q}, std::pair{Argument::key, &k}, std::pair{Argument::value, &v}})
+        if (shape->size() < 2) return Status::fail(kFn, Message::rank_below_two, {name}, {}, {*shape});
+    if (k.size() != q.size() || v.size() != q.size()) return Status::fail(kFn, Message::rank_mismatch, {}, {}, {q, k, v});
 
     const std::size_t rank = q.size();
     const std::size_t L = q[rank - 2], E = q[rank - 1], S = k[rank - 2], Ev = v[rank - 1];
+    const auto dim = [](std::size_t d) { return static_cast<double>(d); };
     if (k[rank - 1] != E)
-        return Status::fail(fn + "key last dim " + std::to_string(k[rank - 1]) + " != query last dim " +
-                            std::to_string(E) + " (E)" + shapes_of(q, k, v));
+        return Status::fail(kFn, Message::key_dim_mismatch, {}, {dim(k[rank - 1]), dim(E)}, {q, k, v});
     if (v[rank - 2] != S)
-        return Status::fail(fn + "value dim -2 " + std::to_string(v[rank - 2]) + " != key dim -2 " +
-                            std::to_string(S) + " (S)" + shapes_of(q, k, v));
+        return Status::fail(kFn, Message::value_length_mismatch, {}, {dim(v[rank - 2]), dim(S)}, {q, k, v});
 
     // Leading dims: equal, except dim -3 under enable_gqa where Hq must be a multiple of Hkv.
     std::size_t q_heads = 1, kv_heads = 1;
     for (std::size_t d = 0; d + 2 < rank; ++d) {
         if (k[d] != v[d])
-            return Status::fail(fn + "value leading dims " + shape_to_string(leading(v)) + " != key leading dims " +
-                                shape_to_string(leading(k)) + shapes_of(q, k, v));
+            return Status::fail(kFn, Message::value_leading_mismatch, {}, {}, {q, k, v, leading(v), leading(k)});
         const bool head_dim = d + 3 == rank;
         if (head_dim && s.enable_gqa) {
             q_heads = q[d];
             kv_heads = k[d];
             if (kv_heads == 0 ? q_heads != 0 : q_heads % kv_heads != 0)
-                return Status::fail(fn + "enable_gqa: query heads " + std::to_string(q_heads) +
-                                    " (dim -3) are not a multiple of key/value heads " + std::to_string(kv_heads) +
-                                    shapes_of(q, k, v));
+                return Status::fail(kFn, Message::gqa_heads, {Argument::enable_gqa}, {dim(q_heads), dim(kv_heads)}, {q, k, v});
             if (kv_heads == 0) q_heads = kv_heads = 1;  // empty problem; keeps kv_index well defined
         } else if (k[d] != q[d]) {
-            return Status::fail(fn + "key leading dims " + shape_to_string(leading(k)) + " != query leading dims " +
-                                shape_to_string(leading(q)) + " (no broadcasting between query, key and value" +
-                                (head_dim ? std::string("; different head counts need enable_gqa") : std::string()) +
-                                ")" + shapes_of(q, k, v));
+            return Status::fail(kFn, head_dim ? Message::head_count_mismatch : Message::key_leading_mismatch,
+                                {Argument::enable_gqa}, {}, {q, k, v, leading(q), leading(k)});
         }
     }
 
     // The kernels multiply by the float32 scale: 3.5e38 would become inf and 1e-50 zero.
     if (s.scale && (!std::isfinite(static_cast<float>(*s.scale)) || static_cast<float>(*s.scale) == 0.0f))
-        return Status::fail(fn + "scale must be finite and non-zero as a float32, got " + number_to_string(*s.scale) +
-                            " (float32 " + number_to_string(static_cast<float>(*s.scale)) + ")");
+        return Status::fail(kFn, Message::scale_not_finite, {Argument::scale},
+                            {*s.scale, static_cast<double>(static_cast<float>(*s.scale))});
     if (!(s.dropout_p >= 0.0 && s.dropout_p < 1.0))
-        return Status::fail(fn + "dropout_p must be in [0, 1), got " + number_to_string(s.dropout_p));
+        return Status::fail(kFn, Message::probability_range, {Argument::dropout_p}, {s.dropout_p});
 
     Shape out_shape = leading(q), weights_shape = leading(q);
     out_shape.insert(out_shape.end(), {L, Ev});
@@ -86,28 +72,27 @@ Status plan_sdpa(const Shape& q, const Shape& k, const Shape& v, MaskKind mask_k
     Shape mask_strides;
     if (mask_kind != MaskKind::none) {
         if (s.is_causal)
-            return Status::fail(fn + "attn_mask and is_causal cannot both be set (attn_mask shape " +
-                                shape_to_string(mask_shape) + "); put the causal rule into the mask instead");
-        const std::string not_broadcastable = fn + "attn_mask shape " + shape_to_string(mask_shape) +
-                                              " does not broadcast to the weights' shape " +
-                                              shape_to_string(weights_shape) + " (…, L, S)";
-        if (mask_shape.size() > weights_shape.size()) return Status::fail(not_broadcastable);
+            return Status::fail(kFn, Message::mask_and_causal, {Argument::attn_mask, Argument::is_causal}, {}, {mask_shape});
+        const auto not_broadcastable = [&] {
+            return Status::fail(kFn, Message::mask_broadcast, {Argument::attn_mask}, {}, {mask_shape, weights_shape});
+        };
+        if (mask_shape.size() > weights_shape.size()) return not_broadcastable();
         mask_strides.assign(weights_shape.size(), 0);
         std::size_t stride = 1;
         for (std::size_t m = mask_shape.size(); m-- > 0;) {
             const std::size_t w = m + weights_shape.size() - mask_shape.size();
-            if (mask_shape[m] != weights_shape[w] && mask_shape[m] != 1) return Status::fail(not_broadcastable);
+            if (mask_shape[m] != weights_shape[w] && mask_shape[m] != 1) return not_broadcastable();
             mask_strides[w] = mask_shape[m] == 1 ? 0 : stride;
             stride *= mask_shape[m];
         }
-        if (Status st = check_tensor_size(fn + std::string("attn_mask"), mask_shape, 1); !st.ok()) return st;
+        if (Status st = check_tensor_size(kFn, Argument::attn_mask, mask_shape, 1); !st.ok()) return st;
     }
 
-    for (const auto& [name, shape] : {std::pair{"query", &q}, std::pair{"key", &k}, std::pair{"value", &v},
-                                      std::pair{"output", static_cast<const Shape*>(&out_shape)}})
-        if (Status st = check_tensor_size(fn + name, *shape); !st.ok()) return st;
+    for (const auto& [name, shape] : {std::pair{Argument::query, &q}, std::pair{Argument::key, &k}, std::pair{Argument::value, &v},
+                                      std::pair{Argument::output, static_cast<const Shape*>(&out_shape)}})
+        if (Status st = check_tensor_size(kFn, name, *shape); !st.ok()) return st;
     if (s.need_weights)
-        if (Status st = check_tensor_size(fn + std::string("weights"), weights_shape); !st.ok()) return st;
+        if (Status st = check_tensor_size(kFn, Argument::weights, weights_shape); !st.ok()) return st;
 
     SdpaPlan p;
     p.output_shape = std::move(out_shape);

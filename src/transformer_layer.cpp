@@ -15,10 +15,11 @@
 namespace xattn {
 namespace {
 
-constexpr const char* kFn = "transformer_encoder_layer: ";
+constexpr Function kFn = Function::encoder_create;
 constexpr const char* kAttn = "self_attn.";
+constexpr std::size_t kAttnLength = 10;  // "self_attn."
 
-std::string num(std::size_t n) { return std::to_string(n); }
+double num(std::size_t n) { return static_cast<double>(n); }
 
 MhaConfig attention_config(const EncoderLayerConfig& c) {
     MhaConfig m;
@@ -40,22 +41,23 @@ std::vector<std::pair<std::string, Shape>> own_shapes(const EncoderLayerConfig& 
 }  // namespace
 
 Status TransformerEncoderLayer::check_config(const EncoderLayerConfig& c) {
-    const std::string fn = kFn;
     if (c.d_model == 0 || c.nhead == 0)
-        return Status::fail(fn + "d_model and nhead must be positive, got d_model " + num(c.d_model) + ", nhead " +
-                            num(c.nhead));
+        return Status::fail(kFn, Message::dims_not_positive, {Argument::d_model, Argument::nhead},
+                            {num(c.d_model), num(c.nhead)});
     if (c.d_model % c.nhead != 0)
-        return Status::fail(fn + "d_model " + num(c.d_model) + " is not divisible by nhead " + num(c.nhead));
-    if (c.dim_feedforward == 0) return Status::fail(fn + "dim_feedforward must be positive, got 0");
+        return Status::fail(kFn, Message::heads_not_divisor, {Argument::d_model, Argument::nhead},
+                            {num(c.d_model), num(c.nhead)});
+    if (c.dim_feedforward == 0)
+        return Status::fail(kFn, Message::dim_not_positive, {Argument::dim_feedforward}, {0.0});
     if (!(c.dropout >= 0.0 && c.dropout < 1.0))
-        return Status::fail(fn + "dropout must be in [0, 1), got " + number_to_string(c.dropout));
+        return Status::fail(kFn, Message::probability_range, {Argument::dropout}, {c.dropout});
     if (!(c.layer_norm_eps >= 0.0 && std::isfinite(c.layer_norm_eps)))
-        return Status::fail(fn + "layer_norm_eps must be finite and >= 0, got " + number_to_string(c.layer_norm_eps));
+        return Status::fail(kFn, Message::finite_nonnegative, {Argument::layer_norm_eps}, {c.layer_norm_eps});
     if (c.activation != Activation::relu && c.activation != Activation::gelu)
-        return Status::fail(fn + "activation must be relu or gelu");
-    for (const auto& [name, shape] : own_shapes(c))
-        if (Status st = check_tensor_size(fn + name, shape); !st.ok()) return st;
-    return MultiheadAttention::check_config(attention_config(c));
+        return Status::fail(kFn, Message::activation_unknown, {Argument::activation});
+    if (Status st = check_tensor_size(kFn, Argument::linear1_weight, {c.dim_feedforward, c.d_model}); !st.ok())
+        return st;
+    return MultiheadAttention::check_config(attention_config(c)).as(kFn);
 }
 
 std::size_t TransformerEncoderLayer::own_floats(const EncoderLayerConfig& c) {
@@ -67,16 +69,14 @@ std::size_t TransformerEncoderLayer::own_floats(const EncoderLayerConfig& c) {
 Status TransformerEncoderLayer::create(const EncoderLayerConfig& config, std::unique_ptr<TransformerEncoderLayer>* out) {
     if (Status st = check_config(config); !st.ok()) return st;
     std::unique_ptr<MultiheadAttention> attn;
-    if (Status st = MultiheadAttention::create(attention_config(config), &attn); !st.ok())
-        return Status::fail(kFn + st.error);
+    if (Status st = MultiheadAttention::create(attention_config(config), &attn); !st.ok()) return st.as(kFn);
     // malloc, not new: in wasm (built without exceptions) even a nothrow new aborts the module when it fails.
     Storage storage(static_cast<float*>(std::malloc(own_floats(config) * sizeof(float))));
     // The layer object and its table are small: 64 KiB to spare makes sure their allocations cannot fail.
     void* spare = storage ? std::malloc(std::size_t{1} << 16) : nullptr;
     if (!spare)
-        return Status::fail(kFn + std::string("the parameters of d_model ") + num(config.d_model) +
-                            " and dim_feedforward " + num(config.dim_feedforward) +
-                            " need more than the memory left can hold");
+        return Status::fail(kFn, Message::parameters_too_large, {Argument::d_model},
+                            {num(config.d_model), num(own_floats(config) * sizeof(float))});
     std::free(spare);
     out->reset(new TransformerEncoderLayer(config, std::move(attn), std::move(storage)));
     return {};
@@ -84,7 +84,7 @@ Status TransformerEncoderLayer::create(const EncoderLayerConfig& config, std::un
 
 TransformerEncoderLayer::TransformerEncoderLayer(const EncoderLayerConfig& config)
     : TransformerEncoderLayer(config, [&config] {
-          if (Status st = check_config(config); !st.ok()) throw std::invalid_argument(st.error);
+          if (Status st = check_config(config); !st.ok()) throw std::invalid_argument(st.message());
           return std::make_unique<MultiheadAttention>(attention_config(config));
       }(), [&config] {
           Storage storage(static_cast<float*>(std::malloc(own_floats(config) * sizeof(float))));
@@ -96,9 +96,7 @@ TransformerEncoderLayer::TransformerEncoderLayer(const EncoderLayerConfig& confi
                                                  std::unique_ptr<MultiheadAttention> self_attn, Storage storage)
     : config_(config), self_attn_(std::move(self_attn)), storage_(std::move(storage)) {
     // The table: self_attn's parameters where its own layout puts them (PyTorch's order), then the rest.
-    for (const char* name : {"in_proj_weight", "in_proj_bias", "out_proj.weight", "out_proj.bias"})
-        table_.push_back({kAttn + std::string(name), self_attn_->parameter_offset(name),
-                          self_attn_->parameter_shapes().at(name)});
+    for (const ParameterInfo& p : self_attn_->parameters()) table_.push_back({kAttn + p.name, p.offset, p.shape});
     std::size_t at = self_attn_->parameter_floats();
     for (auto& [name, shape] : own_shapes(config)) {
         table_.push_back({name, at, shape});
@@ -114,7 +112,7 @@ TransformerEncoderLayer::TransformerEncoderLayer(const EncoderLayerConfig& confi
         return static_cast<double>((z ^ (z >> 31)) >> 11) * 0x1.0p-53;
     };
     const double E = static_cast<double>(config.d_model), F = static_cast<double>(config.dim_feedforward);
-    for (const ParameterEntry& p : table_) {
+    for (const ParameterInfo& p : table_) {
         if (p.name.rfind(kAttn, 0) == 0) continue;
         float* v = storage_.get() + (p.offset - self_attn_->parameter_floats());
         const std::size_t n = numel(p.shape);
@@ -130,8 +128,8 @@ std::size_t TransformerEncoderLayer::parameter_floats() const {
     return table_.back().offset + numel(table_.back().shape);  // the table's last entry ends the layout
 }
 
-const ParameterEntry* TransformerEncoderLayer::find_parameter(const std::string& name) const {
-    for (const ParameterEntry& p : table_)
+const ParameterInfo* TransformerEncoderLayer::find_parameter(const std::string& name) const {
+    for (const ParameterInfo& p : table_)
         if (p.name == name) return &p;
     return nullptr;
 }
@@ -142,58 +140,72 @@ const float* TransformerEncoderLayer::own(const std::string& name) const {
 
 namespace {
 
-Status unknown_parameter(const std::vector<ParameterEntry>& table, const std::string& name) {
-    std::string known;
-    for (const ParameterEntry& p : table) known += (known.empty() ? "" : ", ") + p.name;
-    return Status::fail(kFn + std::string("no parameter named '") + name + "' (the layer has " + known + ")");
+Status unknown_parameter(const std::vector<ParameterInfo>& table, const std::string& name) {
+    std::string known;  // only refusals build text: a valid call allocates nothing
+    for (const ParameterInfo& p : table) known += (known.empty() ? "" : ", ") + p.name;
+    return Status::fail(Function::encoder_parameters, Message::parameter_unknown, {}, {}, {}, {name, known});
 }
 
 }  // namespace
 
+Status TransformerEncoderLayer::check_parameter(const std::string& name, std::size_t count,
+                                                const ParameterInfo** found) const {
+    *found = find_parameter(name);
+    if (!*found) return unknown_parameter(table_, name);
+    if (count != (*found)->size())
+        return Status::fail(Function::encoder_parameters, Message::parameter_size, {}, {num((*found)->size()), num(count)},
+                            {(*found)->shape}, {name});
+    return {};
+}
+
 Status TransformerEncoderLayer::set_parameter(const std::string& name, const float* data, std::size_t count) {
-    const ParameterEntry* p = find_parameter(name);
-    if (!p) return unknown_parameter(table_, name);
-    if (count != numel(p->shape))
-        return Status::fail(kFn + name + " needs " + num(numel(p->shape)) + " values for shape " +
-                            shape_to_string(p->shape) + ", got " + num(count));
-    if (name.rfind(kAttn, 0) == 0) return self_attn_->set_parameter(name.substr(std::string(kAttn).size()), data, count);
-    std::copy(data, data + count, storage_.get() + (p->offset - self_attn_->parameter_floats()));
+    const ParameterInfo* p = nullptr;
+    if (Status st = check_parameter(name, count, &p); !st.ok()) return st;
+    if (name.compare(0, kAttnLength, kAttn) == 0)
+        std::copy(data, data + count, self_attn_->parameter_data() + p->offset);
+    else
+        std::copy(data, data + count, storage_.get() + (p->offset - self_attn_->parameter_floats()));
     return {};
 }
 
 Status TransformerEncoderLayer::get_parameter(const std::string& name, float* data, std::size_t count) const {
-    const ParameterEntry* p = find_parameter(name);
-    if (!p) return unknown_parameter(table_, name);
-    if (count != numel(p->shape))
-        return Status::fail(kFn + name + " has " + num(numel(p->shape)) + " values, asked for " + num(count));
-    if (name.rfind(kAttn, 0) == 0) return self_attn_->get_parameter(name.substr(std::string(kAttn).size()), data, count);
-    std::copy(own(name), own(name) + count, data);
+    const ParameterInfo* p = nullptr;
+    if (Status st = check_parameter(name, count, &p); !st.ok()) return st;
+    const float* from = name.compare(0, kAttnLength, kAttn) == 0
+                            ? self_attn_->parameter_data() + p->offset
+                            : storage_.get() + (p->offset - self_attn_->parameter_floats());
+    std::copy(from, from + count, data);
     return {};
 }
 
 void TransformerEncoderLayer::set_parameters(const float* data) {
-    for (const ParameterEntry& p : table_) set_parameter(p.name, data + p.offset, numel(p.shape));
+    const std::size_t attn = self_attn_->parameter_floats();
+    std::copy(data, data + attn, self_attn_->parameter_data());
+    std::copy(data + attn, data + parameter_floats(), storage_.get());
 }
 
 void TransformerEncoderLayer::get_parameters(float* data) const {
-    for (const ParameterEntry& p : table_) get_parameter(p.name, data + p.offset, numel(p.shape));
+    const std::size_t attn = self_attn_->parameter_floats();
+    std::copy(self_attn_->parameter_data(), self_attn_->parameter_data() + attn, data);
+    std::copy(storage_.get(), storage_.get() + (parameter_floats() - attn), data + attn);
 }
 
 void TransformerEncoderLayer::set_parameter(const std::string& name, const xt::xarray<float>& value) {
-    const ParameterEntry* p = find_parameter(name);
-    if (!p) throw std::invalid_argument(unknown_parameter(table_, name).error);
+    const ParameterInfo* p = find_parameter(name);
+    if (!p) throw std::invalid_argument(unknown_parameter(table_, name).message());
     const Shape shape(value.shape().begin(), value.shape().end());
     if (shape != p->shape)
-        throw std::invalid_argument(kFn + name + " has shape " + shape_to_string(p->shape) + ", got " +
-                                    shape_to_string(shape));
-    if (Status st = set_parameter(name, value.data(), value.size()); !st.ok()) throw std::invalid_argument(st.error);
+        throw std::invalid_argument(
+            Status::fail(Function::encoder_parameters, Message::parameter_shape, {}, {}, {p->shape, shape}, {name})
+                .message());
+    if (Status st = set_parameter(name, value.data(), value.size()); !st.ok()) throw std::invalid_argument(st.message());
 }
 
 xt::xarray<float> TransformerEncoderLayer::parameter(const std::string& name) const {
-    const ParameterEntry* p = find_parameter(name);
-    if (!p) throw std::invalid_argument(unknown_parameter(table_, name).error);
+    const ParameterInfo* p = find_parameter(name);
+    if (!p) throw std::invalid_argument(unknown_parameter(table_, name).message());
     xt::xarray<float> value = xt::xarray<float>::from_shape(p->shape);
-    if (Status st = get_parameter(name, value.data(), value.size()); !st.ok()) throw std::invalid_argument(st.error);
+    if (Status st = get_parameter(name, value.data(), value.size()); !st.ok()) throw std::invalid_argument(st.message());
     return value;
 }
 
@@ -212,8 +224,8 @@ Status TransformerEncoderLayer::plan_backward(const Shape& src, const Shape& gra
         !st.ok())
         return st;
     if (grad_output != p.output_shape)
-        return Status::fail(kFn + std::string("grad_output shape ") + shape_to_string(grad_output) +
-                            " != output shape " + shape_to_string(p.output_shape) + " (src's)");
+        return Status::fail(Function::encoder_backward, Message::shape_mismatch, {Argument::grad_output, Argument::src},
+                            {}, {grad_output, src});
     *plan = std::move(p);
     return {};
 }
@@ -222,31 +234,29 @@ Status TransformerEncoderLayer::plan_call(const Shape& src, MaskKind src_mask_ki
                                           MaskKind key_padding_kind, const Shape& key_padding_shape,
                                           const EncoderLayerSettings& settings, bool backward,
                                           EncoderLayerPlan* plan) const {
-    const std::string fn = kFn;
+    const Function fn = backward ? Function::encoder_backward : Function::encoder_forward;
     const std::size_t E = config_.d_model, H = config_.nhead, F = config_.dim_feedforward;
     if (src.size() != 2 && src.size() != 3)
-        return Status::fail(fn + "src must be 3-D " + (config_.batch_first ? "(N, L, E)" : "(L, N, E)") +
-                            " or 2-D (L, E) unbatched, got shape " + shape_to_string(src));
+        return Status::fail(fn, config_.batch_first ? Message::encoder_src_rank_batch_first : Message::encoder_src_rank_seq_first,
+                            {Argument::src}, {}, {src});
     if (src.back() != E)
-        return Status::fail(fn + "src's last dim " + num(src.back()) + " != d_model " + num(E) + " (src " +
-                            shape_to_string(src) + ")");
+        return Status::fail(fn, Message::encoder_src_dim, {Argument::src, Argument::d_model}, {num(src.back()), num(E)},
+                            {src});
     const bool batched = src.size() == 3, bf = config_.batch_first && batched;
     const std::size_t L = src[bf ? 1 : 0], N = batched ? src[bf ? 0 : 1] : 1;
-    const std::string in_call = " (src " + shape_to_string(src) + ")";
     if (key_padding_kind != MaskKind::none) {
         const Shape want = batched ? Shape{N, L} : Shape{L};
         if (key_padding_shape != want)
-            return Status::fail(fn + "src_key_padding_mask shape " + shape_to_string(key_padding_shape) + " != " +
-                                shape_to_string(want) + (batched ? " (N, L)" : " (L,)") + in_call);
+            return Status::fail(fn, batched ? Message::encoder_padding_shape : Message::encoder_padding_shape_unbatched,
+                                {Argument::src_key_padding_mask, Argument::src}, {}, {src, key_padding_shape, want});
     }
     if (src_mask_kind != MaskKind::none) {
         const Shape two{L, L}, three{N * H, L, L};
         if (src_mask_shape != two && src_mask_shape != three)
-            return Status::fail(fn + "src_mask shape " + shape_to_string(src_mask_shape) + " is neither " +
-                                shape_to_string(two) + " (L, L) nor " + shape_to_string(three) + " (N·nhead, L, L)" +
-                                in_call);
+            return Status::fail(fn, Message::encoder_mask_shape, {Argument::src_mask, Argument::src}, {},
+                                {src, src_mask_shape, two, three});
     }
-    if (Status st = check_tensor_size(fn + "feed-forward activations", {L * N, F}); !st.ok()) return st;
+    if (Status st = check_tensor_size(fn, Argument::feedforward_activations, {L * N, F}); !st.ok()) return st;
 
     EncoderLayerPlan p;
     p.batched = batched;
@@ -260,15 +270,16 @@ Status TransformerEncoderLayer::plan_call(const Shape& src, MaskKind src_mask_ki
     attention.is_causal = settings.is_causal;
     attention.training = settings.training;
     attention.seed = settings.seed;
+    // (The shapes are valid for self_attn now: only its size limits can refuse, under the layer's name.)
     if (Status st = self_attn_->plan_forward(src, src, src, key_padding_kind, key_padding_shape, src_mask_kind,
                                              src_mask_shape, attention, &p.attention);
         !st.ok())
-        return Status::fail(kFn + st.error);
+        return st.as(fn);
     if (backward)
         if (Status st = self_attn_->plan_backward(src, src, src, src, key_padding_kind, key_padding_shape, src_mask_kind,
                                                   src_mask_shape, attention, &p.attention_backward);
             !st.ok())
-            return Status::fail(kFn + st.error);
+            return st.as(fn);
     p.kernel_set = p.attention.attention.kernel_set;
     p.threads = p.attention.attention.threads;
     Carver counter(nullptr);
@@ -335,7 +346,7 @@ xt::xarray<float> TransformerEncoderLayer::forward(const xt::xarray<float>& src,
     if (Status st = plan_forward(shape_of(src), masks.src_mask.kind, masks.src_mask.shape,
                                  masks.src_key_padding_mask.kind, masks.src_key_padding_mask.shape, o, &plan);
         !st.ok())
-        throw std::invalid_argument(st.error);
+        throw std::invalid_argument(st.message());
     xt::xarray<float> output = xt::xarray<float>::from_shape(plan.output_shape);
     std::vector<unsigned char> workspace = kernels::allocate_workspace(plan.workspace_bytes);
     run_forward(plan, src.data(), masks, output.data(), workspace.data());

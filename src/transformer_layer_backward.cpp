@@ -112,7 +112,7 @@ EncoderLayerGradients TransformerEncoderLayer::backward(const xt::xarray<float>&
     if (Status st = plan_backward(shape_of(src), shape_of(grad_output), masks.src_mask.kind, masks.src_mask.shape,
                                   masks.src_key_padding_mask.kind, masks.src_key_padding_mask.shape, o, &plan);
         !st.ok())
-        throw std::invalid_argument(st.error);
+        throw std::invalid_argument(st.message());
     EncoderLayerGradients r;
     r.output = xt::xarray<float>::from_shape(plan.output_shape);
     r.grad_src = xt::xarray<float>::from_shape(plan.output_shape);
@@ -120,7 +120,7 @@ EncoderLayerGradients TransformerEncoderLayer::backward(const xt::xarray<float>&
     std::vector<unsigned char> workspace = kernels::allocate_workspace(plan.workspace_bytes);
     run_backward(plan, src.data(), masks, grad_output.data(), r.output.data(), r.grad_src.data(), grads.data(),
                  workspace.data());
-    for (const ParameterEntry& p : table_) {
+    for (const ParameterInfo& p : table_) {
         xt::xarray<float> g = xt::xarray<float>::from_shape(p.shape);
         std::copy_n(grads.begin() + p.offset, g.size(), g.begin());
         r.grad_parameters.emplace(p.name, std::move(g));

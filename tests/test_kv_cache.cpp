@@ -62,7 +62,7 @@ TEST_CASE("kv cache: every kernel set widens float16 exactly as the scalar rule 
     for (const auto* set : xattn::kernels::available_kernels()) {
         CAPTURE(set->name);
         std::vector<float> got(all.size());
-        set->widen_half(all.data(), all.size(), got.data());
+        xattn::kernels::probes_of(*set).widen_half(all.data(), all.size(), got.data());
         std::size_t bad = 0;
         for (std::uint32_t h = 0; h < 65536; ++h) {
             const float want = xattn::kernels::half_to_float(all[h]);
@@ -261,7 +261,7 @@ TEST_CASE("kv cache: refusals name the argument, and a refused append appends no
                          doctest::Contains("n must be at least 1"), std::invalid_argument);
     CHECK(cache.length() == 6);
     CHECK_FALSE(cache.truncate(7).ok());
-    CHECK(cache.truncate(7).error == "kv_cache: truncate: length 7 is past the 6 positions held");
+    CHECK(cache.truncate(7).message() == "kv_cache: truncate: length 7 is past the 6 positions held");
     CHECK_THROWS_WITH_AS(cache.attend(randn({2, 3, 1, 8}, 5)),
                          doctest::Contains("Hq a multiple of the cache's 2 key/value heads, got shape (2, 3, 1, 8)"),
                          std::invalid_argument);

@@ -111,7 +111,7 @@ TEST_CASE("mha backward: central differences agree on configurations beside the 
         c.embed_dim = cfg.E, c.num_heads = cfg.H, c.kdim = cfg.kdim, c.vdim = cfg.vdim, c.bias = cfg.bias;
         c.batch_first = cfg.batch_first, c.add_bias_kv = cfg.bias_kv, c.add_zero_attn = cfg.zero_attn, c.init_seed = 5;
         xattn::MultiheadAttention mha(c);
-        for (const auto& [name, shape] : mha.parameter_shapes())  // non-zero biases, so their gradients matter
+        for (const auto& [name, offset, shape] : mha.parameters())  // non-zero biases, so their gradients matter
             mha.set_parameter(name, randn(shape, 40 + static_cast<unsigned>(name.size())) * 0.5f);
         const std::size_t L = 3, S = 4, N = 2;
         auto layout = [&](std::size_t T, std::size_t D) {
@@ -139,7 +139,7 @@ TEST_CASE("mha backward: central differences agree on configurations beside the 
         check_differences("value", v, r.grad_value, [&](const xt::xarray<float>& x) { return loss(mha.forward(q, k, x, o).output, dO); });
         for (const auto& [name, grad] : r.grad_parameters) {
             xattn::MultiheadAttention probe(c);
-            for (const auto& [other, shape] : mha.parameter_shapes()) probe.set_parameter(other, mha.parameter(other));
+            for (const auto& [other, at, shape] : mha.parameters()) probe.set_parameter(other, mha.parameter(other));
             const auto& parameter = name;  // C++17 lambdas cannot capture a structured binding (clang refuses; g++ allows)
             check_differences(name, mha.parameter(name), grad, [&](const xt::xarray<float>& x) {
                 probe.set_parameter(parameter, x);

@@ -314,5 +314,5 @@ TEST_CASE("MultiheadAttention: parameters read back in PyTorch's layout") {
     mha.set_parameter("in_proj_weight", w);
     CHECK(mha.parameter("in_proj_weight") == w);
     CHECK(mha.parameter("bias_k").shape() == xt::xarray<float>::shape_type{1, 1, 4});
-    CHECK(mha.parameter_shapes().size() == 6);
+    CHECK(mha.parameters().size() == 6);
 }

@@ -253,56 +253,6 @@ TEST_CASE("threads: calls from several threads at once take turns and give the s
     for (const auto& g : got) CHECK(same_bits(g, want));
 }
 
-TEST_CASE("threads: waking sleeping helpers pays only when the call is longer than the wake-up it costs") {
-    using xattn::kernels::better_on_caller;
-    // Alone: work / rate µs. Split: wake + (work / woken rate - (wake - notify)) / t. With the caller as fast after a
-    // wake-up as before, splitting is better from alone = wake + notify / (t - 1).
-    CHECK(better_on_caller(1.2e6, 2, 1.0e4, 1.0e4, 100.0, 30.0));       // alone 120 µs, split 125
-    CHECK_FALSE(better_on_caller(1.4e6, 2, 1.0e4, 1.0e4, 100.0, 30.0));  // alone 140 µs, split 135
-    CHECK(better_on_caller(1.05e6, 4, 1.0e4, 1.0e4, 100.0, 30.0));      // alone 105 µs, split 108.75 (four threads)
-    CHECK_FALSE(better_on_caller(1.15e6, 4, 1.0e4, 1.0e4, 100.0, 30.0));  // alone 115 µs, split 111.25
-    // A caller slowed to 0.8 of its speed by waking others: split = 65 + 0.625 alone, better from alone = 173.3 µs.
-    CHECK(better_on_caller(1.7e6, 2, 1.0e4, 0.8e4, 100.0, 30.0));
-    CHECK_FALSE(better_on_caller(1.8e6, 2, 1.0e4, 0.8e4, 100.0, 30.0));
-    // Nothing measured yet, or one thread: never kept.
-    CHECK_FALSE(better_on_caller(1.0e3, 2, 0.0, 1.0e4, 100.0, 30.0));
-    CHECK_FALSE(better_on_caller(1.0e3, 2, 1.0e4, 0.0, 100.0, 30.0));
-    CHECK_FALSE(better_on_caller(1.0e3, 2, 1.0e4, 1.0e4, 0.0, 30.0));
-    CHECK_FALSE(better_on_caller(1.0e3, 2, 1.0e4, 1.0e4, 100.0, 0.0));
-    CHECK_FALSE(better_on_caller(1.0e3, 1, 1.0e4, 1.0e4, 100.0, 30.0));
-}
-
-TEST_CASE("threads: a call that finds its helpers asleep stays on the caller while waking them costs more") {
-    // Big enough to split on its own (the first test case above), and as if wake-ups had been measured to take
-    // far longer than it: the pool keeps it on the caller, results unchanged, and after kMostKeptInARow such calls
-    // the next splits all the same, to measure the wake-up again.
-    const auto q = randn({2, 4, 300, 64}, 11), k = randn({2, 4, 257, 64}, 12), v = randn({2, 4, 257, 48}, 13);
-    xt::xarray<float> want;
-    {
-        Threads one(1, false);
-        want = xattn::scaled_dot_product_attention(q, k, v, {}).output;
-    }
-    REQUIRE(xattn::set_num_threads(2) == 2);
-    wait_for_the_helper_to_sleep();
-    xattn::kernels::set_wake_measures_for_tests(1.0e4, 1.0e4, 1.0e9, 1.0e9);
-    const std::uint64_t kept = xattn::kernels::calls_kept_on_caller(), helped = xattn::kernels::helper_tasks_run();
-    const unsigned most = xattn::kernels::kMostKeptInARow;
-    for (unsigned i = 0; i < most; ++i) CHECK(same_bits(xattn::scaled_dot_product_attention(q, k, v, {}).output, want));
-    CHECK(xattn::kernels::calls_kept_on_caller() == kept + most);
-    CHECK(xattn::kernels::helper_tasks_run() == helped);  // the helper slept through them all
-    CHECK(same_bits(xattn::scaled_dot_product_attention(q, k, v, {}).output, want));
-    CHECK(xattn::kernels::calls_kept_on_caller() == kept + most);  // the next one split
-    // A clock coarser than a call (0 µs elapsed) makes infinite rates: they are dropped, not taken as "every call
-    // is short", and with no rate measured the rule stays out.
-    wait_for_the_helper_to_sleep();
-    xattn::kernels::set_wake_measures_for_tests(INFINITY, INFINITY, 1.0e9, 1.0e9);
-    const std::uint64_t before = xattn::kernels::calls_kept_on_caller();
-    CHECK(same_bits(xattn::scaled_dot_product_attention(q, k, v, {}).output, want));
-    CHECK(xattn::kernels::calls_kept_on_caller() == before);
-    xattn::kernels::set_wake_measures_for_tests(0.0, 0.0, 0.0, 0.0);  // unmeasured again: the rule stays out
-    xattn::set_num_threads(1);
-}
-
 TEST_CASE("threads: helpers poll for the set time after a call, then sleep; lowering it sends them to sleep") {
     CHECK(xattn::spin_microseconds() == xattn::kDefaultSpinMicroseconds);
     CHECK(xattn::set_spin_microseconds(xattn::kMaxSpinMicroseconds + 1) == xattn::kMaxSpinMicroseconds);

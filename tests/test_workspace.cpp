@@ -164,7 +164,7 @@ TEST_CASE("workspace: run_sdpa_backward allocates nothing, on the blocked and on
         GuardedWorkspace ws(plan.workspace_bytes);
         const long n = allocations_during([&] {
             xattn::run_sdpa_backward(plan, q.data(), key.data(), v.data(), {}, dO.data(), out.data(), dq.data(),
-                                     dk.data(), dv.data(), ws.data());
+                                     dk.data(), dv.data(), nullptr, ws.data());
         });
         CHECK(n == 0);
         CHECK(ws.guards_intact());
@@ -256,7 +256,7 @@ TEST_CASE("workspace: MultiheadAttention::run_backward allocates nothing, with m
         CHECK(same(dk, want.grad_key));
         CHECK(same(dv, want.grad_value));
         const auto& dw = want.grad_parameters.at("v_proj_weight");
-        CHECK(std::equal(dw.begin(), dw.end(), dp.begin() + mha.parameter_offset("v_proj_weight")));
+        CHECK(std::equal(dw.begin(), dw.end(), dp.begin() + mha.find_parameter("v_proj_weight")->offset));
     }
 }
 
@@ -292,7 +292,7 @@ TEST_CASE("workspace: TransformerEncoderLayer's runs, linear's and layer_norm's 
         CHECK(same(out, want.output));
         CHECK(same(out2, want.output));
         CHECK(same(dsrc, want.grad_src));
-        for (const xattn::ParameterEntry& p : layer.parameter_table()) {
+        for (const xattn::ParameterInfo& p : layer.parameters()) {
             const auto& dw = want.grad_parameters.at(p.name);
             CHECK_MESSAGE(std::equal(dw.begin(), dw.end(), dp.begin() + p.offset), p.name);
         }

@@ -1,7 +1,7 @@
 // Vite serves (and can build) the demo from web/. The page imports the package by its name, 'xattn', as a
 // user would; the alias points that name at the package's browser entry in this repository.
 import { defineConfig } from 'vite';
-import { existsSync, readFileSync } from 'node:fs';
+import { existsSync, readFileSync, statSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import path from 'node:path';
 
@@ -64,6 +64,44 @@ function benchResults() {
   return onBothServers('xattn-bench-results', serve, '/bench/results.json');
 }
 
+// The API reference (npm run docs writes it to build/docs/) at /docs/: the file a request under /docs names, or
+// null when it names none (the request path is what follows /docs; '..' never reaches here, refuseOutside
+// stops it first).
+const REFERENCE = path.join(repo, 'build', 'docs');
+const REFERENCE_TYPES = {
+  '.html': 'text/html; charset=utf-8', '.js': 'text/javascript', '.css': 'text/css', '.svg': 'image/svg+xml',
+  '.json': 'application/json', '.png': 'image/png', '.woff2': 'font/woff2',
+};
+export function referenceFile(url, root = REFERENCE) {
+  const segments = requestSegments(url);
+  if (segments.includes('..')) return null;
+  const file = path.join(root, ...segments);
+  const target = existsSync(file) && statSync(file).isDirectory() ? path.join(file, 'index.html') : file;
+  return existsSync(target) && statSync(target).isFile() ? target : null;
+}
+
+function apiReference() {
+  const serve = (req, res) => {
+    // '/docs' alone: the pages link relative to the folder, so send the browser to '/docs/'.
+    if (req.originalUrl?.split(/[?#]/, 1)[0] === '/docs') {
+      res.statusCode = 301;
+      res.setHeader('Location', '/docs/');
+      res.end();
+      return;
+    }
+    const file = referenceFile(req.url ?? '/');
+    if (!file) {
+      res.statusCode = 404;
+      res.setHeader('Content-Type', 'text/plain; charset=utf-8');
+      res.end(existsSync(REFERENCE) ? '404 Not Found\n' : '404: the API reference is not built; npm run docs builds it\n');
+      return;
+    }
+    res.setHeader('Content-Type', REFERENCE_TYPES[path.extname(file)] ?? 'application/octet-stream');
+    res.end(readFileSync(file));
+  };
+  return onBothServers('xattn-api-reference', serve, '/docs');
+}
+
 // A request's path as the server will read it: the query string dropped (Vite serves by the path alone),
 // percent-escapes undone however many times they were applied (%2e%2e, %252e%252e…), a backslash read as
 // a separator as Windows does, and empty and '.' segments dropped. Only ASCII escapes are decoded: a
@@ -115,7 +153,7 @@ export default defineConfig({
   resolve: {
     alias: { xattn: path.join(repo, 'js', 'browser.js') },
   },
-  plugins: [crossOriginIsolation(), refuseOutside(), benchResults()],
+  plugins: [crossOriginIsolation(), refuseOutside(), benchResults(), apiReference()],
   worker: { format: 'es' },
   server: {
     host: '127.0.0.1',

@@ -36,8 +36,8 @@ const tensor = (shape, seed) => ({ data: normals(shape.reduce((n, d) => n * d, 1
 
 // Each configuration and length is timed as one interleaved set (warmUpAndInterleave, timing.mjs): the cache's
 // steps, the full copy, onnxruntime-web and the probes the bound comes from (a read of a buffer past the caches,
-// the SIMD peak loop), their samples spread over the same seconds. A bound measured once at the start drifted
-// from the steps it was set against: on a shared host the read bandwidth went from 9.5 to 7.0 GB/s within minutes.
+// the SIMD peak loop), their samples spread over the same seconds. A bound measured once at the start drifts
+// from the steps it is set against: on a shared host the read bandwidth moves within minutes.
 const timeTogether = (entries, budgetMs) => warmUpAndInterleave(entries, { budgetMs, warmUpMs: 150 });
 
 // Every step is timed alone, right after a read of 256 MiB (the read probe's, untimed there), as a decoder's step
@@ -227,8 +227,8 @@ function inOwnProcess(...args) {
   return JSON.parse(out.trim().split('\n').pop());
 }
 
-// How long the helper polls between steps in the --polling-threads process: past the 256 MiB read (8-10 ms at
-// 25-35 GB/s) with room for a slow phase of the host.
+// How long the helper polls between steps in the --polling-threads process: past the 256 MiB read that comes
+// before each step (a few milliseconds at a memory's speed), with room for a slow phase of the host.
 const POLLING_SPIN_US = 50_000;
 
 // For every configuration and length in measureDecode's order: time(cfg, length, inputs, want), with the step's

@@ -1,7 +1,7 @@
 // Careful plain JavaScript attention, the baseline a user without WebAssembly would write: typed arrays,
 // one row of scores at a time (never the whole (L, S) matrix), offsets hoisted out of the inner loops,
 // arithmetic in JS doubles. The inner loops are unrolled by four with independent accumulators: V8 does not
-// vectorise, and breaking the single add chain makes this ~1.45× faster here, a fairer baseline.
+// vectorise, and breaking the single add chain makes this markedly faster, a fairer baseline.
 // Inputs (BH, L, E), (BH, S, E), (BH, S, Ev); output (BH, L, Ev).
 export function plainAttention({ BH, L, S, E, Ev }, q, k, v, scale) {
   const out = new Float32Array(BH * L * Ev);

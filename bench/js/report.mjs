@@ -1,6 +1,7 @@
-// The printed table and the JSON the web demo shows (bench/results.json): one object of scalar metadata
-// fields beside ONE array of per-shape records, which the demo flattens into columns (xattnSimd.gflops, …).
-import { writeFileSync } from 'node:fs';
+// The printed table and the JSON the web demo and the docs show (bench/results.json): { runs: [run, …] }, the
+// latest run of each machine kind, the newest first. A run is one object of scalar metadata fields beside ONE
+// array of per-shape records, which the demo flattens into columns (xattnSimd.gflops, …).
+import { readFileSync, writeFileSync } from 'node:fs';
 
 import { STREAMING_DIMS } from './streaming.mjs';
 
@@ -100,8 +101,18 @@ export function formatRefusals(records, impls) {
   return [...unavailable, ...lines].join('\n');
 }
 
+// The file's runs with this one first, in place of the previous run of its machine kind.
+export function mergeRun(previous, run) {
+  const runs = Array.isArray(previous?.runs) ? previous.runs : [];
+  return { runs: [run, ...runs.filter((r) => r.machineKind !== run.machineKind)] };
+}
+
 export function writeResults(file, meta, records) {
-  writeFileSync(file, `${JSON.stringify({ ...meta, results: records }, null, 2)}\n`);
+  let previous = null;
+  try {
+    previous = JSON.parse(readFileSync(file, 'utf8'));
+  } catch { /* no file yet, or not JSON: this run starts it */ }
+  writeFileSync(file, `${JSON.stringify(mergeRun(previous, { ...meta, results: records }), null, 2)}\n`);
 }
 
 // The streaming measurement as flat metadata fields (the demo shows scalar fields as notes) and a line of text.

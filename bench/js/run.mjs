@@ -1,7 +1,8 @@
 // npm run bench: xattn's wasm builds (plain SIMD, relaxed SIMD, scalar) against onnxruntime-web, tfjs-backend-wasm
 // and plain JS (onnxruntime-node as a native reference), one Node process, one thread each, identical seeded
 // inputs, every result checked against a float64 reference before anything is timed. Prints a table, the
-// relaxed build against the plain one per shape, and writes bench/results.json.
+// relaxed build against the plain one per shape, and writes this run into bench/results.json (in place of the
+// last run on the same machine kind).
 //
 //   node bench/js/run.mjs [--shapes 1x128x64,8x256x64] [--no-streaming] [--no-training] [--no-decode] [--no-threads]
 //                         [--no-out-reuse] [--out file] [--budget-ms 10000]
@@ -52,12 +53,18 @@ const { values: args } = parseArgs({
   },
 });
 
-function cpuModel() {
+// The CPU's model name, and the machine kind a run is filed under in bench/results.json: the model name with the
+// CPU family, since cloud hosts name different generations alike ('AMD EPYC' is a Zen 3 core in family 25 and a
+// Zen 5 core in family 26).
+function cpuIdentity() {
+  let lines = [];
   try {
-    const line = execFileSync('lscpu', { encoding: 'utf8' }).split('\n').find((l) => l.startsWith('Model name:'));
-    if (line) return line.slice('Model name:'.length).trim();
+    lines = execFileSync('lscpu', { encoding: 'utf8' }).split('\n');
   } catch { /* no lscpu: fall back to what Node knows */ }
-  return os.cpus()[0]?.model ?? 'unknown';
+  const field = (name) => lines.find((l) => l.startsWith(`${name}:`))?.slice(name.length + 1).trim();
+  const model = field('Model name') ?? os.cpus()[0]?.model ?? 'unknown';
+  const family = field('CPU family');
+  return { model, kind: family ? `${model} (family ${family})` : model };
 }
 
 // How this process's allocator treats freed memory (scripts/bench.sh sets it for every process of the bench): with
@@ -78,7 +85,7 @@ const errorText = (err) => String(err?.message ?? err).split('\n')[0];
 // Check 1: sampled rows (all of them for small shapes) against float64. Check 2: every element against the
 // xattn scalar build's output, once that build has passed check 1.
 // The peak loops (probes: { simd, relaxed? }) are timed among them, so that a shape's "% peak" compares its speed
-// with the peak over the same seconds: on a shared host the peak moved 2× within the minute a run takes.
+// with the peak over the same seconds: on a shared host the peak moves within the minute a run takes.
 async function benchShape(problem, impls, budgetMs, probes) {
   const rows = sampleRows(problem.dims);
   const ref = referenceRows(problem, rows);
@@ -129,7 +136,7 @@ async function main() {
   if (!(budgetMs > 0)) throw new RangeError(`--budget-ms must be a positive number of milliseconds, got '${args['budget-ms']}'`);
   const out = args.out ? path.resolve(args.out) : args.shapes ? null : path.join(repo, 'bench', 'results.json');
   const started = new Date();
-  const machine = cpuModel();
+  const { model: machine, kind: machineKind } = cpuIdentity();
   // Other processes on this machine skew every column; say so up front rather than let it pass unnoticed.
   const loadAtStart = Number(os.loadavg()[0].toFixed(2));
   const allocator = allocatorSetting();
@@ -199,6 +206,7 @@ async function main() {
   const meta = {
     date: started.toISOString(),
     machine,
+    machineKind,
     cpus: os.cpus().length,
     node: process.version,
     command: `npm run bench${process.argv.length > 2 ? ` -- ${process.argv.slice(2).join(' ')}` : ''}`,

@@ -89,8 +89,8 @@ async function measureIn(which, counts, shapes, budgetMs) {
 // xattn's share of it, and peakScaling what the peak loop gained from the first count to the last (the scaling the
 // host allowed, beside xattn's), all from xattn's process. Per shape, an onnxruntime-web process times its one
 // call for budgetMs / rounds; xattn's process times a call and a peak loop per count, each for a third of that.
-// Processes cannot be interleaved as the entries within one are, and this host's speed moved by up to 2× within a
-// minute: with one process each, a slow minute fell on one side of a ratio only. So the GFLOP/s are the medians over
+// Processes cannot be interleaved as the entries within one are, and a shared host's speed moves within a minute:
+// with one process each, a slow minute fell on one side of a ratio only. So the GFLOP/s are the medians over
 // the rounds, and the ratios the medians of each round's own ratio: xattn's scaling from one process, xattn ÷
 // onnxruntime-web from processes minutes apart at most.
 export function measureThreads(shapes, { log, counts = [1, 2], budgetMs = 6000, rounds = 3 }) {

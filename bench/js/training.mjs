@@ -3,7 +3,7 @@
 // and masked MultiheadAttention against unmasked. xattn SIMD build, one thread, interleaved medians.
 //
 // FLOPs: forward 4·B·H·L·S·E (two products), backward 12·B·H·L·S·E (three products of that size: the
-// convention of the README's tables; the fused kernel also recomputes the scores and the forward).
+// convention bench/README.md states; the fused kernel also recomputes the scores and the forward).
 import { spawnSync } from 'node:child_process';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';

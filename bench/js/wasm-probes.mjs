@@ -5,9 +5,9 @@
 // needs --experimental-wasm-relaxed-simd, Chromium runs it as is).
 //
 // The plain loop must not be 12 chains of acc = acc + a·b with a and b fixed: V8 computes a loop-invariant a·b
-// once, before the loop, and what is left measures adds alone. That read the same as the true peak on a core
-// with separate multiply and add pipes (Zen 3: both 46–48 GFLOP/s), but twice the true peak wherever the two
-// share pipes (Intel's cores, Arm's), and every "% of peak" there half what it is.
+// once, before the loop, and what is left measures adds alone. That reads the same as the true peak on a core
+// with separate multiply and add pipes (AMD's Zen), but twice the true peak wherever the two share pipes
+// (Intel's cores, Arm's), and every "% of peak" there half what it is.
 import { FLOPS_PER_ITERATION as PEAK_FLOPS_PER_ITERATION, measureSimdPeak as measurePagePeak, peakModuleBytes } from '../../web/src/simd-peak.js';
 import { HEADER, OP, f32, name, section, sleb, uleb } from '../../web/src/wasm-bytes.js';
 

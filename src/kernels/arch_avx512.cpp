@@ -19,21 +19,29 @@ namespace xattn::kernels {
 namespace {
 using Ops = XsimdOps<xsimd::avx512f>;
 // Scores 8 keys × 2 vectors (32 queries), outputs 4 rows × 4 vectors (64 columns): 16 accumulators of the 32
-// zmm registers. Key tiles of up to 96. Measured on a Zen 5 core against 12 × 2 / 6 × 4, 6 × 2, 12 × 1 (16-query
-// groups), 4 × 2, P·V 2 × 4 and 6 × 4, and tiles of 64 and 128: none faster by more than the noise (3%), P·V
-// 2 × 4 a third slower.
+// zmm registers. Key tiles of up to 96. Timed against 12 × 2 / 6 × 4, 6 × 2, 12 × 1 (16-query groups), 4 × 2,
+// P·V 2 × 4 and 6 × 4, and tiles of 64 and 128: none was faster beyond the noise, and P·V 2 × 4 was slower.
 using Attention = AttentionKernel<Ops, 8, 2, 4, 4, 96>;
 using Decode = DecodeKernel<Ops, 4, 2>;  // a few query rows (decoding): keys in lanes, then Ev
 using Backward = AttentionBackward<Attention>;
-using Linear = LinearKernel<Ops, 8, 2>;  // 8 rows × 32 columns: 100 GFLOP/s at 512³, 4 × 3 and 4 × 4 73–83
+using Linear = LinearKernel<Ops, 8, 2>;  // 8 rows × 32 columns: faster than 4 × 3 and 4 × 4 at 512³
 const KernelSet kSet{"avx512f", &Attention::workspace, &Attention::run, &Linear::workspace, &Linear::run,
-                    &Decode::workspace, &Decode::run, &Attention::widen, &Backward::workspace,
-                    &Backward::run, &Attention::exp2_values};
+                    &Decode::workspace, &Decode::run, &Backward::workspace,
+                    &Backward::run};
 }  // namespace
 const KernelSet* avx512_kernels() { return &kSet; }
+#ifdef XATTN_TESTING
+const KernelProbes* avx512_probes() {
+    static const KernelProbes probes{&Attention::widen, &Attention::exp2_values};
+    return &probes;
+}
+#endif
 }  // namespace xattn::kernels
 #else
 namespace xattn::kernels {
 const KernelSet* avx512_kernels() { return nullptr; }
+#ifdef XATTN_TESTING
+const KernelProbes* avx512_probes() { return nullptr; }
+#endif
 }  // namespace xattn::kernels
 #endif

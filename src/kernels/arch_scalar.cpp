@@ -15,8 +15,14 @@ using Decode = DecodeKernel<ScalarOps, 2, 4>;  // a few query rows (decoding)
 using Backward = AttentionBackward<Attention>;
 using Linear = LinearKernel<ScalarOps, 2, 4>;
 const KernelSet kSet{"scalar", &Attention::workspace, &Attention::run, &Linear::workspace, &Linear::run,
-                    &Decode::workspace, &Decode::run, &Attention::widen, &Backward::workspace,
-                    &Backward::run, &Attention::exp2_values};
+                    &Decode::workspace, &Decode::run, &Backward::workspace,
+                    &Backward::run};
 }  // namespace
 const KernelSet& scalar_kernels() { return kSet; }
+#ifdef XATTN_TESTING
+const KernelProbes& scalar_probes() {
+    static const KernelProbes probes{&Attention::widen, &Attention::exp2_values};
+    return probes;
+}
+#endif
 }  // namespace xattn::kernels

@@ -49,7 +49,7 @@ template <class A, class P, class D>
 constexpr KernelSet kernel_set(const char* name) {
     using Backward = AttentionBackward<A>;
     return KernelSet{name, &A::workspace, &A::run, &P::workspace, &P::run, &D::workspace,
-                     &D::run, &A::widen, &Backward::workspace, &Backward::run, &A::exp2_values};
+                     &D::run, &Backward::workspace, &Backward::run};
 }
 const KernelSet kSet = kernel_set<Attention, Linear, Decode>(XATTN_SSE41_SET);
 const KernelSet kSet16 = kernel_set<Attention16, Linear16, Decode16>(XATTN_SSE41_SET "/16");
@@ -57,10 +57,20 @@ const KernelSet kSet16 = kernel_set<Attention16, Linear16, Decode16>(XATTN_SSE41
 }  // namespace
 const KernelSet* sse41_kernels() { return &kSet; }
 const KernelSet* sse41_kernels_16() { return &kSet16; }
+#ifdef XATTN_TESTING
+// (Both blockings share their ops: these are the blocks of 8's.)
+const KernelProbes* sse41_probes() {
+    static const KernelProbes probes{&Attention::widen, &Attention::exp2_values};
+    return &probes;
+}
+#endif
 }  // namespace xattn::kernels
 #else
 namespace xattn::kernels {
 const KernelSet* sse41_kernels() { return nullptr; }
 const KernelSet* sse41_kernels_16() { return nullptr; }
+#ifdef XATTN_TESTING
+const KernelProbes* sse41_probes() { return nullptr; }
+#endif
 }  // namespace xattn::kernels
 #endif

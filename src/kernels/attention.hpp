@@ -366,8 +366,8 @@ struct AttentionKernel {
     // The block loop of scores(). Ruled: a mask or the causal rule applies to this tile; most tiles have
     // neither, and their epilogue is then scale, store and max alone. The scratch pointers and the scale are
     // read once, into locals: the vector stores may alias anything, so read through h they were loaded again
-    // for every vector (V8's code had about 16 instructions per vector of the epilogue, now 5; 1.01-1.04x faster
-    // in wasm on an Intel core, the same bits).
+    // for every vector (V8's code had about three times the instructions per vector of the epilogue; the same
+    // bits).
     template <bool Ruled>
     static void score_blocks(const Head& h, const float* panel, const float* kt, std::size_t gn, std::size_t kg,
                              std::int64_t first_blocked, bool causal_partial, V* tmax) {
@@ -605,6 +605,8 @@ struct AttentionKernel {
                     row[j] = dropout_keep(p.seed, p.dropout_threshold, pos + j) ? row[j] * p.keep_scale : 0.0f;
             }
             for (j = n; j < p.S; ++j) row[j] = 0.0f;
+            // The backward recomputes the weights from each row's log-sum-exp (-inf: no visible key).
+            if (p.lse) p.lse[h.b * p.L + i] = sum == 0.0f ? kNegInf : (mx == kNegInf ? 0.0f : mx) + std::log(sum);
         }
 
         // Pass 3: O rows (gn, Ev) = weights rows (gn, kend) · V (kend, Ev).

@@ -153,8 +153,8 @@ struct DecodeKernel {
     // per cache line whose value is dropped (WebAssembly has no prefetch instruction; volatile, so the compiler
     // keeps it). The blocks stream in by themselves while a one-row step computes, and there asking ahead made
     // steps slower; a grouped-query step spends four query heads of products on each key, and for float32 ones
-    // asking for the next tile made steps after a 256 MiB read 1.04-1.10x faster at 512 and 8192 positions, about
-    // even at 2048 (Zen 5, two comparisons; float16 ones 0.93-0.96x, so they are not asked for).
+    // asking for the next tile made cold steps faster (float16 ones slower, so they are not asked for), timed
+    // against steps without it (docs/performance.md, "No prefetch instruction").
     static void touch_tile(const float* k, const float* v, std::size_t k0, std::size_t n, const KvLayout& lay) {
         const auto touch = [](const float* from, std::size_t floats) {
             const unsigned char* b = reinterpret_cast<const unsigned char*>(from);
@@ -349,8 +349,7 @@ struct DecodeKernel {
             // In blocks of BR rows × (PvRows · PvVecs / BR) vectors, the same accumulators whatever BR. A value
             // vector is loaded (and, read in place, widened) once per block of rows: so float16 tiles read in
             // place take blocks of 4 rows where there are 4, widening each vector once for the 4 query heads of
-            // a grouped-query step rather than twice (1.02-1.05x faster, cold and back to back, on a Zen 5 core
-            // where PvRows is 2).
+            // a grouped-query step rather than twice (faster, cold and back to back, where PvRows is 2).
             // Each output element still sums its keys in order, so the block shape leaves the result's bits alone.
             const auto weighted = [&](auto block_rows_) {
                 constexpr std::size_t BR = decltype(block_rows_)::value, BV = PvRows * PvVecs / BR;

@@ -81,6 +81,15 @@ const KernelSet& active_kernels() {
 
 void use_kernels(const KernelSet* set) { chosen.store(set, std::memory_order_relaxed); }
 
+#ifdef XATTN_TESTING
+const KernelProbes& probes_of(const KernelSet& set) {
+    if (&set == avx512_kernels()) return *avx512_probes();
+    if (&set == avx2_kernels()) return *avx2_probes();
+    if (&set == sse41_kernels() || &set == sse41_kernels_16()) return *sse41_probes();
+    return scalar_probes();
+}
+#endif
+
 AttentionProblem attention_problem(const SdpaPlan& plan, const float* query, const float* key, const float* value,
                                    const MaskRef& mask, float* output, float* weights) {
     AttentionProblem p;

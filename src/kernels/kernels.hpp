@@ -4,7 +4,7 @@
 //   sse4.1     native x86 with SSE4.1, and WebAssembly SIMD128 (Emscripten lowers SSE4.1 to it), in blocks of
 //              8 accumulators, and as sse4.1/16 in blocks of 16 (the same bits) for CPUs with 32 vector registers
 //   scalar     everything else, e.g. the wasm build without -msimd128
-// All three run the same tiled algorithm (kernels/attention.hpp, kernels/linear.hpp); the tests
+// All four run the same tiled algorithm (kernels/attention.hpp, kernels/linear.hpp); the tests
 // check every set this machine can run against the float64 reference.
 #pragma once
 
@@ -50,7 +50,7 @@ struct AttentionProblem {
     const std::uint8_t* kv_position_flags = nullptr;
     float* output = nullptr;                // (batch, L, Ev)
     float* weights = nullptr;               // (batch, L, S) or null: then nothing (L, S) is stored
-    float* lse = nullptr;                   // (batch, L) or null: each row's log-sum-exp (streaming only)
+    float* lse = nullptr;                   // (batch, L) or null: each row's log-sum-exp
     // The backward (attention_backward): dO in, dQ out, dK and dV added to (GQA groups share them).
     const float* grad_output = nullptr;     // (batch, L, Ev)
     float* grad_query = nullptr;            // (batch, L, E)
@@ -91,15 +91,27 @@ struct KernelSet {
     // or weights.
     std::size_t (*few_rows_workspace)(const AttentionProblem&);
     void (*few_rows)(const AttentionProblem&, void* workspace);
-    // The kernels' float16 widening (n values), exposed so the tests can check it against the scalar rule.
-    void (*widen_half)(const std::uint16_t* src, std::size_t n, float* dst);
-    // The fused backward (attention_backward.hpp): needs output and lse from the streaming forward.
+    // The fused backward (attention_backward.hpp): needs output and lse from the forward.
     std::uint64_t (*backward_workspace)(const AttentionProblem&);
     void (*backward)(const AttentionProblem&, void* workspace);
-    // The softmax's exp2 (exp2.hpp) on n values <= 0, -inf or NaN, in whole vectors where they fit, exposed so
-    // the tests can check every set's own ops against std::exp2.
+};
+
+#ifdef XATTN_TESTING
+// A testing build's window on each set's own ops, for the tests to check against the scalar rules: the float16
+// widening (n values), and the softmax's exp2 (exp2.hpp) on n values <= 0, -inf or NaN, in whole vectors where
+// they fit.
+struct KernelProbes {
+    void (*widen_half)(const std::uint16_t* src, std::size_t n, float* dst);
     void (*exp2_nonpositive)(const float* x, std::size_t n, float* out);
 };
+// The probes of `set`, one of available_kernels() (dispatch.cpp).
+const KernelProbes& probes_of(const KernelSet& set);
+// Each arch file's, beside its sets; null where the build has no such kernels.
+const KernelProbes* avx512_probes();
+const KernelProbes* avx2_probes();
+const KernelProbes* sse41_probes();
+const KernelProbes& scalar_probes();
+#endif
 
 // Defined in the per-arch files; null when this build has no such kernels.
 const KernelSet* avx512_kernels();

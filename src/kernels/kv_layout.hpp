@@ -12,10 +12,8 @@
 // prefetchers followed neither, and the byte loads that asked for each tile ahead ("touches") stalled the core
 // until their lines came. With these blocks every load of the hot loops steps through memory by a fixed stride
 // that the prefetchers follow, with no touches (grouped-query float32 steps still ask for the next tile:
-// attention_decode.hpp, touch_tile). Measured on a Zen 5 core (wasm, multi-head steps, 12 heads,
-// E = Ev = 64): steps right after a 256 MiB read 1.19-1.21x, 1.43-1.51x and 1.57-1.76x faster at 512, 2048 and
-// 8192 positions, back to back 1.45-1.58x; a dot-product loop alone over rows read 26-30 GB/s, over blocks
-// 40-44 GB/s, a plain sum 45-48 (src/kernels/README.md, "The KV cache's blocks").
+// attention_decode.hpp, touch_tile). Decoding steps timed against rows, and dot-product loops over rows and over
+// blocks, showed it (src/kernels/README.md, "The KV cache's blocks").
 //
 // Padding: capacity to whole value tiles, Ev to a multiple of 16 (kValuePad; so every column block is whole
 // vectors on every kernel set), the padding columns zero.

@@ -26,8 +26,8 @@ bool all_finite(const float* x, std::size_t n) {
 // conservatively, and the caller takes its careful path), and, being at least max |x|, it bounds every
 // |x| for `below`. No multiply on the way: the first version summed the squares of x·2^-64, which are
 // subnormal for every |x| < 2, and Intel cores take a microcode assist (about a hundred cycles) on each
-// subnormal result; that made every attention kernel 1.5-6x slower there (AMD cores take no such assist).
-// Here only a subnormal x itself is subnormal.
+// subnormal result, which slowed every attention kernel there several times over (AMD cores take no such
+// assist; tests/test_subnormals.cpp keeps kernels from making subnormals). Here only a subnormal x itself is.
 struct Scan {
     bool finite;
     bool below;  // every |x[i]| < limit (implies finite)

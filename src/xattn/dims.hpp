@@ -8,9 +8,13 @@
 #pragma once
 
 #include <cstddef>
+#include <array>
 #include <cstdint>
+#include <initializer_list>
 #include <string>
 #include <vector>
+
+#include "xattn/messages.hpp"
 
 namespace xattn {
 
@@ -21,14 +25,43 @@ using Shape = std::vector<std::size_t>;
 // is refused with a message that says how many bytes it would need.
 constexpr std::uint64_t kMaxTensorBytes = std::uint64_t{1} << 30;
 
-// Outcome of validating a call: empty error means the call may go ahead.
-// Validation never throws and never allocates tensors, so the wasm bindings can use it
-// without letting a C++ exception cross into JavaScript.
+// The functions, arguments and refusals of the message table (xattn/messages.hpp), as enums.
+#define XATTN_ENUM_ENTRY(id, ...) id,
+enum class Function : std::uint8_t { none, XATTN_FUNCTIONS(XATTN_ENUM_ENTRY) };
+enum class Argument : std::uint8_t { none, XATTN_ARGUMENTS(XATTN_ENUM_ENTRY) };
+enum class Message : std::uint16_t { none, XATTN_MESSAGES(XATTN_ENUM_ENTRY) };
+#undef XATTN_ENUM_ENTRY
+
+// Outcome of validating a call: ok, or a refusal as data (a message of xattn/messages.hpp and what fills it),
+// which message() prints with C++ names and the wasm bindings hand to JavaScript to print with its own.
+// Validation never throws and never allocates tensors, so the wasm bindings can use it without letting a C++
+// exception cross into JavaScript; a success allocates nothing at all.
 struct Status {
-    std::string error;
-    bool ok() const { return error.empty(); }
-    static Status fail(std::string message) { return Status{std::move(message)}; }
+    Message code = Message::none;
+    Function function = Function::none;
+    std::array<Argument, 4> arguments{};
+    std::array<double, 4> numbers{};
+    std::vector<Shape> shapes;       // up to 6
+    std::vector<std::string> texts;  // up to 2; only refusals that stay in C++ carry text
+
+    bool ok() const { return code == Message::none; }
+    // "scaled_dot_product_attention: attn_mask shape (3,) does not broadcast …"
+    std::string message() const;
+    // A refusal of `function`, filled in order: arguments, numbers, shapes, texts.
+    static Status fail(Function function, Message code, std::initializer_list<Argument> arguments = {},
+                       std::initializer_list<double> numbers = {}, std::vector<Shape> shapes = {},
+                       std::vector<std::string> texts = {});
+    // The same refusal under another function's name (a planner shared by several calls).
+    Status& as(Function f) {
+        if (!ok()) function = f;
+        return *this;
+    }
 };
+
+// The names of the table, as C++ prints them.
+const char* cpp_name(Function f);
+const char* cpp_name(Argument a);
+const char* message_template(Message m);
 
 // "(4, 10, 64)" — the same spelling the lesson and the web page use.
 std::string shape_to_string(const Shape& shape);
@@ -40,11 +73,19 @@ std::string number_to_string(double x);
 // Product of dims, or false when it overflows 64 bits.
 bool element_count(const Shape& shape, std::uint64_t* count);
 
-// Refuses a tensor whose float32 bytes overflow or exceed kMaxTensorBytes.
-// `what` names the function and the tensor, e.g. "scaled_dot_product_attention: weights".
-Status check_tensor_size(const std::string& what, const Shape& shape, std::uint64_t bytes_per_element = 4);
+// Refuses a tensor whose bytes overflow or exceed kMaxTensorBytes, as argument `what` of `function`.
+Status check_tensor_size(Function function, Argument what, const Shape& shape, std::uint64_t bytes_per_element = 4);
 
 // Number of elements, for shapes that already passed check_tensor_size.
 std::size_t numel(const Shape& shape);
+
+// One parameter of a module (MultiheadAttention): its name in PyTorch's state_dict, where its floats start
+// among the module's (and among the gradients its backward writes), and its shape.
+struct ParameterInfo {
+    std::string name;
+    std::size_t offset = 0;
+    Shape shape;
+    std::size_t size() const { return numel(shape); }
+};
 
 }  // namespace xattn

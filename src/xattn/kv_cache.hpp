@@ -13,20 +13,21 @@
 #include <cstdint>
 #include <memory>
 
-#include <xtensor/xarray.hpp>
-
 #include "xattn/dims.hpp"
 #include "xattn/sdpa.hpp"
+#include "xattn/xarray.hpp"
 
 namespace xattn {
 namespace kernels {
 struct KvLayout;
 }
 
+// How a cache stores keys and values: float16 halves the memory and the bytes a step reads.
 enum class CacheDtype { float32, float16 };
 
+// A cache's shape; its whole storage is taken at creation (storage_bytes).
 struct KvCacheConfig {
-    std::size_t batch = 1;
+    std::size_t batch = 1;      // B
     std::size_t kv_heads = 0;   // Hkv
     std::size_t head_dim = 0;   // E
     std::size_t value_dim = 0;  // Ev (0 = head_dim)
@@ -74,6 +75,8 @@ public:
     // Appends n positions: key (B, Hkv, n, E), value (B, Hkv, n, Ev). Refuses (appending nothing) a wrong
     // shape or more positions than capacity - length. Never throws, never allocates.
     Status append(const Shape& key_shape, const float* key, const Shape& value_shape, const float* value);
+    // append's refusals without the data: what it would refuse now.
+    Status check_append(const Shape& key_shape, const Shape& value_shape) const;
     // Drops positions >= length; refuses a length past the one held.
     Status truncate(std::size_t length);
     // Copies of what is held: keys (B, Hkv, length, E), values (B, Hkv, length, Ev), widened to float32.

@@ -13,9 +13,8 @@
 #include <cstdint>
 #include <optional>
 
-#include <xtensor/xarray.hpp>
-
 #include "xattn/dims.hpp"
+#include "xattn/xarray.hpp"
 
 namespace xattn {
 

@@ -16,31 +16,32 @@
 #include <map>
 #include <memory>
 #include <string>
-
-#include <xtensor/xarray.hpp>
+#include <vector>
 
 #include "xattn/dims.hpp"
 #include "xattn/sdpa.hpp"
+#include "xattn/xarray.hpp"
 
 namespace xattn {
 
+// torch.nn.MultiheadAttention's constructor arguments, under their PyTorch names.
 struct MhaConfig {
-    std::size_t embed_dim = 0;
-    std::size_t num_heads = 1;
+    std::size_t embed_dim = 0;    // E, the model dim: a multiple of num_heads
+    std::size_t num_heads = 1;    // H; each head attends over E / H dims
     std::size_t kdim = 0;  // 0 = embed_dim
     std::size_t vdim = 0;  // 0 = embed_dim
-    bool bias = true;
-    bool batch_first = false;
-    bool add_bias_kv = false;
-    bool add_zero_attn = false;
+    bool bias = true;             // in_proj_bias and out_proj.bias
+    bool batch_first = false;     // inputs (N, L, E) instead of (L, N, E)
+    bool add_bias_kv = false;     // bias_k and bias_v: one learned key and value appended to every sequence
+    bool add_zero_attn = false;   // one zero key and value appended after them
     double dropout = 0.0;         // PyTorch's `dropout`: on the attention weights, in [0, 1), when training
     std::uint64_t init_seed = 0;  // seeds the default (Xavier-uniform) initialisation
 };
 
 // The scalar options of a forward (or backward) call, without the masks: what the raw layer takes.
 struct MhaSettings {
-    bool need_weights = true;
-    bool average_attn_weights = true;
+    bool need_weights = true;          // return the weights, as PyTorch does by default
+    bool average_attn_weights = true;  // weights (N, L, S) averaged over heads, else (N, H, L, S)
     bool is_causal = false;  // builds the top-left causal mask when attn_mask is not given
     bool training = false;   // apply config.dropout (module.train() in PyTorch); default as module.eval()
     std::uint64_t seed = 0;  // dropout is a pure function of (seed, position), as in scaled_dot_product_attention
@@ -111,9 +112,19 @@ public:
     // PyTorch keeps q, k and v weights stacked in in_proj_weight exactly when kdim = vdim = E.
     bool packed_in_proj() const { return kdim() == config_.embed_dim && vdim() == config_.embed_dim; }
 
-    // The parameter names this configuration has, as PyTorch's state_dict names them
-    // ("in_proj_weight", "out_proj.weight", ...), with their shapes.
-    std::map<std::string, Shape> parameter_shapes() const;
+    // The parameters this configuration has, in the order of PyTorch's state_dict ("in_proj_weight" or
+    // "q_proj_weight", "k_proj_weight", "v_proj_weight"; "in_proj_bias", "bias_k", "bias_v", "out_proj.weight",
+    // "out_proj.bias"), each with where it starts among parameter_data() and its shape. The one table every
+    // accessor, the gradients' layout and the bindings read.
+    const std::vector<ParameterInfo>& parameters() const { return table_; }
+    // The entry named `name`, or null when this configuration has no such parameter.
+    const ParameterInfo* find_parameter(const std::string& name) const;
+    // Every parameter's floats, parameter_floats() of them, laid out as parameters() says (the q, k and v weights
+    // are adjacent, so in_proj_weight is one run).
+    float* parameter_data() { return storage_.get(); }
+    const float* parameter_data() const { return storage_.get(); }
+    std::size_t parameter_floats() const { return parameter_floats(config_); }
+
     // Sets one parameter from `count` floats in PyTorch's row-major layout. Never throws.
     Status set_parameter(const std::string& name, const float* data, std::size_t count);
     // Sets one parameter, throwing std::invalid_argument on an unknown name or a wrong size.
@@ -122,11 +133,6 @@ public:
     Status get_parameter(const std::string& name, float* data, std::size_t count) const;
     // Current value of one parameter, in PyTorch's shape.
     xt::xarray<float> parameter(const std::string& name) const;
-
-    // Floats of all parameters, and where each one starts among them: the layout of the parameter
-    // gradients run_backward writes (the q, k and v weights are adjacent, so in_proj_weight is one run).
-    std::size_t parameter_floats() const { return parameter_floats(config_); }
-    std::size_t parameter_offset(const std::string& name) const;
 
     // Validates a forward call. Never throws.
     Status plan_forward(const Shape& query, const Shape& key, const Shape& value, MaskKind kpm_kind,
@@ -146,7 +152,7 @@ public:
 
     // Runs a validated backward plan: the forward output, the gradients of Σ grad_output ⊙ output with
     // respect to query, key and value (shaped like them), and every parameter's gradient into
-    // `grad_parameters` (parameter_floats(), laid out as parameter_offset says). `workspace` holds
+    // `grad_parameters` (parameter_floats(), laid out as parameters() says). `workspace` holds
     // plan.workspace_bytes. Allocates nothing and never throws.
     void run_backward(const MhaPlan& plan, const float* query, const float* key, const float* value,
                       const MhaMasks& masks, const float* grad_output, float* output, float* grad_query,
@@ -173,8 +179,8 @@ private:
     static MaskRef mask_view(const MhaPlan& plan, const void* mask);
     static std::uint64_t forward_workspace(const MultiheadAttention& m, const MhaPlan& plan);
     static std::uint64_t backward_workspace(const MultiheadAttention& m, const MhaPlan& plan);
-    // Values in a parameter named as PyTorch names it, or 0 for a name this configuration lacks.
-    std::size_t parameter_count(const std::string& name) const;
+    // The refusal of a name this configuration lacks, or of a count that is not the parameter's size.
+    Status check_parameter(const std::string& name, std::size_t count, const ParameterInfo** found) const;
 
     // A parameter's floats inside storage_.
     struct ParamSpan {
@@ -194,6 +200,7 @@ private:
 
     MhaConfig config_;
     Storage storage_;  // every parameter, in one allocation (parameter_floats)
+    std::vector<ParameterInfo> table_;  // what parameters() returns
     // Projections stored as PyTorch stores them: weight (out, in), bias (out).
     ParamSpan q_weight_, k_weight_, v_weight_;  // (E, E), (E, kdim), (E, vdim), adjacent
     ParamSpan in_bias_;                         // (3E): q, k, v biases

@@ -13,9 +13,8 @@
 #include <limits>
 #include <optional>
 
-#include <xtensor/xarray.hpp>
-
 #include "xattn/dims.hpp"
+#include "xattn/xarray.hpp"
 
 namespace xattn {
 
@@ -44,9 +43,10 @@ struct Mask {
     xt::xarray<bool> bools;
     xt::xarray<float> values;
 
+    // What true means is the option's: SDPA's attn_mask, may attend; MultiheadAttention's masks, masked out.
     static Mask boolean(xt::xarray<bool> allowed);
-    static Mask additive(xt::xarray<float> bias);
-    MaskRef ref() const;
+    static Mask additive(xt::xarray<float> bias);   // added to the scaled scores (-inf forbids)
+    MaskRef ref() const;                            // a borrowed view, valid while the mask lives
 };
 
 // The scalar options, without the mask: what the raw layer (plan_sdpa) takes.

@@ -9,6 +9,10 @@
 
 namespace xattn {
 
+// The default count: min(kDefaultMaxThreads, the machine's cores), as the JS package's createXattn (where
+// shared memory allows threads); 1 in a WebAssembly build until the JS package sets it.
+constexpr unsigned kDefaultMaxThreads = 4;
+
 // Threads every later plan may use: the calling thread and n - 1 helpers that sleep between calls.
 // Clamped to [1, max_threads()]; returns the count now in force.
 unsigned set_num_threads(unsigned n);

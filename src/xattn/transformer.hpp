@@ -29,12 +29,11 @@
 #include <string>
 #include <vector>
 
-#include <xtensor/xarray.hpp>
-
 #include "xattn/dims.hpp"
 #include "xattn/layers.hpp"
 #include "xattn/mha.hpp"
 #include "xattn/sdpa.hpp"
+#include "xattn/xarray.hpp"
 
 namespace xattn {
 
@@ -67,14 +66,6 @@ struct EncoderLayerOptions : EncoderLayerSettings {
 struct EncoderLayerMasks {
     MaskRef src_mask;
     MaskRef src_key_padding_mask;
-};
-
-// One parameter in the flat layout every whole-model copy and gradient uses: `offset` floats from the start,
-// numel(shape) floats long, PyTorch's row-major layout and state_dict name.
-struct ParameterEntry {
-    std::string name;
-    std::size_t offset = 0;
-    Shape shape;
 };
 
 struct EncoderLayerPlan {
@@ -111,15 +102,22 @@ public:
 
     // Every parameter, in PyTorch's state_dict order: self_attn.in_proj_weight (3E, E), self_attn.in_proj_bias
     // (3E), self_attn.out_proj.weight (E, E), self_attn.out_proj.bias (E), linear1.weight (F, E), linear1.bias (F),
-    // linear2.weight (E, F), linear2.bias (E), norm1.weight, norm1.bias, norm2.weight, norm2.bias (E each).
-    const std::vector<ParameterEntry>& parameter_table() const { return table_; }
+    // linear2.weight (E, F), linear2.bias (E), norm1.weight, norm1.bias, norm2.weight, norm2.bias (E each), each
+    // with where it starts in the flat layout (values and gradients alike) and its shape: the one table every
+    // accessor, the gradients' layout and the bindings read.
+    const std::vector<ParameterInfo>& parameters() const { return table_; }
     // Floats of all parameters: the length of the flat layout.
     std::size_t parameter_floats() const;
     // The entry named `name`, or null.
-    const ParameterEntry* find_parameter(const std::string& name) const;
+    const ParameterInfo* find_parameter(const std::string& name) const;
     // Sets / copies one parameter, `count` floats in PyTorch's layout. Never throw.
     Status set_parameter(const std::string& name, const float* data, std::size_t count);
     Status get_parameter(const std::string& name, float* data, std::size_t count) const;
+    // Where the values live, for callers that write them in place (the wasm bindings): self_attn's parameters
+    // (offsets below self_attn().parameter_floats()) at self_attn_data() + offset, the others at
+    // rest_data() + (offset - self_attn().parameter_floats()).
+    float* self_attn_data() { return self_attn_->parameter_data(); }
+    float* rest_data() { return storage_.get(); }
     // Every parameter at once, in the flat layout (parameter_floats() floats).
     void set_parameters(const float* data);
     void get_parameters(float* data) const;
@@ -166,11 +164,13 @@ private:
     void forward_steps(const EncoderLayerPlan& plan, const float* src, const EncoderLayerMasks& masks, float* output,
                        const Scratch& w) const;
     const float* own(const std::string& name) const;  // a parameter beside self_attn's, in storage_
+    // The refusal of a name the layer lacks, or of a count that is not the parameter's size.
+    Status check_parameter(const std::string& name, std::size_t count, const ParameterInfo** found) const;
 
     EncoderLayerConfig config_;
     std::unique_ptr<MultiheadAttention> self_attn_;  // self_attn.*: its own storage
     Storage storage_;                                // linear1, linear2, norm1, norm2, in table order
-    std::vector<ParameterEntry> table_;
+    std::vector<ParameterInfo> table_;
 };
 
 }  // namespace xattn

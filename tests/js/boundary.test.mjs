@@ -10,6 +10,7 @@ import { describe, test } from 'node:test';
 
 import { instantiate } from '../../js/instantiate.js';
 import { createXattn } from '../../js/node.js';
+import { createTestingXattn } from './testing-build.mjs';
 import { loadCases, mismatch, sdpaOptions, tensor } from './golden.mjs';
 
 const GiB = 2 ** 30;
@@ -25,9 +26,9 @@ function checkLesson(xa) {
 }
 
 // fn must throw a RangeError naming `fnName` and a byte count, and leave memory and the heap as they were.
-function refusedForSize(xa, fn, fnName) {
+function refusedForSize(xa, testing, fn, fnName) {
   const memory = xa.memoryBytes();
-  const heap = xa.heapInUseForTests();
+  const heap = testing.heapInUse();
   let error;
   try {
     fn();
@@ -37,31 +38,30 @@ function refusedForSize(xa, fn, fnName) {
   assert.ok(error instanceof RangeError, `expected a RangeError, got ${error}`);
   assert.match(error.message, new RegExp(`^${fnName.replace('.', '\\.')}: .*needs \\d+ bytes`));
   assert.equal(xa.memoryBytes(), memory, 'a refused call grows no memory');
-  assert.equal(xa.heapInUseForTests(), heap, 'a refused call holds no allocation');
-  assert.equal(xa.pendingPlansForTests(), 0, 'no plan is left behind');
+  assert.equal(testing.heapInUse(), heap, 'a refused call holds no allocation');
   return error;
 }
 
 describe('calls past the 2 GiB memory are refused, every entry point', async () => {
-  const xa = await createXattn();
+  const { xa, testing } = await createTestingXattn();
   // One 1 GiB array serves as every big argument: (1, 2^24, 16) floats.
   const big = { data: new Float32Array(GiB / 4), shape: [1, 2 ** 24, 16] };
   const small = t([1, 1, 16], 0.5);
 
   test('forward without weights: key and value of 1 GiB each, with a query of one row', () => {
-    refusedForSize(xa, () => xa.scaledDotProductAttention(small, big, big), 'scaledDotProductAttention');
+    refusedForSize(xa, testing, () => xa.scaledDotProductAttention(small, big, big), 'scaledDotProductAttention');
     checkLesson(xa);
   });
 
   test('forward with weights: 2 × 512 MiB of key and value and 1 GiB of weights', () => {
     const half = { data: big.data.subarray(0, GiB / 8), shape: [1, 2 ** 23, 16] };
-    refusedForSize(xa, () => xa.scaledDotProductAttention(t([1, 32, 16], 0.1), half, half, { needWeights: true }),
+    refusedForSize(xa, testing, () => xa.scaledDotProductAttention(t([1, 32, 16], 0.1), half, half, { needWeights: true }),
       'scaledDotProductAttention');
     checkLesson(xa);
   });
 
   test('backward: 1 GiB of key and value, whose gradients take as much again', () => {
-    const e = refusedForSize(xa, () => xa.scaledDotProductAttentionGrad(small, big, big, small),
+    const e = refusedForSize(xa, testing, () => xa.scaledDotProductAttentionGrad(small, big, big, small),
       'scaledDotProductAttentionGrad');
     assert.match(e.message, /WebAssembly memory/);
     checkLesson(xa);
@@ -82,7 +82,7 @@ describe('calls past the 2 GiB memory are refused, every entry point', async () 
   test('MultiheadAttention.forward: 1 GiB of keys and values to project', () => {
     const mha = xa.createMultiheadAttention({ embedDim: 16, numHeads: 2 });
     const seq = { data: big.data, shape: [2 ** 24, 1, 16] };
-    refusedForSize(xa, () => mha.forward(t([1, 1, 16], 0.5), seq, seq, { needWeights: false }), 'MultiheadAttention.forward');
+    refusedForSize(xa, testing, () => mha.forward(t([1, 1, 16], 0.5), seq, seq, { needWeights: false }), 'MultiheadAttention.forward');
     const r = mha.forward(t([3, 2, 16], 0.5), t([4, 2, 16], 0.25), t([4, 2, 16], 1));
     assert.deepEqual(r.output.shape, [3, 2, 16]);
     mha.dispose();
@@ -91,7 +91,7 @@ describe('calls past the 2 GiB memory are refused, every entry point', async () 
 
   test('three 512 MiB inputs: refused without growing the memory for good', () => {
     const x = { data: big.data.subarray(0, GiB / 8), shape: [1, 2 ** 23, 16] };
-    refusedForSize(xa, () => xa.scaledDotProductAttention(x, x, x), 'scaledDotProductAttention');
+    refusedForSize(xa, testing, () => xa.scaledDotProductAttention(x, x, x), 'scaledDotProductAttention');
   });
 });
 
@@ -155,7 +155,6 @@ describe('only a failure of the module marks an instance dead', async () => {
     xa.scaledDotProductAttentionGrad(x, x, x, x);
     checkLesson(xa);
     alive.dispose();
-    assert.equal(xa.pendingPlansForTests(), 0);
   });
 
   test('a tensor whose getters change their answer is copied as it was checked', () => {
@@ -193,29 +192,29 @@ describe('only a failure of the module marks an instance dead', async () => {
 
 describe('lifetimes of MultiheadAttention modules', async () => {
   test('Symbol.dispose frees the module, as dispose() does', async () => {
-    const xa = await createXattn();
-    const heap = xa.heapInUseForTests();
+    const { xa, testing } = await createTestingXattn();
+    const heap = testing.heapInUse();
     const m = xa.createMultiheadAttention({ embedDim: 64, numHeads: 4 });
-    assert.ok(xa.heapInUseForTests() > heap + 4 * 64 * 64 * 4);
+    assert.ok(testing.heapInUse() > heap + 4 * 64 * 64 * 4);
     assert.equal(typeof m[Symbol.dispose], 'function');
     m[Symbol.dispose]();
-    assert.equal(xa.heapInUseForTests(), heap);
+    assert.equal(testing.heapInUse(), heap);
     assert.throws(() => m.forward(t([1, 1, 64]), t([1, 1, 64]), t([1, 1, 64])), /disposed/);
   });
 
   test('modules dropped without dispose() are freed when garbage-collected', { skip: typeof globalThis.gc !== 'function' && 'needs --expose-gc' }, async () => {
-    const xa = await createXattn();
-    const heap = xa.heapInUseForTests();
+    const { xa, testing } = await createTestingXattn();
+    const heap = testing.heapInUse();
     (() => {
       for (let i = 0; i < 300; i++) xa.createMultiheadAttention({ embedDim: 256, numHeads: 4 });
     })();
-    const held = xa.heapInUseForTests() - heap;
+    const held = testing.heapInUse() - heap;
     assert.ok(held > 300 * 4 * 256 * 256 * 4, `${held} bytes held by 300 modules`);
-    for (let round = 0; round < 20 && xa.heapInUseForTests() > heap; round++) {
+    for (let round = 0; round < 20 && testing.heapInUse() > heap; round++) {
       globalThis.gc();
       await new Promise((resolve) => setTimeout(resolve, 10));
     }
-    assert.equal(xa.heapInUseForTests(), heap, 'every dropped module was freed');
+    assert.equal(testing.heapInUse(), heap, 'every dropped module was freed');
     checkLesson(xa);
   });
 });

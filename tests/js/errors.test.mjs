@@ -114,11 +114,12 @@ describe('createMultiheadAttention and MultiheadAttention refuse bad input', asy
     const mha = xa.createMultiheadAttention({ embedDim: 8, numHeads: 2 });
     const x = t([3, 2, 8], 0.25);
     const before = mha.forward(x, x, x).output.data;
-    refused(() => mha.setParameters({ outProjBias: new Float32Array(8).fill(1), inProjWeight: new Float32Array(5) }),
-      RangeError, 'MultiheadAttention.setParameters: inProjWeight needs 192 values for shape (24, 8), got 5');
-    refused(() => mha.setParameters({ qProjWeight: new Float32Array(64) }), TypeError, 'no qProjWeight', 'inProjWeight');
-    refused(() => mha.setParameters({ inProjWeight: new Float64Array(192) }), TypeError, 'inProjWeight must be a Float32Array');
-    refused(() => mha.setParameters({ in_proj_weight: new Float32Array(192) }), TypeError, "unknown parameters field 'in_proj_weight'");
+    refused(() => mha.setParameters({ 'out_proj.bias': new Float32Array(8).fill(1), in_proj_weight: new Float32Array(5) }),
+      RangeError, 'MultiheadAttention.setParameters: in_proj_weight needs 192 values for shape (24, 8), got 5');
+    refused(() => mha.setParameters({ q_proj_weight: new Float32Array(64) }), TypeError, "no parameter 'q_proj_weight'", 'in_proj_weight');
+    refused(() => mha.setParameters({ in_proj_weight: new Float64Array(192) }), TypeError, 'in_proj_weight must be a Float32Array');
+    refused(() => mha.setParameters({ inProjWeight: new Float32Array(192) }), TypeError,
+      "no parameter 'inProjWeight' in this configuration (parameters are named as PyTorch names them: did you mean 'in_proj_weight'?)");
     assert.deepEqual(mha.forward(x, x, x).output.data, before);
     mha.dispose();
   });
@@ -145,12 +146,12 @@ describe('createMultiheadAttention and MultiheadAttention refuse bad input', asy
     mha.dispose();
     mha.dispose();  // twice is harmless
     assert.throws(() => mha.forward(t([2, 4]), t([2, 4]), t([2, 4])), /disposed/);
-    assert.throws(() => mha.setParameters({ outProjBias: new Float32Array(4) }), /disposed/);
+    assert.throws(() => mha.setParameters({ 'out_proj.bias': new Float32Array(4) }), /disposed/);
   });
 
   test('createXattn refuses unknown options', async () => {
     await assert.rejects(createXattn({ simd: 'yes' }), TypeError);
-    await assert.rejects(createXattn({ thread: 2 }), /unknown option 'thread' \(known: simd, threads, relaxedSimd, spinMicroseconds\)/);
+    await assert.rejects(createXattn({ thread: 2 }), /unknown option 'thread' \(known: simd, threads, relaxedSimd, spinMicroseconds, wasmPaths\)/);
     await assert.rejects(createXattn({ relaxedSimd: 1 }),
       (e) => e instanceof TypeError && e.message === 'createXattn: options.relaxedSimd must be a boolean, got number');
     await assert.rejects(createXattn({ simd: false, relaxedSimd: true }),

@@ -57,12 +57,6 @@ export function sdpaOptions(c) {
   return o;
 }
 
-const CAMEL = {
-  in_proj_weight: 'inProjWeight', in_proj_bias: 'inProjBias', q_proj_weight: 'qProjWeight',
-  k_proj_weight: 'kProjWeight', v_proj_weight: 'vProjWeight', 'out_proj.weight': 'outProjWeight',
-  'out_proj.bias': 'outProjBias', bias_k: 'biasK', bias_v: 'biasV',
-};
-
 export function mhaConfig(c) {
   return {
     embedDim: Number(c.opts.embed_dim), numHeads: Number(c.opts.num_heads), kdim: Number(c.opts.kdim),
@@ -74,7 +68,7 @@ export function mhaConfig(c) {
 export function mhaParameters(c) {
   const p = {};
   for (const [name, t] of Object.entries(c.tensors)) {
-    if (name.startsWith('param:')) p[CAMEL[name.slice(6)]] = Float32Array.from(t.values);
+    if (name.startsWith('param:')) p[name.slice(6)] = Float32Array.from(t.values);  // PyTorch's names, as the package's
   }
   return p;
 }

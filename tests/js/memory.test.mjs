@@ -4,6 +4,7 @@ import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
 
 import { createXattn } from '../../js/node.js';
+import { createTestingXattn } from './testing-build.mjs';
 import { loadCases, mismatch, sdpaOptions, tensor } from './golden.mjs';
 
 const lesson = loadCases('sdpa.txt').find((c) => c.name === 'lesson_example_4x10x64');
@@ -32,8 +33,8 @@ function round(xa, i) {
   ];
   for (const f of failing) assert.throws(f);
   const mha = xa.createMultiheadAttention({ embedDim: 8, numHeads: 2, batchFirst: i % 2 === 1 });
-  mha.setParameters({ outProjBias: new Float32Array(8).fill(0.5) });
-  assert.throws(() => mha.setParameters({ outProjBias: new Float32Array(3) }));
+  mha.setParameters({ 'out_proj.bias': new Float32Array(8).fill(0.5) });
+  assert.throws(() => mha.setParameters({ 'out_proj.bias': new Float32Array(3) }));
   const [qs, ks] = i % 2 === 1 ? [[2, 3, 8], [2, 4, 8]] : [[3, 2, 8], [4, 2, 8]];  // batchFirst or not
   const y = mha.forward(t(qs, 0.3), t(ks, 0.1), t(ks, 0.2), { needWeights: i % 2 === 0 });
   assert.deepEqual(y.output.shape, qs);
@@ -43,12 +44,12 @@ function round(xa, i) {
 
 describe('memory', () => {
   test('5,000 rounds of valid and failing calls and MHA objects leave malloc and memory flat', async () => {
-    const xa = await createXattn();
+    const { xa, testing } = await createTestingXattn();
     for (let i = 0; i < 200; i++) round(xa, i);  // warm-up: the allocator settles
-    const heap = xa.heapInUseForTests();
+    const heap = testing.heapInUse();
     const memory = xa.memoryBytes();
     for (let i = 0; i < 5000; i++) round(xa, i);
-    assert.equal(xa.heapInUseForTests(), heap, 'bytes held by malloc after the soak');
+    assert.equal(testing.heapInUse(), heap, 'bytes held by malloc after the soak');
     assert.equal(xa.memoryBytes(), memory, 'linear memory after the soak');
     checkLesson(xa);
   });
@@ -78,8 +79,8 @@ describe('memory', () => {
     const ma = a.createMultiheadAttention({ embedDim: 4, numHeads: 2 });
     const mb = b.createMultiheadAttention({ embedDim: 4, numHeads: 2 });
     const w = new Float32Array(48).map((_, i) => Math.sin(i));
-    ma.setParameters({ inProjWeight: w });
-    mb.setParameters({ inProjWeight: w });
+    ma.setParameters({ in_proj_weight: w });
+    mb.setParameters({ in_proj_weight: w });
     const x = t([2, 1, 4], 0.5);
     x.data.set([0.1, -0.2, 0.3, 0.4, -0.5, 0.6, 0.7, -0.8]);
     for (let i = 0; i < 20; i++) {

@@ -45,7 +45,7 @@ test('every refusal spells shapes and numbers one way, whichever side found it',
     [sdpa({ data: new Float32Array(80), shape: [2, NaN, 8] }, q, q), /got NaN \(shape \(2, NaN, 8\)\)/],
     [sdpa({ data: new Float32Array(80), shape: [2, 5.5, 8] }, q, q), /got 5\.5 \(shape \(2, 5\.5, 8\)\)/],
     [sdpa({ data: new Float32Array(7), shape: [2, 5, 8] }, q, q), /has 7 values but its shape \(2, 5, 8\) needs 80/],
-    [() => mha.setParameters({ outProjBias: new Float32Array(3) }), /shape \(8,\), got 3/],
+    [() => mha.setParameters({ 'out_proj.bias': new Float32Array(3) }), /shape \(8,\), got 3/],
     [() => mha.loadStateDict({ 'out_proj.weight': { data: new Float32Array(64), shape: [4, 16] } }), /has shape \(4, 16\), this module needs \(8, 8\)/],
     [() => xa.createMultiheadAttention({ embedDim: 8, numHeads: 2, initSeed: -0.5 }), /got -0\.5$/],
   ];

@@ -7,11 +7,6 @@ import { createXattn } from '../../js/node.js';
 import { BUILDS, GRAD_TOLERANCE, loadCases, mask, mhaConfig, mhaParameters, tensor } from './golden.mjs';
 
 const cases = loadCases('mha_grad.txt');
-const CAMEL = {
-  in_proj_weight: 'inProjWeight', in_proj_bias: 'inProjBias', q_proj_weight: 'qProjWeight',
-  k_proj_weight: 'kProjWeight', v_proj_weight: 'vProjWeight', 'out_proj.weight': 'outProjWeight',
-  'out_proj.bias': 'outProjBias', bias_k: 'biasK', bias_v: 'biasV',
-};
 
 // |got - want| within the gradient fixtures' tolerance (GRAD_TOLERANCE) for a flat array, as the parameters'
 // gradients come.
@@ -52,10 +47,10 @@ for (const { options: buildOptions, label } of BUILDS) {
           assert.deepEqual(got.shape, want.shape, c.name);
           assert.equal(gradMismatch(got.data, want), '', c.name);
         }
-        const torchNames = Object.keys(t).filter((n) => n.startsWith('grad:')).map((n) => CAMEL[n.slice(5)]);
+        const torchNames = Object.keys(t).filter((n) => n.startsWith('grad:')).map((n) => n.slice(5));
         assert.deepEqual(Object.keys(r.gradParameters).sort(), torchNames.sort(), `${c.name}: parameter names`);
         for (const name of Object.keys(t).filter((n) => n.startsWith('grad:'))) {
-          const got = r.gradParameters[CAMEL[name.slice(5)]];
+          const got = r.gradParameters[name.slice(5)];
           assert.ok(got instanceof Float32Array);
           assert.equal(gradMismatch(got, t[name]), '', `${c.name} ${name}`);
         }
@@ -100,7 +95,6 @@ for (const { options: buildOptions, label } of BUILDS) {
       m.dispose();
       assert.throws(() => m.backward(tensor(t.query), tensor(t.key), tensor(t.value), tensor(t.grad_output)),
         /MultiheadAttention\.backward: this module was disposed/);
-      assert.equal(xa.pendingPlansForTests(), 0);
     });
   });
 }

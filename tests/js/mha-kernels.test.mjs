@@ -16,11 +16,11 @@ import { mhaReference } from './mha-reference.mjs';
 function parametersFor(config, seed) {
   const { embedDim: E, kdim, vdim, bias, addBiasKv } = config, next = uniform(seed);
   const draw = (n, fanIn) => Float32Array.from({ length: n }, () => (2 * next() - 1) / Math.sqrt(fanIn));
-  const p = { outProjWeight: draw(E * E, E) };
-  if (kdim === E && vdim === E) p.inProjWeight = draw(3 * E * E, E);
-  else Object.assign(p, { qProjWeight: draw(E * E, E), kProjWeight: draw(E * kdim, kdim), vProjWeight: draw(E * vdim, vdim) });
-  if (bias) Object.assign(p, { inProjBias: draw(3 * E, 1), outProjBias: draw(E, 1) });
-  if (addBiasKv) Object.assign(p, { biasK: draw(E, 1), biasV: draw(E, 1) });
+  const p = { 'out_proj.weight': draw(E * E, E) };
+  if (kdim === E && vdim === E) p.in_proj_weight = draw(3 * E * E, E);
+  else Object.assign(p, { q_proj_weight: draw(E * E, E), k_proj_weight: draw(E * kdim, kdim), v_proj_weight: draw(E * vdim, vdim) });
+  if (bias) Object.assign(p, { in_proj_bias: draw(3 * E, 1), 'out_proj.bias': draw(E, 1) });
+  if (addBiasKv) Object.assign(p, { bias_k: draw(E, 1), bias_v: draw(E, 1) });
   return p;
 }
 

@@ -59,12 +59,12 @@ export function mhaReference(config, params, query, key, value, gradOutput, opti
     return x;
   };
 
-  const packed = params.inProjWeight !== undefined;
-  const Wq = packed ? params.inProjWeight.subarray(0, E * E) : params.qProjWeight;          // (E, E)
-  const Wk = packed ? params.inProjWeight.subarray(E * E, 2 * E * E) : params.kProjWeight;  // (E, kdim)
-  const Wv = packed ? params.inProjWeight.subarray(2 * E * E) : params.vProjWeight;         // (E, vdim)
-  const [bq, bk, bv] = bias ? [0, 1, 2].map((p) => params.inProjBias.subarray(p * E, (p + 1) * E)) : [];
-  const bo = bias ? params.outProjBias : undefined;
+  const packed = params.in_proj_weight !== undefined;
+  const Wq = packed ? params.in_proj_weight.subarray(0, E * E) : params.q_proj_weight;          // (E, E)
+  const Wk = packed ? params.in_proj_weight.subarray(E * E, 2 * E * E) : params.k_proj_weight;  // (E, kdim)
+  const Wv = packed ? params.in_proj_weight.subarray(2 * E * E) : params.v_proj_weight;         // (E, vdim)
+  const [bq, bk, bv] = bias ? [0, 1, 2].map((p) => params.in_proj_bias.subarray(p * E, (p + 1) * E)) : [];
+  const bo = bias ? params['out_proj.bias'] : undefined;
 
   // 1. Project every row.   (N·L, E), (N·S, kdim), (N·S, vdim) -> (N·L, E), (N·S, E), (N·S, E)
   const xq = toRows(query.data, L, E), xk = toRows(key.data, S, kd), xv = toRows(value.data, S, vd);
@@ -80,8 +80,8 @@ export function mhaReference(config, params, query, key, value, gradOutput, opti
           Vh[((n * H + h) * St + j) * hd + d] = V[(n * S + j) * E + h * hd + d];
         }
         if (addBiasKv) {
-          Kh[((n * H + h) * St + S) * hd + d] = params.biasK[h * hd + d];
-          Vh[((n * H + h) * St + S) * hd + d] = params.biasV[h * hd + d];
+          Kh[((n * H + h) * St + S) * hd + d] = params.bias_k[h * hd + d];
+          Vh[((n * H + h) * St + S) * hd + d] = params.bias_v[h * hd + d];
         }
       }
     }
@@ -107,14 +107,14 @@ export function mhaReference(config, params, query, key, value, gradOutput, opti
   const merged = new Float64Array(N * L * E);
   for (let n = 0; n < N; n++) for (let h = 0; h < H; h++) for (let i = 0; i < L; i++) for (let d = 0; d < hd; d++) merged[(n * L + i) * E + h * hd + d] = heads[((n * H + h) * L + i) * hd + d];
   // 4. Project out; 5. the weights per head (N, H, L, St) or averaged over the heads (N, L, St).
-  const output = fromRows(linear(merged, N * L, params.outProjWeight, bo, E, E), L, E);
+  const output = fromRows(linear(merged, N * L, params['out_proj.weight'], bo, E, E), L, E);
   const weights = averageAttnWeights ? new Float64Array(N * L * St) : P;
   if (averageAttnWeights) for (let x = 0; x < P.length; x++) weights[Math.floor(x / (H * L * St)) * L * St + (x % (L * St))] += P[x] / H;
   if (!gradOutput) return { output, weights };
 
   // The backward in reverse: out-projection, each head's attention, the appended keys, the in-projections.
   const dO = toRows(gradOutput.data, L, E);
-  const out = linearBackward(dO, merged, N * L, params.outProjWeight, E, E);
+  const out = linearBackward(dO, merged, N * L, params['out_proj.weight'], E, E);
   const dHeads = new Float64Array(N * H * L * hd);
   for (let n = 0; n < N; n++) for (let h = 0; h < H; h++) for (let i = 0; i < L; i++) for (let d = 0; d < hd; d++) dHeads[((n * H + h) * L + i) * hd + d] = out.dx[(n * L + i) * E + h * hd + d];
   const g = referenceGrad(q, k, v, { data: dHeads, shape: [N * H, L, hd] }, rule);
@@ -142,11 +142,11 @@ export function mhaReference(config, params, query, key, value, gradOutput, opti
     parts.reduce((offset, p) => (all.set(p, offset), offset + p.length), 0);
     return all;
   };
-  const gradParameters = { outProjWeight: out.dW };
-  if (packed) gradParameters.inProjWeight = joined(gq.dW, gk.dW, gv.dW);
-  else Object.assign(gradParameters, { qProjWeight: gq.dW, kProjWeight: gk.dW, vProjWeight: gv.dW });
-  if (bias) Object.assign(gradParameters, { inProjBias: joined(gq.db, gk.db, gv.db), outProjBias: out.db });
-  if (addBiasKv) Object.assign(gradParameters, { biasK: dBiasK, biasV: dBiasV });
+  const gradParameters = { 'out_proj.weight': out.dW };
+  if (packed) gradParameters.in_proj_weight = joined(gq.dW, gk.dW, gv.dW);
+  else Object.assign(gradParameters, { q_proj_weight: gq.dW, k_proj_weight: gk.dW, v_proj_weight: gv.dW });
+  if (bias) Object.assign(gradParameters, { in_proj_bias: joined(gq.db, gk.db, gv.db), 'out_proj.bias': out.db });
+  if (addBiasKv) Object.assign(gradParameters, { bias_k: dBiasK, bias_v: dBiasV });
   return {
     output, weights, gradQuery: fromRows(gq.dx, L, E), gradKey: fromRows(gk.dx, S, kd), gradValue: fromRows(gv.dx, S, vd),
     gradParameters,

@@ -6,11 +6,53 @@ import { describe, test } from 'node:test';
 
 import { createXattn } from '../../js/node.js';
 import { createXattnWorker } from '../../js/worker-node.js';
+import { createTestingXattn } from './testing-build.mjs';
 import { randomTensor as seeded, sameBits } from './attention-reference.mjs';
 import { loadCases, mhaConfig, mhaOptions, mhaParameters, mismatch, sdpaOptions, tensor } from './golden.mjs';
 
 const lesson = loadCases('sdpa.txt').find((c) => c.name === 'lesson_example_4x10x64');
 const mhaCase = loadCases('mha.txt')[0];
+
+// Every kind of wrong out, each refused by name with the output's shape; a refused out is not written.
+function refuseWrongOuts(xa) {
+  const q = seeded([1, 2, 3, 4], 4), k = seeded([1, 2, 5, 4], 5), v = seeded([1, 2, 5, 6], 6);
+  const short = new Float32Array(35).fill(9);
+  assert.throws(() => xa.scaledDotProductAttention(q, k, v, { out: short }), {
+    name: 'RangeError', message: 'scaledDotProductAttention: out has 35 values but the output (1, 2, 3, 6) needs 36',
+  });
+  assert.ok(short.every((x) => x === 9), 'a refused out is not written');
+  assert.throws(() => xa.scaledDotProductAttention(q, k, v, { out: new Float64Array(36) }), {
+    name: 'TypeError', message: 'scaledDotProductAttention: out must be a Float32Array, got Float64Array',
+  });
+  assert.throws(() => xa.scaledDotProductAttention(q, k, v, { out: new Float32Array(new SharedArrayBuffer(144)) }), {
+    name: 'TypeError', message: /^scaledDotProductAttention: out must be over an ArrayBuffer, not a SharedArrayBuffer/,
+  });
+  const gone = new Float32Array(36);
+  structuredClone(gone.buffer, { transfer: [gone.buffer] });
+  assert.throws(() => xa.scaledDotProductAttention(q, k, v, { out: gone }), {
+    name: 'TypeError', message: 'scaledDotProductAttention: out is backed by a detached ArrayBuffer',
+  });
+  assert.throws(() => xa.scaledDotProductAttentionGrad(q, k, v, seeded([1, 2, 3, 6], 7), { out: new Float32Array(36) }), {
+    name: 'TypeError', message: /^scaledDotProductAttentionGrad: unknown option 'out'/,
+  });
+  const cache = xa.createKvCache({ kvHeads: 2, headDim: 4, valueDim: 6, capacity: 8 });
+  cache.append(k, v);
+  assert.throws(() => cache.attend(q, { out: new Float32Array(37) }), {
+    name: 'RangeError', message: 'KvCache.attend: out has 37 values but the output (1, 2, 3, 6) needs 36',
+  });
+  assert.equal(cache.length, 5, 'the cache keeps what it held');
+  cache.dispose();
+}
+
+describe('options.out refused on the testing build', () => {
+  test('refused outs hold nothing in the heap', async () => {
+    const { xa, testing } = await createTestingXattn();
+    const heap = testing.heapInUse();
+    refuseWrongOuts(xa);
+    assert.equal(testing.heapInUse(), heap, 'refused calls hold nothing');
+    xa.dispose();
+  });
+});
 
 for (const threads of [1, 2]) {
   describe(`options.out on the ${threads === 1 ? 'SIMD' : 'threaded SIMD'} build`, async () => {
@@ -72,35 +114,8 @@ for (const threads of [1, 2]) {
     });
 
     test('a wrong out is refused by name, with the output\'s shape, and changes nothing', () => {
+      refuseWrongOuts(xa);
       const q = seeded([1, 2, 3, 4], 4), k = seeded([1, 2, 5, 4], 5), v = seeded([1, 2, 5, 6], 6);
-      const heap = xa.heapInUseForTests();
-      const short = new Float32Array(35).fill(9);
-      assert.throws(() => xa.scaledDotProductAttention(q, k, v, { out: short }), {
-        name: 'RangeError', message: 'scaledDotProductAttention: out has 35 values but the output (1, 2, 3, 6) needs 36',
-      });
-      assert.ok(short.every((x) => x === 9), 'a refused out is not written');
-      assert.throws(() => xa.scaledDotProductAttention(q, k, v, { out: new Float64Array(36) }), {
-        name: 'TypeError', message: 'scaledDotProductAttention: out must be a Float32Array, got Float64Array',
-      });
-      assert.throws(() => xa.scaledDotProductAttention(q, k, v, { out: new Float32Array(new SharedArrayBuffer(144)) }), {
-        name: 'TypeError', message: /^scaledDotProductAttention: out must be over an ArrayBuffer, not a SharedArrayBuffer/,
-      });
-      const gone = new Float32Array(36);
-      structuredClone(gone.buffer, { transfer: [gone.buffer] });
-      assert.throws(() => xa.scaledDotProductAttention(q, k, v, { out: gone }), {
-        name: 'TypeError', message: 'scaledDotProductAttention: out is backed by a detached ArrayBuffer',
-      });
-      assert.throws(() => xa.scaledDotProductAttentionGrad(q, k, v, seeded([1, 2, 3, 6], 7), { out: new Float32Array(36) }), {
-        name: 'TypeError', message: /^scaledDotProductAttentionGrad: unknown option 'out'/,
-      });
-      const cache = xa.createKvCache({ kvHeads: 2, headDim: 4, valueDim: 6, capacity: 8 });
-      cache.append(k, v);
-      assert.throws(() => cache.attend(q, { out: new Float32Array(37) }), {
-        name: 'RangeError', message: 'KvCache.attend: out has 37 values but the output (1, 2, 3, 6) needs 36',
-      });
-      assert.equal(cache.length, 5, 'the cache keeps what it held');
-      cache.dispose();
-      assert.equal(xa.heapInUseForTests(), heap, 'refused calls hold nothing: their plans are forgotten');
       const out = new Float32Array(36);
       assert.ok(sameBits(xa.scaledDotProductAttention(q, k, v, { out }).output.data, xa.scaledDotProductAttention(q, k, v).output.data),
         'the instance keeps working');

@@ -1,13 +1,14 @@
 // Every JavaScript example in the README runs as written, as an ES module or as CommonJS, and prints what its
-// `// →` comments say. The blocks import 'xattn' by name: run from build/readme-test/ inside this package, the
-// name resolves to the package itself (its package.json "exports").
+// `// →` comments say; every other block is one that another suite runs (tests/js/readme-blocks.mjs says which).
+// The blocks import 'xattn' by name: run from build/readme-test/ inside this package, the name resolves to the
+// package itself (its package.json "exports").
 import assert from 'node:assert/strict';
 import { execFileSync } from 'node:child_process';
 import { mkdirSync, rmSync, writeFileSync } from 'node:fs';
 import { describe, test } from 'node:test';
 import { fileURLToPath } from 'node:url';
 
-import { provideFiles, readmeBlocks, sameOutput } from './readme-blocks.mjs';
+import { RUN, browserBlocks, cppProject, provideFiles, readmeBlocks, readmeFences, sameOutput } from './readme-blocks.mjs';
 
 const dir = fileURLToPath(new URL('../../build/readme-test/', import.meta.url));
 const blocks = readmeBlocks();
@@ -18,9 +19,22 @@ describe('the README', () => {
   provideFiles(dir);
 
   test('has examples of both module kinds, each printing what it claims', () => {
-    assert.ok(blocks.length >= 5, `only ${blocks.length} js blocks`);
+    assert.ok(blocks.length >= 3, `only ${blocks.length} js blocks`);
     assert.ok(blocks.some((b) => b.kind === 'esm') && blocks.some((b) => b.kind === 'cjs'));
     for (const b of blocks) assert.ok(b.prints.length > 0, `the block at line ${b.line} states nothing it prints`);
+  });
+
+  test('has no code block that no test runs, and each states what it prints', () => {
+    for (const f of readmeFences()) {
+      assert.ok(RUN.includes(f.lang), `the \`\`\`${f.lang} block at line ${f.line}: no test runs it (blocks: ${RUN.join(', ')})`);
+      if (f.lang !== 'cmake') assert.ok(f.prints.length > 0, `the block at line ${f.line} states nothing it prints`);
+    }
+    const { cmakeLists, main } = cppProject();
+    assert.match(cmakeLists, /find_package\(xattn/);
+    assert.match(main, /int main\(/);
+    // A page, and the Worker example, run in Chromium (the packaging test).
+    assert.ok(browserBlocks().some((b) => b.lang === 'html'), 'no page example');
+    assert.ok(browserBlocks().some((b) => /xattn\/worker/.test(b.code)), 'the Worker example does not run in a browser');
   });
 
   for (const b of blocks) {

@@ -4,6 +4,7 @@ import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
 
 import { createXattn } from '../../js/node.js';
+import { createTestingXattn } from './testing-build.mjs';
 import { loadCases, mismatch, sdpaOptions, tensor } from './golden.mjs';
 
 const fixtures = loadCases('sdpa.txt');
@@ -40,13 +41,13 @@ function mixedCalls(xa, i) {
 
 describe('soak', () => {
   test('100,000 calls with heap growth in the middle: malloc and memory flat, results right at the end', async () => {
-    const xa = await createXattn();
+    const { xa, testing } = await createTestingXattn();
     let calls = 0;
     for (let i = 0; i < 200; i++) calls += mixedCalls(xa, i);  // warm-up
-    const heap = xa.heapInUseForTests();
+    const heap = testing.heapInUse();
     const memory = xa.memoryBytes();
     for (let i = 0; i < 4900; i++) calls += mixedCalls(xa, i);
-    assert.equal(xa.heapInUseForTests(), heap, 'malloc after the first half');
+    assert.equal(testing.heapInUse(), heap, 'malloc after the first half');
     assert.equal(xa.memoryBytes(), memory, 'memory after the first half');
 
     // Growth: 64 MiB of weights in one call.
@@ -56,10 +57,10 @@ describe('soak', () => {
     assert.ok(Math.abs(r.weights.data[999] - 1 / 1024) < 1e-7);
     const grown = xa.memoryBytes();
     assert.ok(grown > memory, 'the heap grew');
-    assert.equal(xa.heapInUseForTests(), heap, 'the big call freed everything');
+    assert.equal(testing.heapInUse(), heap, 'the big call left nothing held (its block released)');
 
     for (let i = 0; i < 5000; i++) calls += mixedCalls(xa, i);
-    assert.equal(xa.heapInUseForTests(), heap, 'malloc after the second half');
+    assert.equal(testing.heapInUse(), heap, 'malloc after the second half');
     assert.equal(xa.memoryBytes(), grown, 'memory after the second half');
     assert.ok(calls >= 100000, `${calls} calls`);
     for (const name of ['lesson_example_4x10x64', 'gqa_6_heads_over_2', 'fully_masked_rows_bool', 'causal_L_gt_S_bottom_right']) {
@@ -94,12 +95,12 @@ describe('limits', () => {
   });
 
   test('sizes beyond the per-tensor limit are refused before allocating, with the bytes they need', async () => {
-    const xa = await createXattn();
-    const heap = xa.heapInUseForTests();
+    const { xa, testing } = await createTestingXattn();
+    const heap = testing.heapInUse();
     const q = t([1, 40000, 1]);
     assert.throws(() => xa.scaledDotProductAttention(q, q, q, { needWeights: true }),
       /weights of shape \(1, 40000, 40000\) needs 6400000000 bytes, more than the limit of 1073741824 bytes per tensor/);
-    assert.equal(xa.heapInUseForTests(), heap);
+    assert.equal(testing.heapInUse(), heap);
   });
 });
 

@@ -125,7 +125,9 @@ describe('loadStateDict', () => {
     // Without its prefix, the layer's other entries are unexpected and the attention's are missing.
     refused(() => mha.loadStateDict(f.bytes), RangeError, "unexpected 'self_attn.in_proj_weight'", "'linear1.weight'",
       "missing 'in_proj_weight'");
-    refused(() => mha.loadStateDict(f.bytes, { prefix: 'self_attn' }), RangeError, "did you mean the prefix 'self_attn.'");
+    // A prefix without its dot: the suggestion, and not a list of every entry as missing.
+    assert.throws(() => mha.loadStateDict(f.bytes, { prefix: 'self_attn' }), (e) => e instanceof RangeError
+      && e.message === "MultiheadAttention.loadStateDict: the source's entries are under 'self_attn.', not 'self_attn': use { prefix: 'self_attn.' } (a prefix ends with its dot, as in PyTorch's state_dict keys)");
     refused(() => mha.loadStateDict(f.bytes, { prefix: 'encoder.' }), RangeError, "no entry starts with the prefix 'encoder.'",
       "'self_attn.'", "'linear1.'");
     assert.deepEqual(forwardOf(mha, f).output.data, before, 'the refused loads changed nothing');

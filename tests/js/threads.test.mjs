@@ -8,18 +8,23 @@ import { describe, test } from 'node:test';
 import { relaxedSimdSupported } from '../../js/detect.js';
 import { createXattn } from '../../js/node.js';
 import { randomTensor, sameBits } from './attention-reference.mjs';
+import { createTestingXattn } from './testing-build.mjs';
 import { loadCases, mask, mhaConfig, mhaOptions, mhaParameters, sdpaOptions, tensor } from './golden.mjs';
 
 const COUNTS = [1, 2, 3, 4];
 const VARIANTS = [false, ...(relaxedSimdSupported() ? [true] : [])];  // relaxedSimd
-const instances = new Map();  // `${relaxedSimd} ${threads}` -> instance
+// Per variant: the package's one-thread build (plain SIMD, no threads), and the threaded build at each count,
+// as its testing build (tests/js/testing-build.mjs), whose pool the tests steer.
+const plain = new Map();      // relaxedSimd -> instance
+const instances = new Map();  // `${relaxedSimd} ${threads}` -> { xa, testing }
 const instance = (relaxedSimd, threads) => instances.get(`${relaxedSimd} ${threads}`);
 for (const relaxedSimd of VARIANTS) {
+  plain.set(relaxedSimd, await createXattn({ threads: 1, relaxedSimd }));
   for (const threads of COUNTS) {
-    const xa = await createXattn({ threads, relaxedSimd });
+    const made = await createTestingXattn({ threads, relaxedSimd });
     // Every thread a run wakes takes part, so a split run is tested as one even on a loaded machine.
-    xa.setEveryWorkerForTests(true);
-    instances.set(`${relaxedSimd} ${threads}`, xa);
+    made.testing.setEveryWorkerTakesPart(true);
+    instances.set(`${relaxedSimd} ${threads}`, made);
   }
 }
 
@@ -49,9 +54,9 @@ function arrays(result) {
   return out;
 }
 
-// Runs compute(xa) on every instance; each result's arrays must equal the 1-thread ones of the same variant bit
-// for bit. With `force`, calls split over every thread however little work they hold (tiny fixtures would not
-// split). Returns the tasks helper threads ran.
+// Runs compute(xa) on every instance; each result's arrays must equal the package's one-thread build's of the same
+// variant bit for bit. With `force`, calls split over every thread however little work they hold (tiny fixtures
+// would not split). Returns the tasks helper threads ran.
 function checkSameAtEveryCount(label, force, compute) {
   let helped = 0;
   for (const relaxedSimd of VARIANTS) helped += checkVariant(`${label}${relaxedSimd ? ' (relaxed SIMD)' : ''}`, relaxedSimd, force, compute);
@@ -60,20 +65,19 @@ function checkSameAtEveryCount(label, force, compute) {
 
 function checkVariant(label, relaxedSimd, force, compute) {
   let helped = 0;
-  let one;
+  const one = arrays(compute(plain.get(relaxedSimd)));
   for (const threads of COUNTS) {
-    const xa = instance(relaxedSimd, threads);
-    const before = xa.helperTasksForTests();
-    if (force) xa.setMinWorkForTests(0);
+    const { xa, testing } = instance(relaxedSimd, threads);
+    const before = testing.helperTasksRun();
+    if (force) testing.setMinWorkPerWorker(0);
     try {
       const got = arrays(compute(xa));
-      if (one === undefined) one = got;
       assert.equal(got.length, one.length, label);
       got.forEach((g, i) => assert.ok(sameBits(g, one[i]), `${label}: array ${i} differs at ${threads} threads`));
     } finally {
-      if (force) xa.setMinWorkForTests(1e6);
+      if (force) testing.setMinWorkPerWorker(1e6);
     }
-    helped += xa.helperTasksForTests() - before;
+    helped += testing.helperTasksRun() - before;
   }
   return helped;
 }
@@ -83,41 +87,42 @@ describe('createXattn({ threads })', () => {
     assert.equal((await createXattn()).threads, Math.min(4, availableParallelism()));
     for (const relaxedSimd of VARIANTS) {
       for (const threads of COUNTS) {
-        const xa = instance(relaxedSimd, threads);
+        const xa = await createXattn({ threads, relaxedSimd });
         assert.equal(xa.threads, threads);
         assert.equal(xa.simd, true);
         assert.equal(xa.relaxedSimd, relaxedSimd);
+        xa.dispose();
       }
     }
     assert.equal((await createXattn({ simd: false })).threads, 1);
   });
 
   test('spinMicroseconds: the helpers poll that long after a call, then sleep', async () => {
-    assert.equal(instance(false, 2).spinMicroseconds, 200);
+    assert.equal(instance(false, 2).xa.spinMicroseconds, 200);
     const k = randomTensor([1, 2, 3000, 64], 8), v = randomTensor([1, 2, 3000, 64], 9), q = randomTensor([1, 8, 1, 64], 10);
-    const callOn = (xa) => {
-      xa.setEveryWorkerForTests(true);  // the helper takes part, so it polls after the call
-      xa.setMinWorkForTests(0);
+    const callOn = ({ xa, testing }) => {
+      testing.setEveryWorkerTakesPart(true);  // the helper takes part, so it polls after the call
+      testing.setMinWorkPerWorker(0);
       try {
         xa.scaledDotProductAttention(q, k, v, { enableGqa: true });
       } finally {
-        xa.setMinWorkForTests(1e6);
+        testing.setMinWorkPerWorker(1e6);
       }
     };
     const sleepMs = (ms) => new Promise((resolve) => setTimeout(resolve, ms));
-    const asleepSoon = async (xa) => {  // within seconds, on a loaded machine
-      for (let ms = 0; ms < 5000 && !xa.helpersAsleepForTests(); ms += 5) await sleepMs(5);
-      return xa.helpersAsleepForTests();
+    const asleepSoon = async ({ testing }) => {  // within seconds, on a loaded machine
+      for (let ms = 0; ms < 5000 && !testing.helpersAsleep(); ms += 5) await sleepMs(5);
+      return testing.helpersAsleep();
     };
     // Polling for a second: still awake 30 ms after a call, where the default would have let it sleep.
-    const polling = await createXattn({ threads: 2, spinMicroseconds: 1_000_000 });
-    assert.equal(polling.spinMicroseconds, 1_000_000);
+    const polling = await createTestingXattn({ threads: 2, spinMicroseconds: 1_000_000 });
+    assert.equal(polling.xa.spinMicroseconds, 1_000_000);
     callOn(polling);
     await sleepMs(30);
-    assert.equal(polling.helpersAsleepForTests(), false);
+    assert.equal(polling.testing.helpersAsleep(), false);
     // Not polling, or the default 200 µs: asleep soon after a call.
-    const sleeping = await createXattn({ threads: 2, spinMicroseconds: 0 });
-    assert.equal(sleeping.spinMicroseconds, 0);
+    const sleeping = await createTestingXattn({ threads: 2, spinMicroseconds: 0 });
+    assert.equal(sleeping.xa.spinMicroseconds, 0);
     callOn(sleeping);
     assert.equal(await asleepSoon(sleeping), true);
     callOn(instance(false, 2));

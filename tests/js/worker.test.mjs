@@ -158,7 +158,7 @@ describe('createXattnWorker', () => {
   test('runs calls in the order they were made', async () => {
     const mha = await worker.createMultiheadAttention({ embedDim: 4, numHeads: 1 });
     const x = t([2, 4], 0.5);
-    const set = mha.setParameters({ outProjBias: Float32Array.from([1, 2, 3, 4]), outProjWeight: new Float32Array(16) });
+    const set = mha.setParameters({ 'out_proj.bias': Float32Array.from([1, 2, 3, 4]), 'out_proj.weight': new Float32Array(16) });
     const y = mha.forward(x, x, x);  // not awaiting set: it still runs after it
     await set;
     assert.deepEqual(Array.from((await y).output.data), [1, 2, 3, 4, 1, 2, 3, 4]);
@@ -167,11 +167,11 @@ describe('createXattnWorker', () => {
 
   test('an aborted queued call never runs and rejects with the reason; the queue goes on', async () => {
     const mha = await worker.createMultiheadAttention({ embedDim: 4, numHeads: 1 });
-    await mha.setParameters({ outProjWeight: new Float32Array(16), outProjBias: new Float32Array(4) });
+    await mha.setParameters({ 'out_proj.weight': new Float32Array(16), 'out_proj.bias': new Float32Array(4) });
     const x = t([2, 4], 0.5);
     const controller = new AbortController();
     const running = worker.scaledDotProductAttention(big, big, big);
-    const queued = mha.setParameters({ outProjBias: new Float32Array(4).fill(9) }, { signal: controller.signal });
+    const queued = mha.setParameters({ 'out_proj.bias': new Float32Array(4).fill(9) }, { signal: controller.signal });
     assert.equal(worker.pendingCalls, 2);
     controller.abort(new Error('user navigated away'));
     await rejects(queued, Error, 'user navigated away');

@@ -50,6 +50,15 @@ export async function check(createXattn) {
     ...(await threads(createXattn, xa)) };
 }
 
+// options.wasmPaths as the page's query says: ?base=URL (a base, relative to the page), ?files=URL (a function
+// that puts each file under that URL), or nothing (the package's default).
+export function wasmPathsFromQuery() {
+  const q = new URLSearchParams(location.search);
+  if (q.has('base')) return q.get('base');
+  if (q.has('files')) return (fileName) => new URL(fileName, new URL(q.get('files'), document.baseURI));
+  return undefined;
+}
+
 // The same through 'xattn/worker': the page's thread stays free while the worker computes.
 export async function checkWorker(createXattnWorker) {
   const { inputs, excess } = await lesson();
@@ -112,6 +121,49 @@ export const suitesHtml = `<!doctype html>
   createXattn().then((xa) => runSuites(xa, fetchText))
     .then((r) => { window.__result = r; }, (e) => { window.__result = { error: String(e?.stack ?? e) }; });
 </script>`;
+
+// A plain page (the package by an import map) and a page using 'xattn/worker', both given wasmPaths by the query.
+const locatedPage = (specifier, file, factory, checkName) => `<!doctype html>
+<meta charset="utf-8">
+<link rel="icon" href="data:,">
+<script type="importmap">{ "imports": { "${specifier}": "./node_modules/xattn/js/${file}" } }</script>
+<script type="module">
+  import { ${factory} } from '${specifier}';
+  import { ${checkName}, wasmPathsFromQuery } from './check.js';
+  const wasmPaths = wasmPathsFromQuery();
+  ${checkName}((options) => ${factory}({ ...options, wasmPaths }))
+    .then((r) => { window.__result = r; }, (e) => { window.__result = { error: String(e) }; });
+</script>`;
+export const locatedHtml = locatedPage('xattn', 'browser.js', 'createXattn', 'check');
+export const locatedWorkerHtml = locatedPage('xattn/worker', 'worker.js', 'createXattnWorker', 'checkWorker');
+
+// The package itself on another origin (a CDN), given by ?package=URL of its folder: createXattn and xattn/worker
+// as they are, no wasmPaths.
+export const cdnPackageHtml = `<!doctype html>
+<meta charset="utf-8">
+<link rel="icon" href="data:,">
+<script type="module">
+  import { check, checkWorker } from './check.js';
+  const pkg = new URLSearchParams(location.search).get('package');
+  Promise.all([import(pkg + 'js/browser.js'), import(pkg + 'js/worker.js')])
+    .then(([main, worker]) => Promise.all([check(main.createXattn), checkWorker(worker.createXattnWorker)]))
+    .then(([main, worker]) => { window.__result = { ...main, worker }; }, (e) => { window.__result = { error: String(e) }; });
+</script>`;
+
+// An esbuild bundle: esbuild leaves new URL('../dist/…', import.meta.url) as it is, pointing beside the bundle,
+// where no .wasm is; the page says where the files are by its query.
+export const esbuildHtml = `<!doctype html>
+<meta charset="utf-8">
+<link rel="icon" href="data:,">
+<script type="module" src="./app/main.js"></script>`;
+
+export const esbuildMain = `
+import { createXattn } from 'xattn';
+import { check, wasmPathsFromQuery } from './check.js';
+const wasmPaths = wasmPathsFromQuery();
+check((options) => createXattn({ ...options, wasmPaths }))
+  .then((r) => { window.__result = r; }, (e) => { window.__result = { error: String(e) }; });
+`;
 
 export const viteHtml = `<!doctype html>
 <meta charset="utf-8">
@@ -192,6 +244,61 @@ const { createXattnWorker } = require('xattn/worker');
   const bad = mismatch(r.output, c.tensors.output);
   if (bad) throw new Error('worker CJS: ' + bad);
   console.log('worker cjs ok');
+})().catch((e) => { console.error(e); process.exitCode = 1; });
+`;
+
+// A project whose deploy moved the package's .wasm files and pthread worker scripts out of node_modules into
+// ./assets (the threaded builds' CommonJS glues are copied there too: the package requires its own, and the pthread
+// workers read the one beside their script). Without wasmPaths createXattn names the missing file; with a
+// directory or a function it computes the lesson, on one thread and on two, and so does 'xattn/worker'.
+export const movedEsmScript = (goldenUrl) => `
+import createXattn from 'xattn';
+import { createXattnWorker } from 'xattn/worker';
+import { loadCases, mismatch, tensor } from '${goldenUrl}';
+const c = loadCases('sdpa.txt').find((x) => x.name === 'lesson_example_4x10x64');
+const inputs = () => [tensor(c.tensors.query), tensor(c.tensors.key), tensor(c.tensors.value)];
+const missing = /^createXattn: could not load the scalar WebAssembly build: could not read \\/.*\\/node_modules\\/xattn\\/dist\\/xattn-scalar\\.wasm \\(ENOENT\\); if a bundler or a server moved the package's dist files, set options\\.wasmPaths to where they are$/;
+await createXattn({ simd: false }).then(() => { throw new Error('loaded without its .wasm'); },
+  (e) => { if (!missing.test(e.message)) throw e; });
+const asked = [];
+const located = (name) => { asked.push(name); return './assets/' + name; };
+for (const wasmPaths of ['assets', new URL('./assets/', import.meta.url), located]) {
+  for (const options of [{ simd: false }, { simd: true, threads: 1 }, { threads: 2 }]) {
+    const xa = await createXattn({ ...options, wasmPaths });
+    const what = 'ESM ' + JSON.stringify(options) + ' ' + String(wasmPaths).slice(0, 40);
+    if (xa.threads !== (options.threads ?? 1)) throw new Error(what + ': threads ' + xa.threads);
+    const bad = mismatch(xa.scaledDotProductAttention(...inputs()).output, c.tensors.output);
+    if (bad) throw new Error(what + ': ' + bad);
+  }
+}
+const want = ['xattn-scalar.wasm', 'xattn-simd.wasm', 'xattn-simd-threads.wasm', 'xattn-simd-threads-node.worker.cjs', 'xattn-simd-threads-node.cjs'];
+if (asked.join() !== want.join()) throw new Error('the function was asked for ' + asked.join());
+const worker = await createXattnWorker({ threads: 2, wasmPaths: (name) => new URL('./assets/' + name, import.meta.url) });
+const r = await worker.scaledDotProductAttention(...inputs());
+const bad = mismatch(r.output, c.tensors.output);
+if (bad || worker.threads !== 2) throw new Error('worker: ' + (bad || 'threads ' + worker.threads));
+await worker.terminate();
+console.log('moved esm ok');
+`;
+
+export const movedCjsScript = (goldenPath) => `
+const { join } = require('node:path');
+const { createXattn } = require('xattn');
+const { createXattnWorker } = require('xattn/worker');
+(async () => {
+  const { loadCases, mismatch, tensor } = await import(${JSON.stringify(goldenPath)});
+  const c = loadCases('sdpa.txt').find((x) => x.name === 'lesson_example_4x10x64');
+  const inputs = () => [tensor(c.tensors.query), tensor(c.tensors.key), tensor(c.tensors.value)];
+  for (const wasmPaths of [join(__dirname, 'assets'), (name) => join(__dirname, 'assets', name)]) {
+    const xa = await createXattn({ threads: 2, wasmPaths });
+    const bad = mismatch(xa.scaledDotProductAttention(...inputs()).output, c.tensors.output);
+    if (bad || xa.threads !== 2) throw new Error('CJS: ' + (bad || 'threads ' + xa.threads));
+  }
+  const worker = await createXattnWorker({ simd: false, wasmPaths: 'assets' });
+  const bad = mismatch((await worker.scaledDotProductAttention(...inputs())).output, c.tensors.output);
+  if (bad) throw new Error('CJS worker: ' + bad);
+  await worker.terminate();
+  console.log('moved cjs ok');
 })().catch((e) => { console.error(e); process.exitCode = 1; });
 `;
 

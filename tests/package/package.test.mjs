@@ -1,12 +1,14 @@
 // The packed tarball, installed into a fresh project, works as a user would use it: Node ESM,
-// CommonJS, TypeScript (both module kinds, the README's examples), the README's examples run, 'xattn/worker'
-// from Node ESM and CommonJS, a plain module page, a module Worker and a page using 'xattn/worker' in Chromium,
-// the JS suites' checks in a Chromium page (on the relaxed-SIMD builds, which Chromium runs unflagged), and a
-// Vite build with the worker, each served cross-origin isolated (threaded) and not (one thread); and it ships
-// exactly the files it needs.
+// CommonJS, TypeScript (both module kinds, the README's examples, and node10 resolution with TypeScript 5), attw
+// finds no problem in its types, the README's examples run (in Node, and those that can in Chromium),
+// 'xattn/worker' from Node ESM and CommonJS, wasmPaths in Node after a deploy moved the files, a plain module
+// page, a module Worker and a page using 'xattn/worker' in Chromium, the JS suites' checks in a Chromium page (on
+// the relaxed-SIMD builds, which Chromium runs unflagged), a Vite build with the worker, an esbuild bundle given
+// wasmPaths, and pages loading the files from a second origin, each served cross-origin isolated (threaded) and
+// not (one thread); and it ships exactly the files it needs, its LICENSE among them.
 import assert from 'node:assert/strict';
 import { execFileSync } from 'node:child_process';
-import { copyFileSync, mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { copyFileSync, mkdirSync, readdirSync, readFileSync, renameSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
 import { fileURLToPath, pathToFileURL } from 'node:url';
@@ -14,12 +16,15 @@ import { fileURLToPath, pathToFileURL } from 'node:url';
 import { provideFiles, readmeBlocks, sameOutput } from '../js/readme-blocks.mjs';
 import * as files from './app-files.mjs';
 import { launch, pageResult } from './chromium.mjs';
+import { runBrowserBlocks, writeBrowserPages } from './readme-browser.mjs';
 import { serve } from './static-server.mjs';
 
 const repo = fileURLToPath(new URL('../../', import.meta.url));
 const work = join(repo, 'build', 'package-test');
 const app = join(work, 'app');
 const bin = (name) => join(repo, 'node_modules', '.bin', name);
+// TypeScript 7 has no node10 resolution any more: the node10 consumer is compiled by TypeScript 5.
+const tsc5 = join(repo, 'node_modules', 'typescript-5', 'bin', 'tsc');
 const run = (cmd, args, cwd = app) => execFileSync(cmd, args, { cwd, encoding: 'utf8', stdio: ['ignore', 'pipe', 'pipe'] });
 const golden = new URL('../js/golden.mjs', import.meta.url);
 
@@ -53,7 +58,7 @@ describe('the packed tarball', () => {
   test('ships the loader, declarations, the five builds, and nothing else', () => {
     const listed = run('tar', ['tzf', tarball]).trim().split('\n').map((f) => f.replace(/^package\//, '')).sort();
     assert.deepEqual(listed, [
-      'README.md', 'dist/xattn-relaxed-simd-threads-node.cjs', 'dist/xattn-relaxed-simd-threads-node.worker.cjs',
+      'LICENSE', 'README.md', 'dist/xattn-relaxed-simd-threads-node.cjs', 'dist/xattn-relaxed-simd-threads-node.worker.cjs',
       'dist/xattn-relaxed-simd-threads-worker-source.mjs', 'dist/xattn-relaxed-simd-threads.mjs',
       'dist/xattn-relaxed-simd-threads.wasm', 'dist/xattn-relaxed-simd.mjs', 'dist/xattn-relaxed-simd.wasm',
       'dist/xattn-scalar.mjs', 'dist/xattn-scalar.wasm', 'dist/xattn-simd-threads-node.cjs',
@@ -61,11 +66,15 @@ describe('the packed tarball', () => {
       'dist/xattn-simd-threads.mjs', 'dist/xattn-simd-threads.wasm', 'dist/xattn-simd.mjs', 'dist/xattn-simd.wasm',
       'js/api.js', 'js/boundary.js', 'js/browser.js', 'js/detect.js', 'js/float-formats.js', 'js/index.d.cts',
       'js/index.d.ts', 'js/instantiate.js', 'js/kv-cache.js', 'js/mha-state.js', 'js/mha.js', 'js/node.cjs', 'js/node.js',
-      'js/safetensors.js', 'js/sdpa.js', 'js/state-dict.js', 'js/validate.js', 'js/worker-client.js',
+      'js/safetensors.js', 'js/sdpa.js', 'js/state-dict.js', 'js/validate.js', 'js/wasm-paths-node.js',
+      'js/wasm-paths.js', 'js/worker-client.js',
       'js/worker-host.js', 'js/worker-node.cjs', 'js/worker-node.js', 'js/worker-snapshot.js',
       'js/worker-thread-node.js', 'js/worker-thread.js', 'js/worker.d.cts', 'js/worker.d.ts', 'js/worker.js',
       'package.json',
     ]);
+    const license = run('tar', ['xzOf', tarball, 'package/LICENSE']);
+    assert.match(license, /^MIT License\n\nCopyright \(c\) 2026 the xattn authors\n/);
+    assert.equal(license, readFileSync(join(repo, 'LICENSE'), 'utf8'));
   });
 
   test('import in Node ESM, every build (relaxed SIMD with its flag), matches PyTorch', () => {
@@ -83,6 +92,24 @@ describe('the packed tarball', () => {
     writeFileSync(join(app, 'worker-cjs.cjs'), files.workerCjsScript(golden.href));
     assert.match(execFileSync('node', ['worker-esm.mjs'], { cwd: app, encoding: 'utf8', timeout: 30000 }), /worker esm ok/);
     assert.match(execFileSync('node', ['worker-cjs.cjs'], { cwd: app, encoding: 'utf8', timeout: 30000 }), /worker cjs ok/);
+  });
+
+  test('wasmPaths in Node: after a deploy moved the .wasm files and pthread worker scripts, a directory or a function finds them, from ESM, CommonJS and xattn/worker', () => {
+    const moved = join(work, 'moved');
+    mkdirSync(moved, { recursive: true });
+    writeFileSync(join(moved, 'package.json'), JSON.stringify({ name: 'moved', private: true, version: '1.0.0' }));
+    run('npm', ['install', '--no-audit', '--no-fund', '--no-package-lock', tarball], moved);
+    const dist = join(moved, 'node_modules', 'xattn', 'dist');
+    const assets = join(moved, 'assets');
+    mkdirSync(assets);
+    for (const file of readdirSync(dist)) {
+      if (file.endsWith('.wasm') || file.endsWith('-node.worker.cjs')) renameSync(join(dist, file), join(assets, file));
+      else if (file.endsWith('-node.cjs')) copyFileSync(join(dist, file), join(assets, file));
+    }
+    writeFileSync(join(moved, 'moved-esm.mjs'), files.movedEsmScript(golden.href));
+    writeFileSync(join(moved, 'moved-cjs.cjs'), files.movedCjsScript(golden.href));
+    assert.match(run('node', ['moved-esm.mjs'], moved), /moved esm ok/);
+    assert.match(run('node', ['moved-cjs.cjs'], moved), /moved cjs ok/);
   });
 
   test("the README's examples run against the tarball and print what they say", () => {
@@ -104,6 +131,21 @@ describe('the packed tarball', () => {
     assert.deepEqual(failures, []);
   });
 
+  test("the README's page and browser-ready examples (the Worker's among them) run in Chromium and print what they say", async () => {
+    const blocks = writeBrowserPages(app);
+    browser ??= await launch();
+    const failures = [];  // every block runs on both servers, so one failure does not hide another
+    for (const isolated of [true, false]) {
+      const server = await serve(app, { isolated });
+      try {
+        failures.push(...await runBrowserBlocks(browser.context, server, blocks, isolated ? 'cross-origin isolated' : 'not isolated'));
+      } finally {
+        await server.close();
+      }
+    }
+    assert.deepEqual(failures, []);
+  });
+
   test("TypeScript: the README's examples and the type tests compile, strict, from import and from require", () => {
     const types = new URL('./types/', import.meta.url);
     copyFileSync(new URL('esm.mts', types), join(app, 'types-esm.mts'));
@@ -119,6 +161,36 @@ describe('the packed tarball', () => {
       files: ['types-esm.mts', 'types-cjs.cts', 'node-shim.d.ts', ...readme],
     }));
     run(bin('tsc'), ['-p', 'tsconfig.json']);  // throws with the compiler's output on any error
+  });
+
+  test('TypeScript 5 with moduleResolution node10 and module commonjs (older CommonJS projects) types both entries', () => {
+    copyFileSync(new URL('./types/node10.ts', import.meta.url), join(app, 'types-node10.ts'));
+    writeFileSync(join(app, 'tsconfig.node10.json'), JSON.stringify({
+      compilerOptions: {
+        module: 'commonjs', moduleResolution: 'node10', target: 'es2022', strict: true, esModuleInterop: true,
+        exactOptionalPropertyTypes: true, noEmit: true, lib: ['es2022', 'dom'], types: [],
+      },
+      files: ['types-node10.ts'],
+    }));
+    run('node', [tsc5, '-p', 'tsconfig.node10.json']);  // throws with the compiler's output on any error
+  });
+
+  test('attw finds no problem in the types for node10, node16 (from CommonJS and from ESM) and bundler', () => {
+    let out;
+    try {
+      out = run(bin('attw'), [tarball, '--format', 'json', '--profile', 'strict', '--no-definitely-typed']);
+    } catch (e) {
+      assert.fail(`attw: ${e.stdout || e.message}`);
+    }
+    const { analysis, problems } = JSON.parse(out);
+    assert.deepEqual(Object.keys(analysis.entrypoints).sort(), ['.', './package.json', './worker']);
+    for (const [name, entry] of Object.entries(analysis.entrypoints)) {
+      for (const kind of ['node10', 'node16-cjs', 'node16-esm', 'bundler']) {
+        assert.ok(entry.resolutions[kind]?.resolution?.fileName, `${name} under ${kind}: no resolution`);
+      }
+    }
+    assert.deepEqual(analysis.problems, []);
+    assert.deepEqual(problems, {});
   });
 
   // The page's result: the lesson right, relaxed SIMD by default (Chromium has it unflagged) and the plain SIMD
@@ -223,6 +295,122 @@ describe('the packed tarball', () => {
       } finally {
         await server.close();
       }
+    }
+  });
+  // The files wasmPaths covers in browsers (what a deploy must put where it points): every build's .wasm, and the
+  // threaded builds' glue, which their pthread workers import by URL.
+  const locatedFiles = (dir) => readdirSync(dir).filter((f) => f.endsWith('.wasm') || /^xattn-.*-threads\.mjs$/.test(f));
+
+  test('an esbuild bundle computes it right from the files wasmPaths points at, threaded where isolated; without wasmPaths it fails naming the URL and wasmPaths', async () => {
+    const site = join(app, 'esbuild-site');
+    const dist = join(app, 'node_modules', 'xattn', 'dist');
+    mkdirSync(join(site, 'xattn-files'), { recursive: true });
+    for (const file of locatedFiles(dist)) copyFileSync(join(dist, file), join(site, 'xattn-files', file));
+    writeFileSync(join(app, 'esbuild-main.js'), files.esbuildMain);
+    writeFileSync(join(site, 'index.html'), files.esbuildHtml);
+    writeFileSync(join(site, 'case.json'), readFileSync(join(app, 'case.json')));
+    run(bin('esbuild'), ['esbuild-main.js', '--bundle', '--format=esm', `--outfile=${join(site, 'app', 'main.js')}`, '--log-level=error']);
+    browser ??= await launch();
+    for (const isolated of [true, false]) {
+      const server = await serve(site, { isolated });
+      try {
+        const { result, errors } = await pageResult(browser.context, `${server.url}?base=./xattn-files/`);
+        checkPage(`esbuild page (${isolated ? '' : 'not '}isolated)`, result, errors, isolated);
+        assert.ok(server.requests.includes(`/xattn-files/xattn-relaxed-simd${isolated ? '-threads' : ''}.wasm`), server.requests.join());
+        if (isolated) assert.ok(server.requests.includes('/xattn-files/xattn-relaxed-simd-threads.mjs'), server.requests.join());
+        if (!isolated) {
+          // The bundle's new URL('../dist/…', import.meta.url) points beside it, where nothing is.
+          const without = await pageResult(browser.context, server.url);
+          assert.equal(without.result.error, `Error: createXattn: could not load the relaxed SIMD WebAssembly build: could not fetch ${server.url}dist/` +
+            "xattn-relaxed-simd.wasm (HTTP 404); if a bundler or a server moved the package's dist files, set options.wasmPaths to where they are");
+        }
+      } finally {
+        await server.close();
+      }
+    }
+  });
+
+  test('a page and xattn/worker load the files from a second origin that sends CORS headers, threaded where isolated; a missing header or file is named', async () => {
+    writeFileSync(join(app, 'located.html'), files.locatedHtml);
+    writeFileSync(join(app, 'located-worker.html'), files.locatedWorkerHtml);
+    const dist = join(app, 'node_modules', 'xattn', 'dist');
+    // What a CDN holds (the covered files only), the same without CORS headers, and one with the .wasm files only.
+    const cdnRoot = join(work, 'cdn');
+    const wasmOnlyRoot = join(work, 'cdn-wasm-only');
+    mkdirSync(cdnRoot, { recursive: true });
+    mkdirSync(wasmOnlyRoot, { recursive: true });
+    for (const file of locatedFiles(dist)) {
+      copyFileSync(join(dist, file), join(cdnRoot, file));
+      if (file.endsWith('.wasm')) copyFileSync(join(dist, file), join(wasmOnlyRoot, file));
+    }
+    const cdn = await serve(cdnRoot, { cors: true });
+    const noCors = await serve(cdnRoot);
+    const wasmOnly = await serve(wasmOnlyRoot, { cors: true });
+    browser ??= await launch();
+    try {
+      for (const isolated of [true, false]) {
+        const server = await serve(app, { isolated });
+        const label = (page) => `${page} (${isolated ? '' : 'not '}isolated)`;
+        try {
+          cdn.requests.length = 0;
+          const page = await pageResult(browser.context, `${server.url}located.html?base=${encodeURIComponent(cdn.url)}`);
+          checkPage(label('located.html'), page.result, page.errors, isolated);
+          // The default instance, { relaxedSimd: false, threads: 1 }, and where isolated { threads: 1 } beside it.
+          assert.deepEqual([...new Set(cdn.requests)].sort(), isolated
+            ? ['/xattn-relaxed-simd-threads.mjs', '/xattn-relaxed-simd-threads.wasm', '/xattn-relaxed-simd.wasm', '/xattn-simd.wasm']
+            : ['/xattn-relaxed-simd.wasm', '/xattn-simd.wasm'], label('located.html'));
+          assert.equal(server.requests.filter((p) => p.endsWith('.wasm')).length, 0, 'no .wasm from the page\'s origin');
+
+          cdn.requests.length = 0;
+          const worker = await pageResult(browser.context, `${server.url}located-worker.html?files=${encodeURIComponent(cdn.url)}`);
+          checkPage(label('located-worker.html'), worker.result, worker.errors, isolated);
+          assert.equal(worker.result.threads > 1, isolated, `${label('located-worker.html')}: ${worker.result.threads} threads`);
+          assert.deepEqual([...new Set(cdn.requests)].sort(), isolated
+            ? ['/xattn-relaxed-simd-threads.mjs', '/xattn-relaxed-simd-threads.wasm'] : ['/xattn-relaxed-simd.wasm'], label('located-worker.html'));
+
+          const refused = await pageResult(browser.context, `${server.url}located.html?base=${encodeURIComponent(noCors.url)}`);
+          assert.match(refused.result.error ?? '', new RegExp(`^Error: createXattn: could not (load the (threaded )?relaxed SIMD WebAssembly build: could not )?` +
+            `fetch ${noCors.url}xattn-relaxed-simd(-threads)?\\.(wasm|mjs) \\(Failed to fetch: the server is unreachable, or it is another ` +
+            'origin that does not send Access-Control-Allow-Origin\\)'), label('without CORS'));
+          if (isolated) {
+            // Without this check the module would wait for ever for its pthread workers.
+            const noGlue = await pageResult(browser.context, `${server.url}located.html?base=${encodeURIComponent(wasmOnly.url)}`);
+            assert.equal(noGlue.result.error, `Error: createXattn: could not fetch ${wasmOnly.url}xattn-relaxed-simd-threads.mjs (HTTP 404), ` +
+              "the glue that the threaded build's pthread workers import; check that options.wasmPaths points where this version's dist files are");
+          }
+        } finally {
+          await server.close();
+        }
+      }
+    } finally {
+      await Promise.all([cdn.close(), noCors.close(), wasmOnly.close()]);
+    }
+  });
+  test('the package itself on a second origin (a CDN): createXattn and xattn/worker find their files beside it, threaded where isolated', async () => {
+    writeFileSync(join(app, 'cdn-package.html'), files.cdnPackageHtml);
+    const cdn = await serve(join(app, 'node_modules', 'xattn'), { cors: true });
+    browser ??= await launch();
+    try {
+      for (const isolated of [true, false]) {
+        const server = await serve(app, { isolated });
+        const page = `cdn-package.html (${isolated ? '' : 'not '}isolated)`;
+        try {
+          cdn.requests.length = 0;
+          const { result, errors } = await pageResult(browser.context, `${server.url}cdn-package.html?package=${encodeURIComponent(cdn.url)}`);
+          checkPage(page, result, errors, isolated);
+          assert.equal(result.worker.error, undefined, result.worker.error);
+          assert.ok(result.worker.maxExcess <= 1, `${page}: worker error ${result.worker.maxExcess}x the tolerance`);
+          assert.equal(result.worker.threads > 1, isolated, `${page}: the worker runs ${result.worker.threads} threads`);
+          // The Worker's script came from the CDN (through a blob: module of the page's), as did every .wasm.
+          assert.ok(cdn.requests.includes('/js/worker-thread.js'), cdn.requests.join());
+          assert.ok(cdn.requests.includes(`/dist/xattn-relaxed-simd${isolated ? '-threads' : ''}.wasm`), cdn.requests.join());
+          assert.deepEqual(server.requests.filter((p) => !['/cdn-package.html', '/check.js', '/case.json'].includes(p)), [], page);
+        } finally {
+          await server.close();
+        }
+      }
+    } finally {
+      await cdn.close();
     }
   });
 });

@@ -120,7 +120,7 @@ SdpaPlan plan_or_throw(const Shape& q, const Shape& k, const Shape& v, const Sdp
     settings.need_weights = true;
     SdpaPlan plan;
     if (Status st = plan_sdpa(q, k, v, options.attn_mask.kind, options.attn_mask.ref().shape, settings, &plan); !st.ok())
-        throw std::invalid_argument(st.error);
+        throw std::invalid_argument(st.message());
     return plan;
 }
 
@@ -149,7 +149,7 @@ GradientResult reference_sdpa_backward(const xt::xarray<float>& query, const xt:
     if (Status st = plan_sdpa_backward(qs, ks, vs, gs, options.attn_mask.kind, options.attn_mask.ref().shape,
                                        settings_of(options), &checked);
         !st.ok())
-        throw std::invalid_argument(st.error);
+        throw std::invalid_argument(st.message());
     const SdpaPlan plan = plan_or_throw(qs, ks, vs, options);
     const Forward f = forward(xt::cast<double>(query), xt::cast<double>(key), xt::cast<double>(value), options, plan);
     const std::size_t N = plan.problems, L = plan.L, S = plan.S, Ev = plan.Ev;

@@ -334,10 +334,10 @@ ReferenceMha reference_mha(const MultiheadAttention& module, const xt::xarray<fl
     r.terms.grad_value = to_layout(vg.dx.m, layout, S, vd, vshape);
 
     // The parameters' gradients under their state_dict names and shapes.
-    const auto shapes = module.parameter_shapes();
     auto put = [&](const std::string& name, Flat v, Flat m) {
-        r.value.grad_parameters[name] = shaped(v, shapes.at(name));
-        r.terms.grad_parameters[name] = shaped(m, shapes.at(name));
+        const xattn::Shape& shape = module.find_parameter(name)->shape;
+        r.value.grad_parameters[name] = shaped(v, shape);
+        r.terms.grad_parameters[name] = shaped(m, shape);
     };
     auto joined = [](std::initializer_list<const Flat*> parts) {
         Flat all;

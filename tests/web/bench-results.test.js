@@ -2,7 +2,7 @@
 // metadata, and a table whose columns a reader can name and whose counts are exact.
 import test from 'node:test';
 import assert from 'node:assert/strict';
-import { formatCell, humanise, metaLine, parseBench } from '../../web/src/bench-results.js';
+import { formatCell, humanise, metaLine, newestRun, parseBench } from '../../web/src/bench-results.js';
 
 // The benchmark's layout, cut down to two shapes.
 const bench = {
@@ -60,6 +60,16 @@ test('a shape\'s share of the peak measured beside it is a column; that peak its
   assert.ok(names.includes('SIMD % of peak'), names.join(', '));
   assert.equal(table.rows[1].simdPercentOfPeak, '85.1');
   assert.ok(!table.cols.some((c) => c.id === 'simdPeakGflops'), 'the per-shape peak is not a column');
+});
+
+test('a file of runs, one per machine kind, shows the newest run', () => {
+  const older = { ...bench, machine: 'Intel Xeon', results: bench.results.slice(0, 1) };
+  const file = { runs: [bench, older] };
+  assert.equal(newestRun(file), bench);
+  assert.deepEqual(parseBench(file), parseBench(bench));
+  assert.equal(parseBench({ runs: [older, bench] }).chart.groups.length, 1);
+  assert.equal(newestRun({ runs: [] }).runs.length, 0, 'an empty file of runs is left as it is');
+  assert.equal(parseBench({ runs: [] }), null);
 });
 
 test('other layouts still make a table; nothing to show gives null', () => {

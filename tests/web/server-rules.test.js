@@ -5,7 +5,9 @@ import test from 'node:test';
 import assert from 'node:assert/strict';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { ISOLATION_HEADERS, climbsOut, notThePage, requestSegments } from '../../web/vite.config.js';
+import { ISOLATION_HEADERS, climbsOut, notThePage, referenceFile, requestSegments } from '../../web/vite.config.js';
+import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
 
 const repo = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..');
 
@@ -34,4 +36,24 @@ test('/@id/ by package name and the config are not the page; virtual modules and
 
 test('the isolation headers are the two cross-origin isolation needs', () => {
   assert.deepEqual(ISOLATION_HEADERS, { 'Cross-Origin-Opener-Policy': 'same-origin', 'Cross-Origin-Embedder-Policy': 'require-corp' });
+});
+
+test('/docs/ serves the API reference\'s files, a folder by its index.html, and nothing outside it', () => {
+  const base = mkdtempSync(path.join(tmpdir(), 'xattn-reference-'));
+  const root = path.join(base, 'docs');
+  try {
+    mkdirSync(root);
+    mkdirSync(path.join(root, 'interfaces'));
+    writeFileSync(path.join(root, 'index.html'), 'index');
+    writeFileSync(path.join(root, 'interfaces', 'index.Xattn.html'), 'Xattn');
+    writeFileSync(path.join(base, 'outside.html'), 'outside');
+    assert.equal(referenceFile('/', root), path.join(root, 'index.html'));
+    assert.equal(referenceFile('/interfaces/', root), null, 'a folder without index.html');
+    assert.equal(referenceFile('/interfaces/index.Xattn.html?x=1#y', root), path.join(root, 'interfaces', 'index.Xattn.html'));
+    assert.equal(referenceFile('/%69ndex.html', root), path.join(root, 'index.html'));
+    assert.equal(referenceFile('/no-such.html', root), null);
+    for (const url of ['/../outside.html', '/%2e%2e/outside.html', '/..%5coutside.html']) assert.equal(referenceFile(url, root), null, url);
+  } finally {
+    rmSync(base, { recursive: true, force: true });
+  }
 });

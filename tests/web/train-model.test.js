@@ -42,7 +42,7 @@ test('every parameter has its state-dict name and shape', () => {
   ]);
   assert.deepEqual(shapes['attn.in_proj_weight'], [24, 8]);
   assert.deepEqual(shapes['head.weight'], [25, 8]);
-  assert.deepEqual(Object.values(MHA_NAMES), ['inProjWeight', 'inProjBias', 'outProjWeight', 'outProjBias']);
+  assert.deepEqual(Object.values(MHA_NAMES), ['in_proj_weight', 'in_proj_bias', 'out_proj.weight', 'out_proj.bias']);
 });
 
 test('initialisation is seeded, and follows PyTorch’s defaults in kind', () => {

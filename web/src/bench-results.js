@@ -1,7 +1,8 @@
 // bench/results.json for the speed panel: read into a chart (GFLOP/s per shape and implementation), one line
-// of metadata, and a full table with readable column names and exact counts. The benchmark's layout is an
-// object with scalar fields (date, machine, …) beside an array of records, one per shape; each record holds
-// one { ms, gflops } object per implementation. Any other array of records still becomes a table.
+// of metadata, and a full table with readable column names and exact counts. The file holds { runs: [...] },
+// the latest run of each machine kind, the newest first; the panel shows the newest. A run is an object with
+// scalar fields (date, machine, …) beside an array of records, one per shape; each record holds one
+// { ms, gflops } object per implementation. Any other array of records still becomes a table.
 import { formatShape } from './shapes.js';
 
 // Names of the benchmark's keys as a reader knows them; other keys are split at their capitals.
@@ -46,6 +47,12 @@ export function formatCell(v) {
   return String(Number(v.toPrecision(4)));
 }
 
+// The newest run of a file of runs ({ runs: [newest, …] }); anything else as it is.
+export function newestRun(json) {
+  const runs = json && typeof json === 'object' && !Array.isArray(json) ? json.runs : undefined;
+  return Array.isArray(runs) && runs.length && runs.every((r) => r && typeof r === 'object' && !Array.isArray(r)) ? runs[0] : json;
+}
+
 function recordsOf(json) {
   if (Array.isArray(json)) return { records: json, meta: {} };
   if (json && typeof json === 'object') {
@@ -76,8 +83,8 @@ function shapeLabel(record, index) {
 }
 
 // Groups the table leaves out so that it fits a desktop screen: the relaxed-SIMD build (its bars are in the chart,
-// each carrying its exact figure) and its comparison with the plain build (CPU-time medians; README and the
-// benchmark's printout give both), and the peak measured beside each shape (its share is a column).
+// each carrying its exact figure) and its comparison with the plain build (CPU-time medians; the benchmark's
+// printout gives both), and the peak measured beside each shape (its share is a column).
 const LEFT_OUT = new Set(['xattnRelaxed', 'relaxedVsSimd', 'simdPeakGflops']);
 
 // A record as table cells keyed by column id. Nested values become grouped columns ({ xattnSimd: { gflops } }
@@ -121,7 +128,7 @@ function peakOf(meta) {
 // carry no per-implementation GFLOP/s; otherwise { groups: shape labels, series: [{ key, label, values }],
 // peak: { value, label } | null }. table: { cols: [{ id, group, name }], rows: [{ [id]: display string }] }.
 export function parseBench(json) {
-  const parsed = recordsOf(json);
+  const parsed = recordsOf(newestRun(json));
   if (!parsed || parsed.records.length === 0) return null;
   const { records, meta } = parsed;
   const impls = implementationsOf(records);

@@ -6,8 +6,8 @@
 //
 // Why 7 and 7: a core with two multiply and two add pipes of latency 3 (AMD's Zen) needs 6 chains of each in
 // flight, so 6 leave it no slack; one chain more of each gives some. Both kinds step by the same constant, so
-// that the 14 chains and it fit V8's 15 allocatable vector registers on x86-64 without a spill. (On a busy Zen 3
-// host, 6 and 7 alike read anywhere from about 60% of the peak to all of it from one process to the next.)
+// that the 14 chains and it fit V8's 15 allocatable vector registers on x86-64 without a spill. (On a busy host,
+// 6 and 7 alike read far below the peak in some processes and all of it in others.)
 
 import { HEADER, OP, f32, name, section, uleb } from './wasm-bytes.js';
 
@@ -50,9 +50,9 @@ export function peakModuleBytes() {
 // anything else on the machine only slows a run down), spread over `compiles` separate compilations of the
 // module. Returns null where wasm SIMD is unavailable.
 //
-// Separate compilations, because on a Zen 3 core the same loop read about 31 GFLOP/s in one compilation and 46
-// in the next, in one process. They narrow the spread but do not remove it: on a busy host the best of 4 still
-// read 30–44 from one process to the next, where the relaxed_madd chains held 44–47.
+// Separate compilations, because the same loop can read far less in one compilation than in the next, in one
+// process. They narrow the spread but do not remove it: on a busy host the best of 4 still moves from one
+// process to the next, more than the relaxed_madd chains do.
 export function measureSimdPeak({ clock, iterations = 4_000_000, repeats = 12, compiles = 4 } = {}) {
   const bytes = peakModuleBytes();
   if (!WebAssembly.validate(bytes)) return null;

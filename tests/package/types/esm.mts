@@ -6,6 +6,16 @@ import { createXattnWorker, type XattnWorker } from 'xattn/worker';
 const xa: Xattn = await createXattn({ simd: undefined });
 void named;
 
+// wasmPaths: a base (a string or a URL) or a function of the file name; undefined as for every option.
+await createXattn({ wasmPaths: 'https://cdn.example/xattn/dist/' });
+await createXattn({ wasmPaths: new URL('./assets/', import.meta.url), threads: 1 });
+await createXattn({ wasmPaths: (fileName) => new URL(fileName, 'https://cdn.example/xattn/dist/') });
+await createXattn({ wasmPaths: undefined });
+// @ts-expect-error a location, not a number
+await createXattn({ wasmPaths: 3 });
+// @ts-expect-error the function returns a location
+await createXattn({ wasmPaths: (fileName: string) => fileName.length });
+
 // Inputs: readonly and `as const` shapes, any Float32Array (over a SharedArrayBuffer too).
 const q = { data: new Float32Array(4 * 10 * 64), shape: [4, 10, 64] as const };
 const shared: Tensor = { data: new Float32Array(new SharedArrayBuffer(16)), shape: [2, 2] };
@@ -70,11 +80,11 @@ mha.loadStateDict(mha.parameters());
 // @ts-expect-error a state dict entry must be a float typed array or a tensor
 mha.loadStateDict({ in_proj_weight: [1, 2, 3] });
 // @ts-expect-error parameters take Float32Arrays
-mha.setParameters({ outProjBias: new Float64Array(64) });
+mha.setParameters({ 'out_proj.bias': new Float64Array(64) });
 // @ts-expect-error initSeed is a number
 xa.createMultiheadAttention({ embedDim: 4, numHeads: 2, initSeed: 1n });
 const grads = mha.backward(q, q, q, q, { training: true, seed: 1 });
-const gradBias: Float32Array<ArrayBuffer> | undefined = grads.gradParameters.outProjBias;
+const gradBias: Float32Array<ArrayBuffer> | undefined = grads.gradParameters['out_proj.bias'];
 void gradBias;
 // @ts-expect-error the backward has no weights to ask for
 mha.backward(q, q, q, q, { needWeights: true });
@@ -85,6 +95,7 @@ mha.dispose();
 
 // The worker: the same types, in Promises.
 const worker: XattnWorker = await createXattnWorker();
+await (await createXattnWorker({ wasmPaths: (fileName) => `/static/${fileName}` })).terminate();
 const controller = new AbortController();
 const wr = await worker.scaledDotProductAttention(q, q, q, { needWeights: true }, { signal: controller.signal, transfer: true });
 const ww: Float32Array<ArrayBuffer> = wr.weights.data;

@@ -8,12 +8,12 @@ import { embed, embedBackward } from './embedding.js';
 import { linear, linearBackward } from './linear.js';
 import { accuracy, argmaxRows, crossEntropy } from './cross-entropy.js';
 
-// PyTorch's state-dict names of the model's parameters, and the package's names for the attention's.
+// The model's state-dict names of the attention's parameters, and the package's (PyTorch's MultiheadAttention's).
 export const MHA_NAMES = {
-  'attn.in_proj_weight': 'inProjWeight',
-  'attn.in_proj_bias': 'inProjBias',
-  'attn.out_proj.weight': 'outProjWeight',
-  'attn.out_proj.bias': 'outProjBias',
+  'attn.in_proj_weight': 'in_proj_weight',
+  'attn.in_proj_bias': 'in_proj_bias',
+  'attn.out_proj.weight': 'out_proj.weight',
+  'attn.out_proj.bias': 'out_proj.bias',
 };
 
 // Each parameter's shape for a configuration { vocab, classes, L, E }.

@@ -1,0 +1,101 @@
+// The performance tables of README.md and docs/performance.md, rendered from bench/results.json between the
+// markers <!-- perf:start --> and <!-- perf:end -->, so that no one edits a figure by hand. README.md gets the
+// newest run; docs/performance.md every machine kind's latest run.
+//
+//   node bench/js/perf-docs.mjs           rewrite both files (npm run docs:perf, part of npm run docs)
+//   node bench/js/perf-docs.mjs --check   exit 1 when a file's table is not what the results give
+import { readFileSync, writeFileSync } from 'node:fs';
+import { fileURLToPath } from 'node:url';
+
+const ROOT = new URL('../../', import.meta.url);
+export const RESULTS = new URL('bench/results.json', ROOT);
+export const FILES = { readme: new URL('README.md', ROOT), performance: new URL('docs/performance.md', ROOT) };
+const START = '<!-- perf:start -->';
+const END = '<!-- perf:end -->';
+
+// The peers xattn's one-thread speed is set against, in the file's keys; onnxruntime-node is native code,
+// shown for reference.
+const PEERS = [['ortWeb', 'onnxruntime-web'], ['tfjsWasm', 'tfjs-wasm'], ['plainJs', 'plain JS'], ['ortNode', 'onnxruntime-node (native)']];
+
+const gflops = (x) => (typeof x === 'number' ? x.toFixed(1) : '—');
+const times = (a, b) => (typeof a === 'number' && typeof b === 'number' && b > 0 ? `${(a / b).toFixed(2)}×` : '—');
+const percent = (x) => (typeof x === 'number' ? `${Math.round(x)}%` : '—');
+
+// One run's table: per shape, a row at one thread (xattn SIMD against every peer, in one process) and a row at
+// each further thread count of the threads section (against onnxruntime-web at the same count).
+export function renderRun(run) {
+  const date = typeof run.date === 'string' ? run.date.slice(0, 10) : 'undated';
+  const peak = typeof run.wasmSimdPeakGflops === 'number' ? ` (${run.wasmSimdPeakGflops.toFixed(1)} GFLOP/s at the run's start)` : '';
+  const lines = [
+    `\`${run.command ?? 'npm run bench'}\` on ${run.machineKind ?? run.machine ?? 'an unnamed machine'}, ${run.cpus} CPUs, ` +
+      `Node ${run.node}, xattn ${run.xattnVersion}, ${date}. GFLOP/s end to end (Float32Array in, Float32Array out), ` +
+      'FLOPs = 4·B·H·L·S·E with S = L and Ev = E; "% of peak": of the wasm SIMD peak timed in the same process' +
+      `${peak}; "×": xattn's speed over the peer's at the same thread count.`,
+    '',
+    `| B·H × L × E | threads | xattn SIMD | % of peak | ${PEERS.map(([, name]) => `× ${name}`).join(' | ')} |`,
+    `| --- | ---: | ---: | ---: | ${PEERS.map(() => '---:').join(' | ')} |`,
+  ];
+  const threadRows = run.threadScaling?.rows ?? [];
+  const counts = (run.threadScaling?.counts ?? []).filter((t) => t > 1);
+  for (const r of run.results) {
+    const shape = r.shape.join('×');
+    const xattn = r.xattnSimd?.gflops;
+    const share = r.simdPercentOfPeak ?? (typeof xattn === 'number' && run.wasmSimdPeakGflops ? (100 * xattn) / run.wasmSimdPeakGflops : null);
+    lines.push(`| ${shape} | 1 | ${gflops(xattn)} | ${percent(share)} | ${PEERS.map(([key]) => times(xattn, r[key]?.gflops)).join(' | ')} |`);
+    const t = threadRows.find((row) => row.shape.join('×') === shape);
+    for (const n of counts) {
+      const mine = t?.xattn?.[n];
+      const vsOrtWeb = typeof t?.vsOrtWeb === 'number' ? `${t.vsOrtWeb.toFixed(2)}×` : times(mine, t?.ortWeb?.[n]);
+      lines.push(`| ${shape} | ${n} | ${gflops(mine)} | ${percent(t?.percentOfPeak?.[n])} | ${vsOrtWeb} | ${PEERS.slice(1).map(() => '—').join(' | ')} |`);
+    }
+  }
+  return lines.join('\n');
+}
+
+const runsOf = (json) => (Array.isArray(json?.runs) ? json.runs : [json]);
+
+export function renderTables(json) {
+  const runs = runsOf(json);
+  return { readme: renderRun(runs[0]), performance: runs.map(renderRun).join('\n\n') };
+}
+
+// The text between the markers, as a file carries it (null when the file has no markers).
+export function between(text) {
+  const start = text.indexOf(START);
+  const end = text.indexOf(END, start);
+  if (start < 0 || end < 0) return null;
+  return text.slice(start + START.length, end).trim();
+}
+
+export function replaceBetween(text, table, name) {
+  const start = text.indexOf(START);
+  const end = text.indexOf(END, start);
+  if (start < 0 || end < 0) throw new Error(`${name}: no ${START} … ${END} markers`);
+  const note = '<!-- Generated from bench/results.json by `npm run docs:perf`: do not edit by hand. -->';
+  return `${text.slice(0, start + START.length)}\n${note}\n${table}\n${text.slice(end)}`;
+}
+
+// The generated part without its note, for comparison.
+export const tableIn = (text) => between(text)?.split('\n').filter((l) => !l.startsWith('<!-- Generated')).join('\n').trim() ?? null;
+
+function main() {
+  const check = process.argv.includes('--check');
+  const tables = renderTables(JSON.parse(readFileSync(RESULTS, 'utf8')));
+  let stale = 0;
+  for (const [key, url] of Object.entries(FILES)) {
+    const name = fileURLToPath(url);
+    const text = readFileSync(url, 'utf8');
+    const next = replaceBetween(text, tables[key], name);
+    if (next === text) continue;
+    if (check) {
+      console.error(`${name}: the performance table is not what bench/results.json gives (npm run docs:perf rewrites it)`);
+      stale += 1;
+    } else {
+      writeFileSync(url, next);
+      console.log(`wrote the performance table of ${name}`);
+    }
+  }
+  process.exitCode = stale ? 1 : 0;
+}
+
+if (process.argv[1] === fileURLToPath(import.meta.url)) main();

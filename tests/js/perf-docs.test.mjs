@@ -1,0 +1,65 @@
+// The performance tables in README.md and docs/performance.md are what bench/results.json gives, rendered by
+// bench/js/perf-docs.mjs (npm run docs:perf); a run of the bench replaces only its own machine kind's run.
+import assert from 'node:assert/strict';
+import { readFileSync } from 'node:fs';
+import { test } from 'node:test';
+
+import { FILES, RESULTS, renderRun, renderTables, replaceBetween, tableIn } from '../../bench/js/perf-docs.mjs';
+import { mergeRun } from '../../bench/js/report.mjs';
+
+const results = JSON.parse(readFileSync(RESULTS, 'utf8'));
+
+for (const [key, url] of Object.entries(FILES)) {
+  test(`${key === 'readme' ? 'README.md' : 'docs/performance.md'} carries the table bench/results.json gives`, () => {
+    const text = readFileSync(url, 'utf8');
+    const table = tableIn(text);
+    assert.notEqual(table, null, 'no <!-- perf:start --> … <!-- perf:end --> markers');
+    assert.equal(table, renderTables(results)[key], 'stale: npm run docs:perf rewrites it from bench/results.json');
+  });
+}
+
+const run = {
+  date: '2027-01-02T03:04:05.000Z', machine: 'Some CPU', machineKind: 'Some CPU (family 6)', cpus: 2, node: 'v20.20.2',
+  command: 'npm run bench', xattnVersion: '0.1.0', wasmSimdPeakGflops: 50,
+  results: [
+    { shape: [1, 128, 64], xattnSimd: { gflops: 30 }, ortWeb: { gflops: 20 }, tfjsWasm: { error: 'failed: no' }, plainJs: { gflops: 2 }, ortNode: { gflops: 60 } },
+    { shape: [8, 256, 64], xattnSimd: { gflops: 40 }, simdPercentOfPeak: 79.6, ortWeb: { gflops: 25 } },
+  ],
+  threadScaling: { counts: [1, 2], rows: [{ shape: [8, 256, 64], xattn: { 1: 40, 2: 70 }, ortWeb: { 1: 25, 2: 40 }, vsOrtWeb: 1.8, percentOfPeak: { 2: 71 } }] },
+};
+
+test('a run renders one row per shape and thread count; what was not measured reads —', () => {
+  const rows = renderRun(run).split('\n').filter((l) => /^\| \d/.test(l));
+  assert.deepEqual(rows, [
+    '| 1×128×64 | 1 | 30.0 | 60% | 1.50× | — | 15.00× | 0.50× |',
+    '| 1×128×64 | 2 | — | — | — | — | — | — |',
+    '| 8×256×64 | 1 | 40.0 | 80% | 1.60× | — | — | — |',
+    '| 8×256×64 | 2 | 70.0 | 71% | 1.80× | — | — | — |',
+  ]);
+  assert.match(renderRun(run), /on Some CPU \(family 6\), 2 CPUs, Node v20\.20\.2, xattn 0\.1\.0, 2027-01-02\./);
+});
+
+test('README gets the newest run, docs/performance.md every machine kind\'s', () => {
+  const other = { ...run, machineKind: 'Other CPU (family 25)', date: '2026-01-01T00:00:00.000Z' };
+  const tables = renderTables({ runs: [run, other] });
+  assert.equal(tables.readme, renderRun(run));
+  assert.equal(tables.performance, `${renderRun(run)}\n\n${renderRun(other)}`);
+});
+
+test('the markers are required and what lies outside them is kept', () => {
+  assert.throws(() => replaceBetween('no markers here', 'x', 'file.md'), /file\.md: no <!-- perf:start -->/);
+  const text = 'before\n<!-- perf:start -->\nold\n<!-- perf:end -->\nafter\n';
+  const next = replaceBetween(text, '| new |', 'file.md');
+  assert.ok(next.startsWith('before\n<!-- perf:start -->\n') && next.endsWith('\n<!-- perf:end -->\nafter\n'), next);
+  assert.equal(tableIn(next), '| new |');
+});
+
+test('a bench run replaces the previous run of its machine kind and keeps the others, newest first', () => {
+  const a1 = { machineKind: 'A', date: '1' };
+  const b1 = { machineKind: 'B', date: '1' };
+  const a2 = { machineKind: 'A', date: '2' };
+  assert.deepEqual(mergeRun(null, a1), { runs: [a1] });
+  assert.deepEqual(mergeRun({ runs: [a1] }, b1), { runs: [b1, a1] });
+  assert.deepEqual(mergeRun({ runs: [b1, a1] }, a2), { runs: [a2, b1] });
+  assert.deepEqual(mergeRun({ date: 'an old single-run file' }, a1), { runs: [a1] });
+});
