@@ -2,13 +2,13 @@
 // The JavaScript side of the wasm boundary's schema (js/boundary.js reads it); tests/js/schema.test.mjs checks
 // that it is current, and the module's signature() must equal SIGNATURE.
 
-export const SIGNATURE = 3230474898;
+export const SIGNATURE = 1885416422;
 export const MAX_RANK = 16;
 export const RECORD_SLOTS = 320;
 export const TABLE_ENTRIES = 16;
 
 // Each operation's id (its place in XATTN_OPERATIONS) and request: [field, kind] in record order.
-export const OPERATIONS = {"sdpa":0,"sdpaBackward":1,"mhaCreate":2,"mhaForward":3,"mhaBackward":4,"kvCreate":5,"kvAppend":6,"kvTruncate":7,"kvRead":8,"kvAttend":9};
+export const OPERATIONS = {"sdpa":0,"sdpaBackward":1,"mhaCreate":2,"mhaForward":3,"mhaBackward":4,"kvCreate":5,"kvAppend":6,"kvTruncate":7,"kvRead":8,"kvAttend":9,"linear":10,"linearBackward":11,"layerNorm":12,"layerNormBackward":13,"encoderCreate":14,"encoderForward":15,"encoderBackward":16};
 export const REQUESTS = {
   sdpa: [["query","shape"],["key","shape"],["value","shape"],["attnMask","shape"],["maskKind","number"],["isCausal","flag"],["bottomRight","flag"],["hasScale","flag"],["scale","number"],["dropoutP","number"],["seed","number"],["enableGqa","flag"],["needWeights","flag"]],
   sdpaBackward: [["query","shape"],["key","shape"],["value","shape"],["attnMask","shape"],["maskKind","number"],["isCausal","flag"],["bottomRight","flag"],["hasScale","flag"],["scale","number"],["dropoutP","number"],["seed","number"],["enableGqa","flag"],["needWeights","flag"],["gradOutput","shape"]],
@@ -20,12 +20,19 @@ export const REQUESTS = {
   kvTruncate: [["module","number"],["length","number"]],
   kvRead: [["module","number"],["values","flag"]],
   kvAttend: [["module","number"],["query","shape"],["attnMask","shape"],["maskKind","number"],["isCausal","flag"],["hasScale","flag"],["scale","number"],["needWeights","flag"]],
+  linear: [["input","shape"],["weight","shape"],["bias","shape"],["hasBias","flag"]],
+  linearBackward: [["input","shape"],["weight","shape"],["bias","shape"],["hasBias","flag"],["gradOutput","shape"]],
+  layerNorm: [["input","shape"],["normalizedShape","shape"],["hasWeight","flag"],["hasBias","flag"],["eps","number"]],
+  layerNormBackward: [["input","shape"],["normalizedShape","shape"],["hasWeight","flag"],["hasBias","flag"],["eps","number"],["gradOutput","shape"]],
+  encoderCreate: [["dModel","number"],["nhead","number"],["dimFeedforward","number"],["dropout","number"],["gelu","flag"],["layerNormEps","number"],["batchFirst","flag"],["normFirst","flag"],["initSeed","number"]],
+  encoderForward: [["module","number"],["src","shape"],["srcMask","shape"],["srcKeyPaddingMask","shape"],["maskKind","number"],["kpmKind","number"],["isCausal","flag"],["training","flag"],["seed","number"]],
+  encoderBackward: [["module","number"],["src","shape"],["srcMask","shape"],["srcKeyPaddingMask","shape"],["maskKind","number"],["kpmKind","number"],["isCausal","flag"],["training","flag"],["seed","number"],["gradOutput","shape"]],
 };
 // A reply's fields, then TABLE_ENTRIES entries of [name index, offset, rank, d0, d1, d2].
-export const REPLY = [["query","address"],["key","address"],["value","address"],["attnMask","address"],["keyPaddingMask","address"],["gradOutput","address"],["output","address"],["weights","address"],["gradQuery","address"],["gradKey","address"],["gradValue","address"],["gradParameters","address"],["outputShape","shape"],["weightsShape","shape"],["handle","number"],["data","address"],["floats","number"],["length","number"]];
+export const REPLY = [["query","address"],["key","address"],["value","address"],["attnMask","address"],["keyPaddingMask","address"],["gradOutput","address"],["output","address"],["weights","address"],["gradQuery","address"],["gradKey","address"],["gradValue","address"],["gradParameters","address"],["outputShape","shape"],["weightsShape","shape"],["handle","number"],["data","address"],["floats","number"],["length","number"],["input","address"],["weight","address"],["bias","address"],["gradInput","address"],["gradWeight","address"],["gradBias","address"],["restFrom","number"],["restData","address"]];
 // A refusal's fields.
 export const ERROR = [["code","number"],["function","number"],["argument0","number"],["argument1","number"],["argument2","number"],["argument3","number"],["number0","number"],["number1","number"],["number2","number"],["number3","number"],["shapeCount","number"],["shape0","shape"],["shape1","shape"],["shape2","shape"],["shape3","shape"],["shape4","shape"],["shape5","shape"]];
-export const PARAMETER_NAMES = ["in_proj_weight","q_proj_weight","k_proj_weight","v_proj_weight","in_proj_bias","bias_k","bias_v","out_proj.weight","out_proj.bias"];
+export const PARAMETER_NAMES = ["in_proj_weight","q_proj_weight","k_proj_weight","v_proj_weight","in_proj_bias","bias_k","bias_v","out_proj.weight","out_proj.bias","self_attn.in_proj_weight","self_attn.in_proj_bias","self_attn.out_proj.weight","self_attn.out_proj.bias","linear1.weight","linear1.bias","linear2.weight","linear2.bias","norm1.weight","norm1.bias","norm2.weight","norm2.bias"];
 
 // The message table: index 0 is "none" in each, as in C++'s enums.
 export const FUNCTIONS = [
