@@ -245,7 +245,8 @@ def main():
         with open(os.path.join(HERE, fname), "w") as f:
             f.write(header)
             for c in cases:
-                f.write(c.render())
+                # No trailing space after an empty tensor's dims: the JS reader splits lines on single spaces.
+                f.write("".join(line.rstrip() + "\n" for line in c.render().splitlines()))
         print("wrote %d cases to %s" % (len(cases), fname))
 
 
