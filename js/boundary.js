@@ -37,25 +37,21 @@ function isModuleFailure(e) {
 
 const EXECUTE_FAILED = 'the prepared call was lost before it ran (an internal error of xattn)';
 
-// The boundary over one started module. `release()` (the instance's dispose) drops the module; every later call
-// throws.
-export function makeBoundary(mod) {
-  if (mod.signature() !== schema.SIGNATURE) {
-    throw new Error(`the WebAssembly module's call schema (${mod.signature()}) is not this package's (${schema.SIGNATURE}): dist/ and js/ come from different builds; rebuild with npm run build:wasm`);
-  }
-  let live = mod;
-  let broken = null;    // why the module failed, when it did: it cannot be trusted again
-  let disposed = false;
-  const recordAt = mod.record() / 8;
+// The call record in the module's memory: requests written, replies, refusals and parameter tables read, in the
+// schema's order. `live()` is the module (views of its memory are re-made when it grows).
+function recordOf(live) {
+  const at0 = live().record() / 8;
   let f64 = null;
-  // Views of the memory as it is now (prepare may grow it).
   const doubles = () => {
-    if (f64 === null || f64.buffer !== live.HEAPU8.buffer) f64 = new Float64Array(live.HEAPU8.buffer);
+    if (f64 === null || f64.buffer !== live().HEAPU8.buffer) f64 = new Float64Array(live().HEAPU8.buffer);
     return f64;
   };
+  const replySlots = schema.REPLY.reduce((n, [, kind]) => n + SLOTS[kind], 0);
 
-  function readFields(fields, at, out = {}) {
+  function read(fields) {
     const d = doubles();
+    const out = {};
+    let at = at0;
     for (const [name, kind] of fields) {
       if (kind === 'shape') {
         const shape = new Array(d[at]);
@@ -69,9 +65,9 @@ export function makeBoundary(mod) {
     return out;
   }
 
-  function writeRequest(op, request) {
+  function write(op, request) {
     const d = doubles();
-    let at = recordAt;
+    let at = at0;
     for (const [name, kind] of schema.REQUESTS[op]) {
       const v = request[name];
       if (kind === 'shape') {
@@ -87,7 +83,51 @@ export function makeBoundary(mod) {
     }
   }
 
-  const REPLY_SLOTS = schema.REPLY.reduce((n, [, kind]) => n + SLOTS[kind], 0);
+  // A created module's parameter table (after its reply): Map<PyTorch name, { offset, shape }>.
+  function table() {
+    const d = doubles();
+    const entries = new Map();
+    for (let e = 0, at = at0 + replySlots; e < schema.TABLE_ENTRIES; e++, at += 6) {
+      if (d[at] < 0) break;
+      entries.set(schema.PARAMETER_NAMES[d[at]], { offset: d[at + 1], shape: [d[at + 3], d[at + 4], d[at + 5]].slice(0, d[at + 2]) });
+    }
+    return entries;
+  }
+
+  return { read, write, table, forget: () => { f64 = null; } };
+}
+
+// Copies between JS arrays and the module's memory.
+function copiesOf(live) {
+  // Intrinsic type and length: the block was planned from what validate.js read the same way.
+  function copyIn(address, typed) {
+    if (typedArrayLength(typed) === 0) return;
+    if (typedArrayName(typed) === 'Float32Array') live().HEAPF32.set(typed, address >>> 2);
+    else live().HEAPU8.set(typed, address);
+  }
+  // slice copies: the caller owns the result, and it survives any later growth of the heap. `into`, a
+  // Float32Array of n values (options.out), receives the copy instead: no fresh array, no fresh pages.
+  function copyOut(address, n, into) {
+    const heap = live().HEAPF32;
+    if (into) {
+      if (n !== 0) into.set(heap.subarray(address >>> 2, (address >>> 2) + n));
+      return into;
+    }
+    return n === 0 ? new Float32Array(0) : heap.slice(address >>> 2, (address >>> 2) + n);
+  }
+  return { copyIn, copyOut };
+}
+
+// The boundary over one started module. `release()` (the instance's dispose) drops the module; every later call
+// throws.
+export function makeBoundary(mod) {
+  if (mod.signature() !== schema.SIGNATURE) {
+    throw new Error(`the WebAssembly module's call schema (${mod.signature()}) is not this package's (${schema.SIGNATURE}): dist/ and js/ come from different builds; rebuild with npm run build:wasm`);
+  }
+  let live = mod;
+  let broken = null;    // why the module failed, when it did: it cannot be trusted again
+  let disposed = false;
+  const record = recordOf(() => live);
 
   function ensureUsable() {
     if (disposed) throw new Error('xattn: this instance was disposed; create a new one with createXattn()');
@@ -108,46 +148,16 @@ export function makeBoundary(mod) {
 
   // The first crossing: the reply's fields, or a RangeError with the refusal under `fn`.
   function prepare(op, request, fn) {
-    writeRequest(op, request);
-    if (live.prepare(schema.OPERATIONS[op]) !== 0) {
-      throw new RangeError(formatRefusal(fn, readFields(schema.ERROR, recordAt)));
-    }
-    return readFields(schema.REPLY, recordAt);
+    record.write(op, request);
+    if (live.prepare(schema.OPERATIONS[op]) !== 0) throw new RangeError(formatRefusal(fn, record.read(schema.ERROR)));
+    return record.read(schema.REPLY);
   }
 
   // The second crossing.
   function execute(fn) {
     const outcome = live.execute();
-    if (outcome === 1) throw new RangeError(formatRefusal(fn, readFields(schema.ERROR, recordAt)));
+    if (outcome === 1) throw new RangeError(formatRefusal(fn, record.read(schema.ERROR)));
     if (outcome !== 0) throw new Error(`${fn}: ${EXECUTE_FAILED}`);
-  }
-
-  // A created module's parameter table (after a prepare's reply): Map<PyTorch name, { offset, shape }>.
-  function parameterTable() {
-    const d = doubles();
-    const table = new Map();
-    for (let e = 0, at = recordAt + REPLY_SLOTS; e < schema.TABLE_ENTRIES; e++, at += 6) {
-      if (d[at] < 0) break;
-      table.set(schema.PARAMETER_NAMES[d[at]], { offset: d[at + 1], shape: [d[at + 3], d[at + 4], d[at + 5]].slice(0, d[at + 2]) });
-    }
-    return table;
-  }
-
-  // Intrinsic type and length: the block was planned from what validate.js read the same way.
-  function copyIn(address, typed) {
-    if (typedArrayLength(typed) === 0) return;
-    if (typedArrayName(typed) === 'Float32Array') live.HEAPF32.set(typed, address >>> 2);
-    else live.HEAPU8.set(typed, address);
-  }
-
-  // slice copies: the caller owns the result, and it survives any later growth of the heap. `into`, a
-  // Float32Array of n values (options.out), receives the copy instead: no fresh array, no fresh pages.
-  function copyOut(address, n, into) {
-    if (into) {
-      if (n !== 0) into.set(live.HEAPF32.subarray(address >>> 2, (address >>> 2) + n));
-      return into;
-    }
-    return n === 0 ? new Float32Array(0) : live.HEAPF32.slice(address >>> 2, (address >>> 2) + n);
   }
 
   // Frees a module or cache (never after the module failed or the instance was released: its memory is gone).
@@ -162,11 +172,12 @@ export function makeBoundary(mod) {
     const pool = live.PThread;
     if (pool) for (const worker of [...pool.runningWorkers, ...pool.unusedWorkers]) worker.terminate();
     live = null;
-    f64 = null;
+    record.forget();
   }
 
   return {
-    guarded, ensureUsable, prepare, execute, parameterTable, copyIn, copyOut, destroy, release,
+    guarded, ensureUsable, prepare, execute, destroy, release, ...copiesOf(() => live),
+    parameterTable: record.table,
     count: (shape) => shape.reduce((n, d) => n * d, 1),
     memoryBytes: () => live.memoryBytes(),
     get module() { return live; },

@@ -96,7 +96,8 @@ export const createXattn = entry({
     if (build.endsWith('-threads')) {
       // A pthread worker that cannot load its script fails in an 'error' event that Emscripten rethrows, out of
       // reach of any caller: check the files options.wasmPaths gave before starting one.
-      if (where.glue) await Promise.all([where.worker, where.glue].map((path) => readable(path)));
+      // (In turn, so that the same missing file is named every time.)
+      if (where.glue) for (const path of [where.worker, where.glue]) await readable(path);
       return nodeThreadsGlue(build.startsWith('relaxed-'), where);
     }
     const glue = await GLUE[build]();

@@ -244,6 +244,7 @@ function workerApi(queue, info) {
     /** Calls made and not yet settled, the running one included. */
     get pendingCalls() { return queue.pending; },
     terminate: () => queue.terminate(),
+    dispose: () => queue.terminate(),
     [ASYNC_DISPOSE]: () => queue.terminate(),
   });
 }

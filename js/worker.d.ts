@@ -169,6 +169,8 @@ export interface XattnWorker {
     call?: CallOptions): Promise<TransformerEncoderLayerWorker>;
   /** Stops the worker: the running and queued calls, and every later one, reject. */
   terminate(): Promise<void>;
+  /** The same as terminate(): the name {@link Xattn.dispose} has on an instance in this thread. */
+  dispose(): Promise<void>;
   /** The same as terminate(), for `await using`. */
   [Symbol.asyncDispose](): Promise<void>;
 }

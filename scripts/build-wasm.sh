@@ -16,8 +16,10 @@
 #                                 and above, which cannot read relaxed ops), then optimised by the npm package
 #                                 binaryen's wasm-opt -O3 (node_modules: npm ci first).
 # Objects are kept in build/wasm/<flavour>/ and rebuilt only when a source or header changed.
+#   scripts/build-wasm.sh [FLAVOUR…]   only those flavours (see the end of this file); all by default
 set -euo pipefail
 cd "$(dirname "$0")/.."
+only=("$@")
 
 # emcc's JS optimizer needs acorn from Debian's node modules; the Node on PATH is not Debian's.
 export NODE_PATH=/usr/share/nodejs
@@ -245,11 +247,21 @@ simd=(-msimd128 -msse4.1)
 threads=(-pthread -DXATTN_MAX_THREADS=4)
 threads_link=(-sPTHREAD_POOL_SIZE=Module.xattnPoolSize -sDEFAULT_PTHREAD_STACK_SIZE=1048576 -sINITIAL_MEMORY=33554432
               -Wno-pthreads-mem-growth -sNODEJS_CATCH_EXIT=0 -sNODEJS_CATCH_REJECTION=0)
-build_flavour simd "${simd[@]}"
-build_flavour scalar
-build_flavour simd-threads "${simd[@]}" "${threads[@]}" -- "${threads_link[@]}"
-build_flavour relaxed-simd --relaxed simd "${simd[@]}"
-build_flavour relaxed-simd-threads --relaxed simd-threads "${simd[@]}" "${threads[@]}" -- "${threads_link[@]}"
+# Arguments name the flavours to build (a relaxed one brings its plain one, whose objects it links): npm start
+# builds the one the lab opens with first. None: every flavour, the testing builds and the CommonJS declarations.
+wanted() {
+  [ ${#only[@]} -eq 0 ] && return 0
+  local f
+  for f in "${only[@]}"; do [ "$f" = "$1" ] || [ "$f" = "relaxed-$1" ] && return 0; done
+  return 1
+}
+! wanted simd || build_flavour simd "${simd[@]}"
+! wanted scalar || build_flavour scalar
+! wanted simd-threads || build_flavour simd-threads "${simd[@]}" "${threads[@]}" -- "${threads_link[@]}"
+! wanted relaxed-simd || build_flavour relaxed-simd --relaxed simd "${simd[@]}"
+! wanted relaxed-simd-threads || \
+  build_flavour relaxed-simd-threads --relaxed simd-threads "${simd[@]}" "${threads[@]}" -- "${threads_link[@]}"
+[ ${#only[@]} -eq 0 ] || exit 0
 link_testing simd-threads-testing simd-threads "${simd[@]}" "${threads[@]}" -- "${threads_link[@]}"
 link_testing relaxed-simd-threads-testing relaxed-simd-threads:simd-threads "${simd[@]}" "${threads[@]}" -- "${threads_link[@]}"
 # The declarations for require('xattn'), generated from js/index.d.ts.

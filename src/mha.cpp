@@ -31,6 +31,26 @@ kernels::LinearProblem linear_problem(std::size_t rows, const float* x, std::siz
     return p;
 }
 
+// The masks as the heads' attention sees them: the smallest SDPA mask that holds them, and the causal rule as
+// SDPA's own flag unless appended keys (bias_kv, zero_attn), never masked, forbid it.
+MhaMaskPlan merged_mask_plan(MaskKind kpm_kind, MaskKind attn_kind, bool per_head, bool is_causal, std::size_t N,
+                             std::size_t H, std::size_t L, std::size_t S, std::size_t S_total) {
+    const bool has_kpm = kpm_kind != MaskKind::none, has_am = attn_kind != MaskKind::none;
+    const bool causal = is_causal && !has_am;
+    MhaMaskPlan mp;
+    mp.causal_flag = causal && S_total == S;
+    mp.causal_in_mask = causal && S_total != S;
+    if (has_kpm || has_am || mp.causal_in_mask) {
+        const bool all_boolean = (!has_kpm || kpm_kind == MaskKind::boolean) && (!has_am || attn_kind == MaskKind::boolean);
+        mp.kind = all_boolean ? MaskKind::boolean : MaskKind::additive;
+        mp.n = has_kpm || per_head ? N : 1;
+        mp.h = per_head ? H : 1;
+        mp.l = has_am || mp.causal_in_mask ? L : 1;
+        mp.s = S_total;
+    }
+    return mp;
+}
+
 }  // namespace
 
 Status MultiheadAttention::check_config(const MhaConfig& c) {
@@ -259,22 +279,10 @@ Status MultiheadAttention::plan_call(const Shape& q, const Shape& k, const Shape
     p.weights_shape = std::move(weights_shape);
     p.query_rows = L * N, p.key_rows = S * N;
 
-    // The masks as the heads' attention sees them: the smallest SDPA mask that holds them, and the causal
-    // rule as SDPA's own flag unless appended keys (bias_kv, zero_attn), never masked, forbid it.
-    const bool has_kpm = kpm_kind != MaskKind::none, has_am = attn_kind != MaskKind::none;
-    const bool causal = settings.is_causal && !has_am;
-    MhaMaskPlan& mp = p.mask;
-    mp.causal_flag = causal && S_total == S;
-    mp.causal_in_mask = causal && S_total != S;
-    if (has_kpm || has_am || mp.causal_in_mask) {
-        const bool all_boolean = (!has_kpm || kpm_kind == MaskKind::boolean) && (!has_am || attn_kind == MaskKind::boolean);
-        mp.kind = all_boolean ? MaskKind::boolean : MaskKind::additive;
-        mp.n = has_kpm || per_head ? N : 1;
-        mp.h = per_head ? H : 1;
-        mp.l = has_am || mp.causal_in_mask ? L : 1;
-        mp.s = S_total;
+    p.mask = merged_mask_plan(kpm_kind, attn_kind, per_head, settings.is_causal, N, H, L, S, S_total);
+    const MhaMaskPlan& mp = p.mask;
+    if (mp.kind != MaskKind::none)
         if (Status st = check_tensor_size(fn, Argument::merged_mask, {mp.n, mp.h, mp.l, mp.s}); !st.ok()) return st;
-    }
 
     // The heads' attention, planned here, so the run plans (and allocates) nothing.
     const std::size_t hd = E / H;

@@ -112,103 +112,115 @@ void zero_gradients(const SdpaPlan& plan, float* grad_query, float* grad_key, fl
     std::fill(grad_value, grad_value + plan.kv_problems() * plan.S * plan.Ev, 0.0f);
 }
 
+// One problem b of the row path: its rows, and what the two passes share.
+struct RowProblem {
+    const SdpaPlan& plan;
+    const MaskRef& mask;
+    std::size_t b;
+    const float* Q;   // (L, E)
+    const float* K;   // (S, E)
+    const float* V;   // (S, Ev)
+    const float* dO;  // (L, Ev)
+    float* O;         // (L, Ev)
+    float* dQ;        // (L, E)
+    float* dK;        // (S, E), shared by the query heads of a GQA group
+    float* dV;        // (S, Ev)
+    float* W;         // (L, S) or null
+    float keep_scale;
+    static constexpr float kNegInf = -std::numeric_limits<float>::infinity();
+
+    // Scaled, masked scores of row i (steps 1 and 2) into s (S), as the forward computes them.
+    void scores(std::size_t i, float* s) const {
+        const std::size_t mask_row = plan.mask_kind == MaskKind::none ? 0 : plan.mask_row_offset(b, i);
+        for (std::size_t j = 0; j < plan.S; ++j) {
+            float x = kNegInf;
+            if (plan.causal_visible(i, j))
+                x = plan.apply_mask(dot(Q + i * plan.E, K + j * plan.E, plan.E) * plan.scale, mask,
+                                    mask_row + j * plan.mask_col_stride());
+            s[j] = x;
+        }
+    }
+    // The dropout multiplier of weight (i, j): 1/(1 - p) kept, 0 dropped.
+    float multiplier(std::size_t i, std::size_t j) const {
+        const bool kept = plan.dropout_p <= 0.0 || dropout_keeps(plan.seed, plan.dropout_p, (b * plan.L + i) * plan.S + j);
+        return kept ? keep_scale : 0.0f;
+    }
+
+    // Pass 1, the forward of row i: its output row and log-sum-exp (−inf for a fully masked row).
+    float forward_row(std::size_t i, float* s) const {
+        const std::size_t S = plan.S, Ev = plan.Ev;
+        scores(i, s);
+        float m = kNegInf;
+        bool any_nan = false;
+        for (std::size_t j = 0; j < S; ++j) {
+            if (s[j] > m) m = s[j];
+            any_nan |= s[j] != s[j];
+        }
+        float* o = O + i * Ev;
+        std::fill(o, o + Ev, 0.0f);
+        if (m == kNegInf && !any_nan) return kNegInf;
+        float sum = 0.0f;
+        for (std::size_t j = 0; j < S; ++j) sum += std::exp(s[j] - m);
+        const float lse = m + std::log(sum);
+        for (std::size_t j = 0; j < S; ++j) {
+            const float pj = std::exp(s[j] - lse) * multiplier(i, j);
+            if (pj != 0.0f) axpy(pj, V + j * Ev, o, Ev);
+        }
+        return lse;
+    }
+
+    // Pass 2, the backward of row i, recomputing P from the scores and the saved log-sum-exp (`weights`, when
+    // given, receive P after dropout, as the forward returns them).
+    void backward_row(std::size_t i, float lse, float* s, float* p) const {
+        const std::size_t S = plan.S, E = plan.E, Ev = plan.Ev;
+        float* dq = dQ + i * E;
+        std::fill(dq, dq + E, 0.0f);
+        if (W) std::fill(W + i * S, W + (i + 1) * S, 0.0f);
+        if (lse == kNegInf) return;  // a fully masked row passes no gradient and has no weights
+        scores(i, s);
+        const float* dout = dO + i * Ev;
+        float D = 0.0f;  // D_i = Σ_j P_ij dP_ij
+        for (std::size_t j = 0; j < S; ++j) {
+            const float pj = std::exp(s[j] - lse);
+            p[j] = pj;
+            const float mult = multiplier(i, j);
+            if (W) W[i * S + j] = pj * mult;
+            float dp = 0.0f;
+            if (pj * mult != 0.0f) {
+                axpy(pj * mult, dout, dV + j * Ev, Ev);  // dV_j += Pd_ij · dO_i
+                dp = dot(dout, V + j * Ev, Ev) * mult;   // dP_ij
+            }
+            s[j] = dp;  // s now holds dP for this row
+            D += pj * dp;
+        }
+        for (std::size_t j = 0; j < S; ++j) {
+            if (p[j] == 0.0f) continue;
+            const float ds = p[j] * (s[j] - D) * plan.scale;  // scale · dS_ij
+            axpy(ds, K + j * E, dq, E);                       // dQ_i += scale · dS_ij K_j
+            axpy(ds, Q + i * E, dK + j * E, E);               // dK_j += scale · dS_ij Q_i
+        }
+    }
+};
+
 // Problems [b_begin, b_end) one query row at a time; the gradients must start at 0 (dK and dV of a GQA
-// group are added to).
-// `weights` (or null) receives each row's P after dropout, as the forward returns them.
+// group are added to). `weights` (or null) receives each row's P after dropout, as the forward returns them.
 void backward_rows(const SdpaPlan& plan, std::size_t b_begin, std::size_t b_end, const float* query,
                    const float* key, const float* value, const MaskRef& mask, const float* grad_output,
                    float* output, float* grad_query, float* grad_key, float* grad_value, float* weights,
                    void* workspace) {
     const std::size_t L = plan.L, S = plan.S, E = plan.E, Ev = plan.Ev;
-    const float neg_inf = -std::numeric_limits<float>::infinity();
-    const std::size_t mask_step = plan.mask_col_stride();
-    const float keep_scale = plan.dropout_p > 0.0 ? static_cast<float>(1.0 / (1.0 - plan.dropout_p)) : 1.0f;
     if (plan.batch == 0) return;  // an empty output means a zero loss; and S may be huge when E = Ev = 0
     RowScratch scratch{};
     RowScratch::layout(plan, workspace, &scratch);
-    float* s = scratch.s;      // (S) this row's scores, then its dP
-    float* p = scratch.p;      // (S) this row's weights
-    float* lse = scratch.lse;  // (L) each row's log-sum-exp
-
-    // Scaled, masked scores of row i (steps 1 and 2), as the forward computes them.
-    auto scores = [&](std::size_t b, std::size_t i, const float* Qb, const float* Kb) {
-        const std::size_t mask_row = plan.mask_kind == MaskKind::none ? 0 : plan.mask_row_offset(b, i);
-        for (std::size_t j = 0; j < S; ++j) {
-            float x = neg_inf;
-            if (plan.causal_visible(i, j))
-                x = plan.apply_mask(dot(Qb + i * E, Kb + j * E, E) * plan.scale, mask, mask_row + j * mask_step);
-            s[j] = x;
-        }
-    };
-    auto keep = [&](std::size_t b, std::size_t i, std::size_t j) {
-        return plan.dropout_p <= 0.0 || dropout_keeps(plan.seed, plan.dropout_p, (b * L + i) * S + j);
-    };
-
+    const float keep_scale = plan.dropout_p > 0.0 ? static_cast<float>(1.0 / (1.0 - plan.dropout_p)) : 1.0f;
     for (std::size_t b = b_begin; b < b_end; ++b) {
         const std::size_t kv = plan.kv_index(b);
-        const float* Qb = query + b * L * E;        // (L, E)
-        const float* Kb = key + kv * S * E;         // (S, E)
-        const float* Vb = value + kv * S * Ev;      // (S, Ev)
-        const float* dOb = grad_output + b * L * Ev;  // (L, Ev)
-        float* Ob = output + b * L * Ev;            // (L, Ev)
-        float* dQb = grad_query + b * L * E;        // (L, E)
-        float* dKb = grad_key + kv * S * E;         // (S, E), shared by the query heads of a GQA group
-        float* dVb = grad_value + kv * S * Ev;      // (S, Ev)
-        float* Wb = weights ? weights + b * L * S : nullptr;  // (L, S) or null
-
-        // Pass 1, the forward: output rows and each row's log-sum-exp (−inf for a fully masked row).
-        for (std::size_t i = 0; i < L; ++i) {
-            scores(b, i, Qb, Kb);
-            float m = neg_inf;
-            bool any_nan = false;
-            for (std::size_t j = 0; j < S; ++j) {
-                if (s[j] > m) m = s[j];
-                any_nan |= s[j] != s[j];
-            }
-            float* o = Ob + i * Ev;
-            std::fill(o, o + Ev, 0.0f);
-            if (m == neg_inf && !any_nan) {
-                lse[i] = neg_inf;
-                continue;
-            }
-            float sum = 0.0f;
-            for (std::size_t j = 0; j < S; ++j) sum += std::exp(s[j] - m);
-            lse[i] = m + std::log(sum);
-            for (std::size_t j = 0; j < S; ++j) {
-                const float pj = std::exp(s[j] - lse[i]) * (keep(b, i, j) ? keep_scale : 0.0f);
-                if (pj != 0.0f) axpy(pj, Vb + j * Ev, o, Ev);
-            }
-        }
-
-        // Pass 2, the backward, recomputing P from the scores and the saved log-sum-exp.
-        for (std::size_t i = 0; i < L; ++i) {
-            float* dq = dQb + i * E;
-            std::fill(dq, dq + E, 0.0f);
-            if (Wb) std::fill(Wb + i * S, Wb + (i + 1) * S, 0.0f);
-            if (lse[i] == neg_inf) continue;  // a fully masked row passes no gradient and has no weights
-            scores(b, i, Qb, Kb);
-            const float* dout = dOb + i * Ev;
-            float D = 0.0f;  // D_i = Σ_j P_ij dP_ij
-            for (std::size_t j = 0; j < S; ++j) {
-                const float pj = std::exp(s[j] - lse[i]);
-                p[j] = pj;
-                const float mult = keep(b, i, j) ? keep_scale : 0.0f;
-                if (Wb) Wb[i * S + j] = pj * mult;
-                float dp = 0.0f;
-                if (pj * mult != 0.0f) {
-                    axpy(pj * mult, dout, dVb + j * Ev, Ev);     // dV_j += Pd_ij · dO_i
-                    dp = dot(dout, Vb + j * Ev, Ev) * mult;     // dP_ij
-                }
-                s[j] = dp;  // s now holds dP for this row
-                D += pj * dp;
-            }
-            for (std::size_t j = 0; j < S; ++j) {
-                if (p[j] == 0.0f) continue;
-                const float ds = p[j] * (s[j] - D) * plan.scale;  // scale · dS_ij
-                axpy(ds, Kb + j * E, dq, E);                      // dQ_i += scale · dS_ij K_j
-                axpy(ds, Qb + i * E, dKb + j * E, E);             // dK_j += scale · dS_ij Q_i
-            }
-        }
+        const RowProblem row{plan, mask, b, query + b * L * E, key + kv * S * E, value + kv * S * Ev,
+                             grad_output + b * L * Ev, output + b * L * Ev, grad_query + b * L * E,
+                             grad_key + kv * S * E, grad_value + kv * S * Ev, weights ? weights + b * L * S : nullptr,
+                             keep_scale};
+        for (std::size_t i = 0; i < L; ++i) scratch.lse[i] = row.forward_row(i, scratch.s);
+        for (std::size_t i = 0; i < L; ++i) row.backward_row(i, scratch.lse[i], scratch.s, scratch.p);
     }
 }
 

@@ -17,21 +17,47 @@ async function lesson() {
   return { inputs, excess };
 }
 
-// Threads: where the page is isolated the default instance is threaded; a call big enough to split (8 problems
-// of 256 queries) runs partly on helper threads and gives the same bits as the one-thread build. Where the page
-// is not isolated, the default runs on one thread and asking for two is refused with the reason.
-async function threads(createXattn, xa) {
+// The page's Workers, counted from here on: the threaded build's pool is one per thread beside the caller.
+function countWorkers() {
+  const count = { made: 0, live: 0 };
+  const Original = globalThis.Worker;
+  if (typeof Original !== 'function') return count;
+  globalThis.Worker = class extends Original {
+    constructor(...args) {
+      super(...args);
+      count.made += 1;
+      count.live += 1;
+    }
+    terminate() {
+      if (!this.ended) count.live -= 1;
+      this.ended = true;
+      super.terminate();
+    }
+  };
+  return count;
+}
+
+// Threads: where the page is isolated the default instance is threaded (its pool's workers started) and a call
+// big enough to split (8 problems of 256 queries) gives the same bits as the one-thread build; instances made
+// and disposed in a loop leave no worker running. Where the page is not isolated, the default runs on one thread
+// and asking for two is refused with the reason.
+async function threads(createXattn, xa, workers) {
   const out = { isolated: self.crossOriginIsolated === true, threads: xa.threads, cores: navigator.hardwareConcurrency };
   if (xa.threads > 1) {
     const data = new Float32Array(8 * 256 * 64).map((_, i) => Math.sin(i * 0.37));
     const t = { data, shape: [8, 256, 64] };
-    const before = xa.helperTasksForTests();
-    xa.setEveryWorkerForTests(true);  // so that a loaded machine cannot leave the whole call to the caller
+    out.poolWorkers = workers.made;
     const split = xa.scaledDotProductAttention(t, t, t).output.data;
-    xa.setEveryWorkerForTests(false);
-    out.helperTasks = xa.helperTasksForTests() - before;
-    const one = (await createXattn({ threads: 1 })).scaledDotProductAttention(t, t, t).output.data;
-    out.sameBits = split.every((x, i) => Object.is(x, one[i]));
+    const one = await createXattn({ threads: 1 });
+    out.sameBits = split.every((x, i) => Object.is(x, one.scaledDotProductAttention(t, t, t).output.data[i]));
+    one.dispose();
+    const live = workers.live;
+    for (let i = 0; i < 5; i++) {
+      const made = await createXattn();
+      made.scaledDotProductAttention(t, t, t);
+      made.dispose();
+    }
+    out.workersLeft = workers.live - live;
   }
   if (!out.isolated) {
     out.refused = await createXattn({ threads: 2 }).then(() => 'no error', (e) => String(e.message));
@@ -42,12 +68,13 @@ async function threads(createXattn, xa) {
 // The default instance (relaxed SIMD where the engine has it), and the plain SIMD build forced beside it.
 export async function check(createXattn) {
   const { inputs, excess } = await lesson();
+  const workers = countWorkers();
   const xa = await createXattn();
   const r = xa.scaledDotProductAttention(...inputs, { needWeights: true });
   const plain = await createXattn({ relaxedSimd: false, threads: 1 });
   return { simd: xa.simd, relaxedSimd: xa.relaxedSimd, shape: r.output.shape, maxExcess: excess(r),
     weightsShape: r.weights.shape, plain: { relaxedSimd: plain.relaxedSimd, maxExcess: excess(plain.scaledDotProductAttention(...inputs)) },
-    ...(await threads(createXattn, xa)) };
+    ...(await threads(createXattn, xa, workers)) };
 }
 
 // options.wasmPaths as the page's query says: ?base=URL (a base, relative to the page), ?files=URL (a function

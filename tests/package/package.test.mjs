@@ -64,8 +64,8 @@ describe('the packed tarball', () => {
       'dist/xattn-scalar.mjs', 'dist/xattn-scalar.wasm', 'dist/xattn-simd-threads-node.cjs',
       'dist/xattn-simd-threads-node.worker.cjs', 'dist/xattn-simd-threads-worker-source.mjs',
       'dist/xattn-simd-threads.mjs', 'dist/xattn-simd-threads.wasm', 'dist/xattn-simd.mjs', 'dist/xattn-simd.wasm',
-      'js/api.js', 'js/boundary.js', 'js/browser.js', 'js/detect.js', 'js/float-formats.js', 'js/index.d.cts',
-      'js/index.d.ts', 'js/instantiate.js', 'js/kv-cache.js', 'js/mha-state.js', 'js/mha.js', 'js/node.cjs', 'js/node.js',
+      'js/api.js', 'js/boundary-schema.js', 'js/boundary.js', 'js/browser.js', 'js/detect.js', 'js/float-formats.js',
+      'js/index.d.cts', 'js/index.d.ts', 'js/instantiate.js', 'js/kv-cache.js', 'js/life.js', 'js/mha-state.js', 'js/mha.js', 'js/node.cjs', 'js/node.js',
       'js/safetensors.js', 'js/sdpa.js', 'js/state-dict.js', 'js/validate.js', 'js/wasm-paths-node.js',
       'js/wasm-paths.js', 'js/worker-client.js',
       'js/worker-host.js', 'js/worker-node.cjs', 'js/worker-node.js', 'js/worker-snapshot.js',
@@ -210,7 +210,8 @@ describe('the packed tarball', () => {
     if (isolated) {
       assert.equal(result.threads, Math.min(4, result.cores), `${page}: threads where the page is isolated`);
       if (result.cores > 1) {
-        assert.ok(result.helperTasks > 0, `${page}: no helper thread ran a task`);
+        assert.ok(result.poolWorkers >= result.threads - 1, `${page}: ${result.poolWorkers} pool workers for ${result.threads} threads`);
+        assert.equal(result.workersLeft, 0, `${page}: instances made and disposed in a loop left workers running`);
         assert.equal(result.sameBits, true, `${page}: split over every thread, the result changed`);
       }
     } else {

@@ -4,8 +4,8 @@ import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
 
 import { createXattn } from '../../js/node.js';
-import { createTestingXattn } from './testing-build.mjs';
-import { loadCases, mismatch, sdpaOptions, tensor } from './golden.mjs';
+import { createTestingXattn } from '../js/testing-build.mjs';
+import { loadCases, mismatch, sdpaOptions, tensor } from '../js/golden.mjs';
 
 const lesson = loadCases('sdpa.txt').find((c) => c.name === 'lesson_example_4x10x64');
 const tensors = (c) => [tensor(c.tensors.query), tensor(c.tensors.key), tensor(c.tensors.value)];
