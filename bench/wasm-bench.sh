@@ -2,7 +2,8 @@
 # Builds bench/wasm_kernel_bench.cpp with Emscripten and runs it in Node.
 #   bash bench/wasm-bench.sh          SIMD128 build (xsimd sse4_1 lowered to f32x4), then the scalar one
 #   bash bench/wasm-bench.sh simd     only one flavour (also: scalar)
-#   bash bench/wasm-bench.sh simd big only the L = S = 16384 streaming run and its memory; quick: no such run
+#   bash bench/wasm-bench.sh simd big only the L = S = 16384 streaming run and its memory; quick: no such run;
+#                                     layer: only the TransformerEncoderLayer's products, forward and backward
 # Prints the count of f32x4 ops in the SIMD binary as a check that the hot loops are vectorised.
 set -euo pipefail
 cd "$(dirname "$0")/.."

@@ -2,14 +2,15 @@
 // shapes, streaming (no weights) and materialising (weights), beside the arithmetic peak measured just
 // before each shape; first one head of L = S = 16384, E = 64 streamed, with the linear memory it took; in the
 // SIMD build, what the micro-kernel alone reaches (micro_ceiling.hpp) and each streaming call against the peak
-// timed alternately with it.
-// Build and run: bash bench/wasm-bench.sh [simd|scalar] [quick|big]
+// timed alternately with it; last, the TransformerEncoderLayer's products, forward and backward (layer_products.hpp).
+// Build and run: bash bench/wasm-bench.sh [simd|scalar] [quick|big|layer]
 #include <cstdio>
 #include <string>
 #include <vector>
 
 #include "bench_common.hpp"
 #include "kernels/kernels.hpp"
+#include "layer_products.hpp"
 #include "micro_ceiling.hpp"
 #include "peak.hpp"
 
@@ -27,6 +28,10 @@ void big_streaming_run() {
 int main(int argc, char** argv) {
     const std::string mode = argc > 1 ? argv[1] : "";
     std::printf("kernels: %s\n", xattn::kernels::best_kernels().name);
+    if (mode == "layer") {  // the layer's products alone
+        bench::print_layer_products(xattn::kernels::best_kernels(), bench::peak_once, 15);
+        return 0;
+    }
     if (mode != "quick") big_streaming_run();
     if (mode == "big") return 0;
     {  // let V8 tier the kernels up before anything is timed
@@ -82,5 +87,8 @@ int main(int argc, char** argv) {
         std::printf("\nlinear (512 rows, 512 in, 512 out), float32 sums: %.1f GFLOP/s wall median, %.1f CPU median\n",
                     bench::linear_flops() / t.median * 1e-9, bench::linear_flops() / t.cpu_median * 1e-9);
     }
+#if defined(__wasm_simd128__)  // beside the SIMD peak loop, which the scalar build has none of
+    bench::print_layer_products(xattn::kernels::best_kernels(), bench::peak_once, mode == "quick" ? 5 : 15);
+#endif
     return 0;
 }

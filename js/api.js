@@ -6,7 +6,9 @@
 // collection of an instance that was never disposed, once neither it nor any module or cache made from it is
 // reachable (each of those holds the instance's life token).
 import { makeBoundary } from './boundary.js';
+import { encoderFunctions } from './encoder.js';
 import { kvFunctions } from './kv-cache.js';
+import { layerFunctions } from './layers.js';
 import { LIFE } from './life.js';
 import { mhaFunctions } from './mha.js';
 import { rotaryFunctions } from './rotary.js';
@@ -50,6 +52,8 @@ export function makeXattn(mod, { simd, relaxedSimd = false, threads = 1, spinMic
     ...rotaryFunctions(boundary),
     ...mhaFunctions(boundary, life),
     ...kvFunctions(boundary, life),
+    ...layerFunctions(boundary),
+    ...encoderFunctions(boundary, life),
     dispose,
     [DISPOSE]: dispose,
     [LIFE]: life,

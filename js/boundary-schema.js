@@ -2,14 +2,14 @@
 // The JavaScript side of the wasm boundary's schema (js/boundary.js reads it); tests/js/schema.test.mjs checks
 // that it is current, and the module's signature() must equal SIGNATURE.
 
-export const SIGNATURE = 4024687770;
+export const SIGNATURE = 3459624728;
 export const MAX_RANK = 16;
 export const MAX_LIST = 256;
 export const RECORD_SLOTS = 1024;
 export const TABLE_ENTRIES = 16;
 
 // Each operation's id (its place in XATTN_OPERATIONS) and request: [field, kind] in record order.
-export const OPERATIONS = {"sdpa":0,"sdpaBackward":1,"mhaCreate":2,"mhaForward":3,"mhaBackward":4,"kvCreate":5,"kvAppend":6,"kvTruncate":7,"kvRead":8,"kvAttend":9,"rotary":10};
+export const OPERATIONS = {"sdpa":0,"sdpaBackward":1,"mhaCreate":2,"mhaForward":3,"mhaBackward":4,"kvCreate":5,"kvAppend":6,"kvTruncate":7,"kvRead":8,"kvAttend":9,"rotary":10,"linear":11,"linearBackward":12,"layerNorm":13,"layerNormBackward":14,"encoderCreate":15,"encoderForward":16,"encoderBackward":17};
 export const REQUESTS = {
   sdpa: [["query","shape"],["key","shape"],["value","shape"],["attnMask","shape"],["maskKind","number"],["isCausal","flag"],["bottomRight","flag"],["hasScale","flag"],["scale","number"],["dropoutP","number"],["seed","number"],["enableGqa","flag"],["needWeights","flag"],["softcap","number"],["windowLeft","number"],["windowRight","number"],["alibiSlopes","list"],["keyLengths","list"],["returnScores","number"],["float16","flag"]],
   sdpaBackward: [["query","shape"],["key","shape"],["value","shape"],["attnMask","shape"],["maskKind","number"],["isCausal","flag"],["bottomRight","flag"],["hasScale","flag"],["scale","number"],["dropoutP","number"],["seed","number"],["enableGqa","flag"],["needWeights","flag"],["softcap","number"],["windowLeft","number"],["windowRight","number"],["alibiSlopes","list"],["keyLengths","list"],["returnScores","number"],["float16","flag"],["gradOutput","shape"]],
@@ -22,12 +22,19 @@ export const REQUESTS = {
   kvRead: [["module","number"],["values","flag"]],
   kvAttend: [["module","number"],["query","shape"],["attnMask","shape"],["maskKind","number"],["isCausal","flag"],["hasScale","flag"],["scale","number"],["needWeights","flag"],["softcap","number"],["windowLeft","number"],["windowRight","number"],["alibiSlopes","list"],["float16","flag"]],
   rotary: [["x","shape"],["positions","shape"],["positionOffset","number"],["base","number"],["rotaryDim","number"],["interleaved","flag"],["backward","flag"],["float16","flag"]],
+  linear: [["input","shape"],["weight","shape"],["bias","shape"],["hasBias","flag"]],
+  linearBackward: [["input","shape"],["weight","shape"],["bias","shape"],["hasBias","flag"],["gradOutput","shape"]],
+  layerNorm: [["input","shape"],["normalizedShape","shape"],["hasWeight","flag"],["hasBias","flag"],["eps","number"]],
+  layerNormBackward: [["input","shape"],["normalizedShape","shape"],["hasWeight","flag"],["hasBias","flag"],["eps","number"],["gradOutput","shape"]],
+  encoderCreate: [["dModel","number"],["nhead","number"],["dimFeedforward","number"],["dropout","number"],["gelu","flag"],["layerNormEps","number"],["batchFirst","flag"],["normFirst","flag"],["initSeed","number"]],
+  encoderForward: [["module","number"],["src","shape"],["srcMask","shape"],["srcKeyPaddingMask","shape"],["maskKind","number"],["kpmKind","number"],["isCausal","flag"],["training","flag"],["seed","number"]],
+  encoderBackward: [["module","number"],["src","shape"],["srcMask","shape"],["srcKeyPaddingMask","shape"],["maskKind","number"],["kpmKind","number"],["isCausal","flag"],["training","flag"],["seed","number"],["gradOutput","shape"]],
 };
 // A reply's fields, then TABLE_ENTRIES entries of [name index, offset, rank, d0, d1, d2].
-export const REPLY = [["query","address"],["key","address"],["value","address"],["attnMask","address"],["keyPaddingMask","address"],["gradOutput","address"],["output","address"],["weights","address"],["gradQuery","address"],["gradKey","address"],["gradValue","address"],["gradParameters","address"],["outputShape","shape"],["weightsShape","shape"],["handle","number"],["data","address"],["floats","number"],["length","number"],["scores","address"],["x","address"],["positions","address"]];
+export const REPLY = [["query","address"],["key","address"],["value","address"],["attnMask","address"],["keyPaddingMask","address"],["gradOutput","address"],["output","address"],["weights","address"],["gradQuery","address"],["gradKey","address"],["gradValue","address"],["gradParameters","address"],["outputShape","shape"],["weightsShape","shape"],["handle","number"],["data","address"],["floats","number"],["length","number"],["scores","address"],["x","address"],["positions","address"],["input","address"],["weight","address"],["bias","address"],["gradInput","address"],["gradWeight","address"],["gradBias","address"],["restFrom","number"],["restData","address"]];
 // A refusal's fields.
 export const ERROR = [["code","number"],["function","number"],["argument0","number"],["argument1","number"],["argument2","number"],["argument3","number"],["number0","number"],["number1","number"],["number2","number"],["number3","number"],["shapeCount","number"],["shape0","shape"],["shape1","shape"],["shape2","shape"],["shape3","shape"],["shape4","shape"],["shape5","shape"]];
-export const PARAMETER_NAMES = ["in_proj_weight","q_proj_weight","k_proj_weight","v_proj_weight","in_proj_bias","bias_k","bias_v","out_proj.weight","out_proj.bias"];
+export const PARAMETER_NAMES = ["in_proj_weight","q_proj_weight","k_proj_weight","v_proj_weight","in_proj_bias","bias_k","bias_v","out_proj.weight","out_proj.bias","self_attn.in_proj_weight","self_attn.in_proj_bias","self_attn.out_proj.weight","self_attn.out_proj.bias","linear1.weight","linear1.bias","linear2.weight","linear2.bias","norm1.weight","norm1.bias","norm2.weight","norm2.bias"];
 
 // The message table: index 0 is "none" in each, as in C++'s enums.
 export const FUNCTIONS = [
@@ -44,6 +51,14 @@ export const FUNCTIONS = [
   "KvCache.attend",
   "KvCache.keys",
   "applyRotaryEmbedding",
+  "linear",
+  "linearGrad",
+  "layerNorm",
+  "layerNormGrad",
+  "createTransformerEncoderLayer",
+  "TransformerEncoderLayer.forward",
+  "TransformerEncoderLayer.backward",
+  "TransformerEncoderLayer.setParameters",
   "xattn",
 ];
 export const ARGUMENTS = [
@@ -94,6 +109,21 @@ export const ARGUMENTS = [
   "base",
   "positions",
   "positionOffset",
+  "input",
+  "weight",
+  "bias",
+  "normalizedShape",
+  "eps",
+  "src",
+  "srcMask",
+  "srcKeyPaddingMask",
+  "dModel",
+  "nhead",
+  "dimFeedforward",
+  "layerNormEps",
+  "activation",
+  "linear1.weight",
+  "feed-forward activations",
 ];
 export const MESSAGES = [
   null,
@@ -158,4 +188,22 @@ export const MESSAGES = [
   "{a0} has {n0} values, expected L = {n1} or B·L = {n2} (B: the dims before -3 of {s0})",
   "{a0}[{n0}] = {n1} is outside [0, 2^31)",
   "{a0} must be in [0, 2^31 - L], got {n0}",
+  "{a0} shape {s0} != {a1} shape {s1}",
+  "{a0} must be positive, got {n0}",
+  "{a0} must be finite and >= 0, got {n0}",
+  "{a0} must be relu or gelu",
+  "{t0} has shape {s0}, got {s1}",
+  "{a0} must have at least 1 dim (…, in), got a 0-D tensor ({a0} {s0}, {a1} {s1})",
+  "{a1} must be 2-D (out, in) ({a0} {s0}, {a1} {s1})",
+  "{a0}'s last dim {n0} != {a1}'s in {n1} ({a0} {s0}, {a1} {s1})",
+  "{a2} must be 1-D (out,) = ({n0},) ({a0} {s0}, {a1} {s1}, {a2} {s2})",
+  "{a1} must have at least 1 dim ({a0} {s0}, {a1} {s1})",
+  "{a1} must be {a0}'s trailing dims ({a0} {s0}, {a1} {s1})",
+  "{a2} shape {s2} != {a1} ({a0} {s0}, {a1} {s1})",
+  "{a0} must be 3-D (L, N, E) or 2-D (L, E) unbatched, got shape {s0}",
+  "{a0} must be 3-D (N, L, E) or 2-D (L, E) unbatched, got shape {s0}",
+  "{a0}'s last dim {n0} != {a1} {n1} ({a0} {s0})",
+  "{a0} shape {s1} != {s2} (N, L) ({a1} {s0})",
+  "{a0} shape {s1} != {s2} (L,) ({a1} {s0})",
+  "{a0} shape {s1} is neither {s2} (L, L) nor {s3} (N·nhead, L, L) ({a1} {s0})",
 ];

@@ -459,6 +459,165 @@ export interface MultiheadAttention {
   [Symbol.dispose](): void;
 }
 
+/** What {@link Xattn.linearGrad} returns. */
+export interface LinearGradients {
+  /** ∂/∂input of Σ gradOutput ⊙ output: (…, in), shaped like the input (gradOutput · weight). */
+  gradInput: OutputTensor;
+  /** ∂/∂weight: (out, in) (gradOutputᵀ · input, summed over every leading dim). */
+  gradWeight: OutputTensor;
+  /** ∂/∂bias: (out), the sum of gradOutput's rows; only when a bias was given. */
+  gradBias?: OutputTensor | undefined;
+}
+
+/** Options of {@link Xattn.layerNorm}: `torch.nn.functional.layer_norm`'s. */
+export interface LayerNormOptions extends OutOption {
+  /** Multiplies each normalized row; shaped like `normalizedShape`. Default: none (1). */
+  weight?: Tensor | null | undefined;
+  /** Added after the weight; shaped like `normalizedShape`. Default: none (0). */
+  bias?: Tensor | null | undefined;
+  /** Added to the variance before its square root: finite and ≥ 0 (else RangeError). Default 1e-5. */
+  eps?: number | undefined;
+}
+
+/** Options of {@link Xattn.layerNormGrad}: the forward's, without `out`. */
+export type LayerNormGradOptions = Omit<LayerNormOptions, 'out'>;
+
+/** What {@link Xattn.layerNormGrad} returns. */
+export interface LayerNormGradients {
+  /** ∂/∂input of Σ gradOutput ⊙ output, shaped like the input. */
+  gradInput: OutputTensor;
+  /** ∂/∂weight, shaped like `normalizedShape`; only when a weight was given. */
+  gradWeight?: OutputTensor | undefined;
+  /** ∂/∂bias, shaped like `normalizedShape`; only when a bias was given. */
+  gradBias?: OutputTensor | undefined;
+}
+
+/** The configuration of {@link Xattn.createTransformerEncoderLayer}, as `torch.nn.TransformerEncoderLayer` takes it. */
+export interface TransformerEncoderLayerConfig {
+  /** E, the model dim: an integer ≥ 1, a multiple of `nhead`. */
+  dModel: number;
+  /** H, the attention's heads: an integer ≥ 1 that divides `dModel`. */
+  nhead: number;
+  /** F, the feed-forward's hidden size. Default 2048 (as PyTorch). */
+  dimFeedforward?: number | undefined;
+  /**
+   * In [0, 1) (else RangeError): on the attention weights, after the attention block (dropout1), inside the
+   * feed-forward block and after it (dropout2), in calls made with `training: true`. Default 0.1 (as PyTorch).
+   */
+  dropout?: number | undefined;
+  /** The feed-forward's activation: `'relu'` or `'gelu'` (the exact, erf form). Default `'relu'`. */
+  activation?: 'relu' | 'gelu' | undefined;
+  /** The LayerNorms' eps: finite and ≥ 0. Default 1e-5. */
+  layerNormEps?: number | undefined;
+  /** src and output are (N, L, E) instead of (L, N, E). Default false. */
+  batchFirst?: boolean | undefined;
+  /** Pre-norm (x + sa(norm1(x)), then x + ff(norm2(x))) instead of post-norm. Default false. */
+  normFirst?: boolean | undefined;
+  /** Seeds the initial parameters, drawn from PyTorch's distributions: an integer in [0, 2^53). Default 0. */
+  initSeed?: number | undefined;
+}
+
+/** A {@link TransformerEncoderLayerConfig} with every default filled in. */
+export interface ResolvedTransformerEncoderLayerConfig {
+  dModel: number;
+  nhead: number;
+  dimFeedforward: number;
+  dropout: number;
+  activation: 'relu' | 'gelu';
+  layerNormEps: number;
+  batchFirst: boolean;
+  normFirst: boolean;
+  initSeed: number;
+}
+
+/** The state-dict names of a TransformerEncoderLayer's parameters, in PyTorch's order. */
+export type TransformerEncoderLayerParameterName = 'self_attn.in_proj_weight' | 'self_attn.in_proj_bias'
+  | 'self_attn.out_proj.weight' | 'self_attn.out_proj.bias' | 'linear1.weight' | 'linear1.bias' | 'linear2.weight'
+  | 'linear2.bias' | 'norm1.weight' | 'norm1.bias' | 'norm2.weight' | 'norm2.bias';
+
+/**
+ * Parameters for {@link TransformerEncoderLayer.setParameters}, keyed by PyTorch's state-dict names, in PyTorch's
+ * layouts: `self_attn.in_proj_weight` (3E, E), `self_attn.in_proj_bias` (3E), `self_attn.out_proj.weight` (E, E),
+ * `self_attn.out_proj.bias` (E), `linear1.weight` (F, E), `linear1.bias` (F), `linear2.weight` (E, F),
+ * `linear2.bias` (E), `norm1.weight`, `norm1.bias`, `norm2.weight`, `norm2.bias` (E each). Any subset may be given.
+ */
+export type TransformerEncoderLayerParameters = { [name in TransformerEncoderLayerParameterName]?: Float32Array | undefined };
+
+/** Options of {@link TransformerEncoderLayer.forward}. */
+export interface TransformerEncoderLayerForwardOptions extends OutOption {
+  /**
+   * (L, L) or (N·nhead, L, L). Boolean: **true = NOT allowed** (PyTorch's polarity for this layer); float: added.
+   * Default: none.
+   */
+  srcMask?: Mask | undefined;
+  /** (N, L), or (L) for unbatched src. Boolean: **true = ignore this position**; float: added. Default: none. */
+  srcKeyPaddingMask?: Mask | undefined;
+  /** Without `srcMask`: applies the top-left causal mask (with it, the mask is used as given). Default false. */
+  isCausal?: boolean | undefined;
+  /** Apply the config's `dropout` (PyTorch's `module.train()`). Default false (`module.eval()`). */
+  training?: boolean | undefined;
+  /**
+   * With `training`: an integer in [0, 2^53); the same seed drops the same values. The attention weights use
+   * `seed`, dropout1 `seed + 1`, the feed-forward's dropout `seed + 2` and dropout2 `seed + 3`, each at every
+   * element's index in its tensor. Default 0.
+   */
+  seed?: number | undefined;
+}
+
+/** Options of {@link TransformerEncoderLayer.backward}: the forward's, without `out`. */
+export type TransformerEncoderLayerBackwardOptions = Omit<TransformerEncoderLayerForwardOptions, 'out'>;
+
+/** What {@link TransformerEncoderLayer.backward} returns. */
+export interface TransformerEncoderLayerGradients {
+  /** The forward output, shaped like src. */
+  output: OutputTensor;
+  /** ∂/∂src of Σ gradOutput ⊙ output, shaped like src. */
+  gradSrc: OutputTensor;
+  /** Every parameter's gradient under its PyTorch name, laid out as setParameters takes it. */
+  gradParameters: { [name in TransformerEncoderLayerParameterName]: Float32Array<ArrayBuffer> };
+}
+
+/**
+ * `torch.nn.TransformerEncoderLayer`: self-attention and a feed-forward block, each with a residual connection
+ * and a LayerNorm (post-norm, or pre-norm with `normFirst`), forward and backward. Its parameters live in
+ * WebAssembly memory until {@link TransformerEncoderLayer.dispose} (or garbage collection); it works with `using`.
+ */
+export interface TransformerEncoderLayer {
+  /**
+   * Sets any subset of the parameters (PyTorch's layouts). All given ones are checked before any is set.
+   * @throws TypeError for an unknown name or a value that is not a Float32Array; RangeError for a wrong length.
+   */
+  setParameters(parameters: TransformerEncoderLayerParameters): void;
+  /**
+   * Sets every parameter in one call from a PyTorch state dict (a `.safetensors` file's bytes or an object of
+   * tensors): `{ prefix: 'layers.0.' }` picks one layer out of a whole model's file.
+   * @throws TypeError for a malformed file or a bad value; RangeError naming every missing, unexpected or
+   *   mis-shaped entry. A refused load sets nothing.
+   */
+  loadStateDict(source: StateDictSource, options?: LoadStateDictOptions): void;
+  /** Copies of every parameter, keyed by PyTorch's names in PyTorch's order, in PyTorch's shapes. */
+  parameters(): StateDict;
+  /**
+   * The layer over src (L, N, E) — (N, L, E) with `batchFirst`, (L, E) unbatched. Returns the output, shaped
+   * like src. A position whose every key is masked attends to nothing (PyTorch gives NaN).
+   * @throws TypeError for wrong types or unknown options; RangeError for shapes that do not fit (the message
+   *   names the argument and the shapes); Error once the layer was disposed.
+   */
+  forward(src: Tensor, options?: TransformerEncoderLayerForwardOptions): { output: OutputTensor };
+  /**
+   * The backward pass: the output and the gradients of Σ gradOutput ⊙ output with respect to src and every
+   * parameter. gradOutput is shaped like src.
+   * @throws as {@link TransformerEncoderLayer.forward}, and TypeError when gradOutput is missing.
+   */
+  backward(src: Tensor, gradOutput: Tensor, options?: TransformerEncoderLayerBackwardOptions): TransformerEncoderLayerGradients;
+  /** The configuration, every default filled in. */
+  readonly config: ResolvedTransformerEncoderLayerConfig;
+  /** Frees its WebAssembly memory now; later calls throw. Idempotent. */
+  dispose(): void;
+  /** The same as dispose(), for `using layer = xa.createTransformerEncoderLayer(…)`. */
+  [Symbol.dispose](): void;
+}
+
 /** A KV cache's configuration. Keys are (B, Hkv, ·, E) = (batch, kvHeads, ·, headDim). */
 export interface KvCacheConfig {
   /** B. Default 1. */
@@ -723,6 +882,39 @@ export interface Xattn {
    *   cannot be had (the message says how many bytes it needs).
    */
   createKvCache(config: KvCacheConfig): KvCache;
+  /**
+   * `torch.nn.functional.linear`: input (…, in) · weightᵀ (in, out) + bias (out) → output (…, out); weight
+   * (out, in) as PyTorch stores it. Float32 sums, threaded, the same bits at every thread count.
+   * @throws TypeError for wrong types; RangeError for shapes that do not fit (the message names the argument and
+   *   the shapes).
+   */
+  linear(input: Tensor, weight: Tensor, bias?: Tensor | null, options?: OutOption): { output: OutputTensor };
+  /**
+   * linear's backward: the gradients of Σ gradOutput ⊙ output with respect to input, weight and (when a bias is
+   * given; its values are not read) bias. gradOutput is (…, out).
+   * @throws as {@link Xattn.linear}, and RangeError when gradOutput is not the output's shape.
+   */
+  linearGrad(input: Tensor, weight: Tensor, bias: Tensor | null | undefined, gradOutput: Tensor): LinearGradients;
+  /**
+   * `torch.nn.functional.layer_norm`: each row of `normalizedShape` (the input's trailing dims) becomes
+   * (x − mean) / sqrt(var + eps) · weight + bias, the variance biased; means and variances summed in float64.
+   * @throws TypeError for wrong types; RangeError for shapes that do not fit or a bad eps.
+   */
+  layerNorm(input: Tensor, normalizedShape: readonly number[], options?: LayerNormOptions): { output: OutputTensor };
+  /**
+   * layerNorm's backward: the gradients of Σ gradOutput ⊙ output with respect to the input and the weight and
+   * bias when given. gradOutput is shaped like the input.
+   * @throws as {@link Xattn.layerNorm}, and RangeError when gradOutput is not the input's shape.
+   */
+  layerNormGrad(input: Tensor, normalizedShape: readonly number[], gradOutput: Tensor,
+    options?: LayerNormGradOptions): LayerNormGradients;
+  /**
+   * A new `torch.nn.TransformerEncoderLayer` with initial parameters drawn from PyTorch's distributions
+   * (`initSeed`); set PyTorch's with {@link TransformerEncoderLayer.loadStateDict}.
+   * @throws TypeError for unknown fields, wrong types or an unknown activation; RangeError for bad dims (dModel
+   *   not a multiple of nhead), a dropout outside [0, 1), or parameters too large for WebAssembly memory.
+   */
+  createTransformerEncoderLayer(config: TransformerEncoderLayerConfig): TransformerEncoderLayer;
 }
 
 /** What {@link createXattn} may be asked for. */

@@ -4,11 +4,10 @@
 // garbage collection of a module that was never disposed (FinalizationRegistry). Modules support `using`
 // (Symbol.dispose).
 import { LIFE } from './life.js';
-import { stateDictMethods } from './mha-state.js';
+import { parameterMethods } from './mha-state.js';
 import { ruleFields } from './rules.js';
 import {
-  checkBoolean, checkInteger, checkMask, checkNumber, checkOptions, checkOut, checkOutLength, checkTensor, shapeString,
-  typeName, typedArrayLength, typedArrayName,
+  checkBoolean, checkInteger, checkMask, checkNumber, checkOptions, checkOut, checkOutLength, checkTensor,
 } from './validate.js';
 
 const CREATE_MHA = 'createMultiheadAttention';
@@ -47,42 +46,14 @@ function checkConfig(config) {
 // One module's state: the boundary, its handle, its parameter table (Map<PyTorch name, { offset, shape }>, the
 // module's own: offsets into its parameters at `data`, and into the gradients its backward writes).
 function moduleState(boundary, reply, config) {
-  return { boundary, handle: reply.handle, data: reply.data, table: boundary.parameterTable(), config, disposed: false };
+  const state = { boundary, handle: reply.handle, data: reply.data, table: boundary.parameterTable(), config, disposed: false };
+  state.address = (offset) => state.data + 4 * offset;
+  return state;
 }
 
 function ensureLive(state, method) {
   state.boundary.ensureUsable();
   if (state.disposed) throw new Error(`MultiheadAttention.${method}: this module was disposed`);
-}
-
-// The parameters of an object keyed by PyTorch's names, each a Float32Array of its size, checked before any is
-// set (a refusal changes nothing), then written into the module's parameters in place.
-function setParameters(state, parameters) {
-  const FN = 'MultiheadAttention.setParameters';
-  const { boundary, table } = state;
-  ensureLive(state, 'setParameters');
-  if (parameters === undefined) throw new TypeError(`${FN}: parameters object is required`);
-  const given = checkOptions(FN, 'parameters', parameters, [...table.keys()], unknownParameter(table));
-  const entries = [];
-  for (const [name, { offset, shape }] of table) {
-    const data = given[name];
-    if (data === undefined) continue;
-    if (typedArrayName(data) !== 'Float32Array') throw new TypeError(`${FN}: ${name} must be a Float32Array, got ${typeName(data)}`);
-    if (typedArrayLength(data) !== boundary.count(shape)) {
-      throw new RangeError(`${FN}: ${name} needs ${boundary.count(shape)} values for shape ${shapeString(shape)}, got ${typedArrayLength(data)}`);
-    }
-    entries.push([offset, data]);
-  }
-  for (const [offset, data] of entries) boundary.copyIn(state.data + 4 * offset, data);
-}
-
-// The message for a key this module has no parameter of: its names are PyTorch's.
-function unknownParameter(table) {
-  return (key) => {
-    const snake = key.replace(/[A-Z]/g, (c) => `_${c.toLowerCase()}`).replace('out_proj_', 'out_proj.');
-    const hint = table.has(snake) ? ` (parameters are named as PyTorch names them: did you mean '${snake}'?)` : '';
-    return `no parameter '${key}' in this configuration${hint} (it has ${[...table.keys()].join(', ')})`;
-  };
 }
 
 // The checked inputs and options of a forward or backward call: the request, and the arrays to copy in.
@@ -147,17 +118,13 @@ function backward(state, query, key, value, gradOutput, options) {
   for (const [field, data] of inputs) boundary.copyIn(reply[field], data);
   boundary.execute(FN);
   const tensor = (field, shape) => ({ data: boundary.copyOut(reply[field], boundary.count(shape)), shape: [...shape] });
-  // Each parameter's gradient under its PyTorch name, laid out as setParameters takes it.
-  const gradParameters = {};
-  for (const [name, { offset, shape }] of state.table) {
-    gradParameters[name] = boundary.copyOut(reply.gradParameters + 4 * offset, boundary.count(shape));
-  }
   return {
     output: tensor('output', shapes.query),
     gradQuery: tensor('gradQuery', shapes.query),
     gradKey: tensor('gradKey', shapes.key),
     gradValue: tensor('gradValue', shapes.value),
-    gradParameters,
+    // Each parameter's gradient under its PyTorch name, laid out as setParameters takes it.
+    gradParameters: state.gradients(reply.gradParameters),
   };
 }
 
@@ -177,6 +144,8 @@ export function mhaFunctions(boundary, life) {
   }
 
   function makeModule(state) {
+    const { methods, gradients } = parameterMethods(state, { usable: (method) => ensureLive(state, method), className: 'MultiheadAttention' });
+    state.gradients = gradients;
     // Idempotent; after a module failure, or once the instance is disposed, the memory is gone with it.
     function dispose() {
       if (state.disposed) return;
@@ -185,11 +154,10 @@ export function mhaFunctions(boundary, life) {
       boundary.destroy(state.handle);
     }
     const module = {
-      setParameters: (parameters) => guarded(() => setParameters(state, parameters)),
       forward: (query, key, value, options) => guarded(() => forward(state, query, key, value, options)),
       backward: (query, key, value, gradOutput, options) =>
         guarded(() => backward(state, query, key, value, gradOutput, options)),
-      ...stateDictMethods(state, { usable: (method) => ensureLive(state, method), setParameters: (p) => setParameters(state, p) }),
+      ...methods,
       dispose,
       [DISPOSE]: dispose,
       /** The configuration, with every default filled in. */

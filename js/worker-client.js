@@ -112,7 +112,8 @@ function makeQueue(endpoint) {
 
 // The calls whose direct form takes options.out (the caller's array for the output). The worker cannot write
 // into this thread's arrays, so through it they refuse out rather than fill a copy the caller never sees.
-const TAKES_OUT = new Set(['scaledDotProductAttention', 'MultiheadAttention.forward', 'KvCache.attend']);
+const TAKES_OUT = new Set(['scaledDotProductAttention', 'MultiheadAttention.forward', 'KvCache.attend', 'linear',
+  'layerNorm', 'TransformerEncoderLayer.forward']);
 
 // Sends one API call: its options (the last argument) checked and its arguments snapshot now; a refusal
 // rejects the returned Promise. `extra` goes to queue.send.
@@ -134,11 +135,13 @@ function caller(queue) {
   };
 }
 
-function remoteModule(queue, call, id, config) {
+// A module the worker keeps (MultiheadAttention, TransformerEncoderLayer): `methods` maps each method to its
+// argument names (the call options come after them); `noun` is what its messages call it.
+function remoteModule(queue, call, id, config, { className, noun, methods }) {
   let disposed = false;
   const method = (name, names) => (...given) => {
-    const FN = `MultiheadAttention.${name}`;
-    if (disposed) return Promise.reject(new Error(`${FN}: this module was disposed`));
+    const FN = `${className}.${name}`;
+    if (disposed) return Promise.reject(new Error(`${FN}: this ${noun} was disposed`));
     const args = given.slice(0, names.length);
     return call(FN, { op: 'module', module: id, method: name }, args, names, given[names.length]);
   };
@@ -148,8 +151,7 @@ function remoteModule(queue, call, id, config) {
     return queue.send({ op: 'module', module: id, method: 'dispose', args: [] }).catch(() => {});
   }
   return {
-    forward: method('forward', ['query', 'key', 'value', 'options']),
-    backward: method('backward', ['query', 'key', 'value', 'gradOutput', 'options']),
+    ...Object.fromEntries(Object.entries(methods).map(([name, names]) => [name, method(name, names)])),
     setParameters: method('setParameters', ['parameters']),
     loadStateDict: method('loadStateDict', ['source', 'options']),
     parameters: method('parameters', []),
@@ -158,6 +160,12 @@ function remoteModule(queue, call, id, config) {
     get config() { return { ...config }; },
   };
 }
+
+const MHA = {
+  className: 'MultiheadAttention', noun: 'module',
+  methods: { forward: ['query', 'key', 'value', 'options'], backward: ['query', 'key', 'value', 'gradOutput', 'options'] },
+};
+const LAYER = { className: 'TransformerEncoderLayer', noun: 'layer', methods: { forward: ['src', 'options'], backward: ['src', 'gradOutput', 'options'] } };
 
 function remoteCache(queue, call, id, config) {
   let disposed = false;
@@ -207,10 +215,23 @@ function workerApi(queue, info) {
     scaledDotProductAttentionGrad: method('scaledDotProductAttentionGrad', ['query', 'key', 'value', 'gradOutput', 'options']),
     applyRotaryEmbedding: method('applyRotaryEmbedding', ['x', 'options']),
     applyRotaryEmbeddingGrad: method('applyRotaryEmbeddingGrad', ['gradOutput', 'options']),
+    linear: method('linear', ['input', 'weight', 'bias', 'options']),
+    linearGrad: method('linearGrad', ['input', 'weight', 'bias', 'gradOutput']),
+    layerNorm: method('layerNorm', ['input', 'normalizedShape', 'options']),
+    layerNormGrad: method('layerNormGrad', ['input', 'normalizedShape', 'gradOutput', 'options']),
+    createTransformerEncoderLayer(config, options) {
+      const FN = 'createTransformerEncoderLayer';
+      return call(FN, { op: 'xattn', method: FN }, [config], ['config'], options, {
+        adopt: (value) => remoteModule(queue, call, value.module, value.config, LAYER),
+        onLateReply: (reply) => {
+          if (reply.ok) queue.send({ op: 'module', module: reply.value.module, method: 'dispose', args: [] }).catch(() => {});
+        },
+      });
+    },
     createMultiheadAttention(config, options) {
       const FN = 'createMultiheadAttention';
       return call(FN, { op: 'xattn', method: FN }, [config], ['config'], options, {
-        adopt: (value) => remoteModule(queue, call, value.module, value.config),
+        adopt: (value) => remoteModule(queue, call, value.module, value.config, MHA),
         // Created after its caller gave up on it: free it in the worker.
         onLateReply: (reply) => {
           if (reply.ok) queue.send({ op: 'module', module: reply.value.module, method: 'dispose', args: [] }).catch(() => {});

@@ -5,9 +5,10 @@
 import { buffersIn } from './worker-snapshot.js';
 
 const XATTN_METHODS = new Set(['scaledDotProductAttention', 'scaledDotProductAttentionGrad', 'createMultiheadAttention',
-  'createKvCache', 'applyRotaryEmbedding', 'applyRotaryEmbeddingGrad', 'memoryBytes']);
+  'createKvCache', 'applyRotaryEmbedding', 'applyRotaryEmbeddingGrad', 'memoryBytes', 'linear', 'linearGrad', 'layerNorm',
+  'layerNormGrad', 'createTransformerEncoderLayer']);
 // Methods that create an object the worker keeps, and what the page may call on each kind.
-const CREATES = new Set(['createMultiheadAttention', 'createKvCache']);
+const CREATES = new Set(['createMultiheadAttention', 'createKvCache', 'createTransformerEncoderLayer']);
 const MODULE_METHODS = new Set(['forward', 'backward', 'setParameters', 'loadStateDict', 'parameters', 'dispose',
   'append', 'attend', 'truncate', 'keys', 'values', 'length', 'lengths', 'positions']);
 // Properties of a KvCache, read rather than called.

@@ -8,6 +8,9 @@ import type {
   KvAttendOptions, KvCache, KvCacheConfig, LoadStateDictOptions, MultiheadAttention, OutputTensor, ResolvedKvCacheConfig, MultiheadAttentionBackwardOptions, MultiheadAttentionConfig, MultiheadAttentionForwardOptions,
   MultiheadAttentionGradients, MultiheadAttentionParameters,
   ResolvedMultiheadAttentionConfig, SdpaGradOptions, SdpaOptions, StateDict, StateDictSource, Tensor, XattnOptions,
+  LayerNormGradOptions, LayerNormGradients, LayerNormOptions, LinearGradients, ResolvedTransformerEncoderLayerConfig,
+  TransformerEncoderLayerBackwardOptions, TransformerEncoderLayerConfig, TransformerEncoderLayerForwardOptions,
+  TransformerEncoderLayerGradients, TransformerEncoderLayerParameters,
 } from './index.js';
 
 /** What the calls need of an `AbortSignal` (the DOM's and Node's both fit). */
@@ -62,6 +65,28 @@ export interface MultiheadAttentionWorker {
   /** The configuration, every default filled in. */
   readonly config: ResolvedMultiheadAttentionConfig;
   /** Frees the module in the worker (after the calls queued before it); later calls reject. Idempotent. */
+  dispose(): Promise<void>;
+  /** The same as dispose(), for `await using`. */
+  [Symbol.asyncDispose](): Promise<void>;
+}
+
+/** A {@link TransformerEncoderLayer} living in the worker: the same methods, returning Promises. */
+export interface TransformerEncoderLayerWorker {
+  /** See TransformerEncoderLayer.setParameters. */
+  setParameters(parameters: TransformerEncoderLayerParameters, call?: CallOptions): Promise<void>;
+  /** See TransformerEncoderLayer.loadStateDict: the source is copied (or moved, with `transfer`) to the worker. */
+  loadStateDict(source: StateDictSource, options?: LoadStateDictOptions, call?: CallOptions): Promise<void>;
+  /** See TransformerEncoderLayer.parameters. */
+  parameters(call?: CallOptions): Promise<StateDict>;
+  /** See TransformerEncoderLayer.forward. */
+  forward(src: Tensor, options?: Omit<TransformerEncoderLayerForwardOptions, 'out'>,
+    call?: CallOptions): Promise<{ output: OutputTensor }>;
+  /** See TransformerEncoderLayer.backward. */
+  backward(src: Tensor, gradOutput: Tensor, options?: TransformerEncoderLayerBackwardOptions,
+    call?: CallOptions): Promise<TransformerEncoderLayerGradients>;
+  /** The configuration, every default filled in. */
+  readonly config: ResolvedTransformerEncoderLayerConfig;
+  /** Frees the layer in the worker (after the calls queued before it); later calls reject. Idempotent. */
   dispose(): Promise<void>;
   /** The same as dispose(), for `await using`. */
   [Symbol.asyncDispose](): Promise<void>;
@@ -151,6 +176,21 @@ export interface XattnWorker {
   createMultiheadAttention(config: MultiheadAttentionConfig, call?: CallOptions): Promise<MultiheadAttentionWorker>;
   /** See Xattn.createKvCache: the cache lives in the worker. */
   createKvCache(config: KvCacheConfig, call?: CallOptions): Promise<KvCacheWorker>;
+  /** See Xattn.linear. */
+  linear(input: Tensor, weight: Tensor, bias?: Tensor | null, options?: Record<string, never>,
+    call?: CallOptions): Promise<{ output: OutputTensor }>;
+  /** See Xattn.linearGrad. */
+  linearGrad(input: Tensor, weight: Tensor, bias: Tensor | null | undefined, gradOutput: Tensor,
+    call?: CallOptions): Promise<LinearGradients>;
+  /** See Xattn.layerNorm. */
+  layerNorm(input: Tensor, normalizedShape: readonly number[], options?: Omit<LayerNormOptions, 'out'>,
+    call?: CallOptions): Promise<{ output: OutputTensor }>;
+  /** See Xattn.layerNormGrad. */
+  layerNormGrad(input: Tensor, normalizedShape: readonly number[], gradOutput: Tensor, options?: LayerNormGradOptions,
+    call?: CallOptions): Promise<LayerNormGradients>;
+  /** See Xattn.createTransformerEncoderLayer: the layer lives in the worker. */
+  createTransformerEncoderLayer(config: TransformerEncoderLayerConfig,
+    call?: CallOptions): Promise<TransformerEncoderLayerWorker>;
   /** Stops the worker: the running and queued calls, and every later one, reject. */
   terminate(): Promise<void>;
   /** The same as terminate(): the name an instance in this thread (`Xattn`) has for it. */

@@ -10,6 +10,7 @@
 #include <doctest/doctest.h>
 
 #include <atomic>
+#include <cmath>
 #include <cstdlib>
 #include <cstring>
 #include <new>
@@ -259,6 +260,67 @@ TEST_CASE("workspace: MultiheadAttention::run_backward allocates nothing, with m
     }
 }
 
+TEST_CASE("workspace: TransformerEncoderLayer's runs, linear's and layer_norm's allocate nothing") {
+    xattn::EncoderLayerConfig cfg;
+    cfg.d_model = 12, cfg.nhead = 3, cfg.dim_feedforward = 70, cfg.dropout = 0.2, cfg.init_seed = 5;
+    cfg.activation = xattn::Activation::gelu;
+    const std::size_t L = 9, N = 2;
+    const auto src = randn({L, N, 12}, 31), dy = randn({L, N, 12}, 32);
+    for (const bool norm_first : {false, true}) {
+        CAPTURE(norm_first);
+        cfg.norm_first = norm_first;
+        const xattn::TransformerEncoderLayer layer(cfg);
+        xattn::EncoderLayerOptions o;
+        o.is_causal = true, o.training = true, o.seed = 3;
+        o.src_key_padding_mask = xattn::Mask::additive(randn({N, L}, 33));
+        const auto want = layer.backward(src, dy, o);
+        const xattn::EncoderLayerMasks masks{o.src_mask.ref(), o.src_key_padding_mask.ref()};
+        xattn::EncoderLayerPlan fwd, bwd;
+        REQUIRE(layer.plan_forward(shape_of(src), masks.src_mask.kind, masks.src_mask.shape,
+                                   masks.src_key_padding_mask.kind, masks.src_key_padding_mask.shape, o, &fwd).ok());
+        REQUIRE(layer.plan_backward(shape_of(src), shape_of(dy), masks.src_mask.kind, masks.src_mask.shape,
+                                    masks.src_key_padding_mask.kind, masks.src_key_padding_mask.shape, o, &bwd).ok());
+        std::vector<float> out(src.size()), out2(src.size()), dsrc(src.size());
+        std::vector<float> dp(layer.parameter_floats(), NAN);  // every gradient must be written
+        GuardedWorkspace wf(fwd.workspace_bytes), wb(bwd.workspace_bytes);
+        CHECK(allocations_during([&] { layer.run_forward(fwd, src.data(), masks, out.data(), wf.data()); }) == 0);
+        CHECK(allocations_during([&] {
+                  layer.run_backward(bwd, src.data(), masks, dy.data(), out2.data(), dsrc.data(), dp.data(), wb.data());
+              }) == 0);
+        CHECK(wf.guards_intact());
+        CHECK(wb.guards_intact());
+        CHECK(same(out, want.output));
+        CHECK(same(out2, want.output));
+        CHECK(same(dsrc, want.grad_src));
+        for (const xattn::ParameterInfo& p : layer.parameters()) {
+            const auto& dw = want.grad_parameters.at(p.name);
+            CHECK_MESSAGE(std::equal(dw.begin(), dw.end(), dp.begin() + p.offset), p.name);
+        }
+    }
+    // linear and layer_norm, backward (their forward's workspace is part of it).
+    const auto x = randn({70, 33}, 34), w = randn({20, 33}, 35), b = randn({20}, 36), g = randn({70, 20}, 37);
+    const Shape bs = shape_of(b);
+    xattn::LinearPlan lp;
+    REQUIRE(xattn::plan_linear_backward(shape_of(x), shape_of(w), &bs, shape_of(g), &lp).ok());
+    std::vector<float> dx(x.size()), dw(w.size()), db(b.size());
+    GuardedWorkspace wl(lp.workspace_bytes);
+    CHECK(allocations_during([&] {
+              xattn::run_linear_backward(lp, x.data(), w.data(), g.data(), dx.data(), dw.data(), db.data(), wl.data());
+          }) == 0);
+    CHECK(wl.guards_intact());
+    CHECK(same(dw, xattn::linear_backward(x, w, b, g).grad_weight));
+    xattn::LayerNormPlan np;
+    const Shape ns{33};
+    REQUIRE(xattn::plan_layer_norm_backward(shape_of(x), ns, &ns, &ns, 1e-5, shape_of(x), &np).ok());
+    const auto nw = randn({33}, 38), nb = randn({33}, 39);
+    std::vector<float> gx(x.size()), gw(33), gb(33);
+    GuardedWorkspace wn(np.workspace_bytes);
+    CHECK(allocations_during([&] {
+              xattn::run_layer_norm_backward(np, x.data(), nw.data(), x.data(), gx.data(), gw.data(), gb.data(), wn.data());
+          }) == 0);
+    CHECK(wn.guards_intact());
+}
+
 TEST_CASE("workspace: KvCache append and run_attend allocate nothing, float32 and float16") {
     for (const auto dtype : {xattn::CacheDtype::float32, xattn::CacheDtype::float16}) {
         xattn::KvCacheConfig cfg;
@@ -306,7 +368,7 @@ TEST_CASE("workspace: the rules, returned scores and float16 I/O allocate nothin
             std::vector<float> out(dO.size()), scores(xattn::numel(plan.weights_shape)), dq(q.size()), dk(k.size()),
                 dv(v.size());
             std::vector<std::uint16_t> h(q.size() + 2 * k.size() + 2 * dO.size() + scores.size() + 2 * v.size());
-            const long n = allocations_during([&] {
+            const auto runs = [&] {
                 if (half) {  // the values do not matter here, only where the runs read and write
                     std::uint16_t* x = h.data();
                     xattn::run_sdpa(plan, x, x, x, {}, x + q.size(), nullptr, ws.data(), x + q.size() + dO.size());
@@ -318,7 +380,11 @@ TEST_CASE("workspace: the rules, returned scores and float16 I/O allocate nothin
                     xattn::run_sdpa_backward(back, q.data(), k.data(), v.data(), {}, dO.data(), out.data(), dq.data(),
                                              dk.data(), dv.data(), nullptr, wb.data());
                 }
-            });
+            };
+            // The first call big enough to split starts the thread pool (its threads are allocated once per
+            // process); the runs after it must allocate nothing.
+            runs();
+            const long n = allocations_during(runs);
             CHECK(n == 0);
             CHECK(ws.guards_intact());
             CHECK(wb.guards_intact());

@@ -36,7 +36,14 @@
     X(kv_truncate)          \
     X(kv_read)              \
     X(kv_attend)            \
-    X(rotary)
+    X(rotary)               \
+    X(linear)               \
+    X(linear_backward)      \
+    X(layer_norm)           \
+    X(layer_norm_backward)  \
+    X(encoder_create)       \
+    X(encoder_forward)      \
+    X(encoder_backward)
 
 // Requests: F(field, kind), in record order.
 #define XATTN_REQUEST_sdpa(F)                                                                                  \
@@ -67,17 +74,33 @@
 #define XATTN_REQUEST_rotary(F)                                                                           \
     F(x, shape) F(positions, shape) F(position_offset, number) F(base, number) F(rotary_dim, number)      \
     F(interleaved, flag) F(backward, flag) F(float16, flag)
+#define XATTN_REQUEST_linear(F) F(input, shape) F(weight, shape) F(bias, shape) F(has_bias, flag)
+#define XATTN_REQUEST_linear_backward(F) XATTN_REQUEST_linear(F) F(grad_output, shape)
+#define XATTN_REQUEST_layer_norm(F) \
+    F(input, shape) F(normalized_shape, shape) F(has_weight, flag) F(has_bias, flag) F(eps, number)
+#define XATTN_REQUEST_layer_norm_backward(F) XATTN_REQUEST_layer_norm(F) F(grad_output, shape)
+#define XATTN_REQUEST_encoder_create(F)                                                                         \
+    F(d_model, number) F(nhead, number) F(dim_feedforward, number) F(dropout, number) F(gelu, flag)             \
+    F(layer_norm_eps, number) F(batch_first, flag) F(norm_first, flag) F(init_seed, number)
+#define XATTN_REQUEST_encoder_forward(F)                                                                        \
+    F(module, number) F(src, shape) F(src_mask, shape) F(src_key_padding_mask, shape) F(mask_kind, number)     \
+    F(kpm_kind, number) F(is_causal, flag) F(training, flag) F(seed, number)
+#define XATTN_REQUEST_encoder_backward(F) XATTN_REQUEST_encoder_forward(F) F(grad_output, shape)
 
 // The reply to a prepare that succeeded: F(field, kind), in record order. An address is 0 for a buffer the call
 // does not have. A created module's reply also holds its handle, where its parameters live (data, floats of
-// them) and its parameter table (after these fields: XATTN_RECORD_PARAMETERS entries of six numbers, the name's
-// index in XATTN_PARAMETER_NAMES or -1 past the last, then offset, rank, d0, d1, d2).
+// them; a TransformerEncoderLayer keeps those from offset rest_from on at rest_data, apart from its self_attn's)
+// and its parameter table (after these fields: XATTN_RECORD_PARAMETERS entries of six numbers, the name's
+// index in XATTN_PARAMETER_NAMES or -1 past the last, then offset, rank, d0, d1, d2). The layers' calls use
+// input (a TransformerEncoderLayer's src) and grad_input (its grad_src), attn_mask (its src_mask) and
+// key_padding_mask (its src_key_padding_mask).
 #define XATTN_REPLY(F)                                                                                         \
     F(query, address) F(key, address) F(value, address) F(attn_mask, address) F(key_padding_mask, address)     \
     F(grad_output, address) F(output, address) F(weights, address) F(grad_query, address) F(grad_key, address) \
     F(grad_value, address) F(grad_parameters, address) F(output_shape, shape) F(weights_shape, shape)          \
     F(handle, number) F(data, address) F(floats, number) F(length, number) F(scores, address) F(x, address)    \
-    F(positions, address)
+    F(positions, address) F(input, address) F(weight, address) F(bias, address) F(grad_input, address)          \
+    F(grad_weight, address) F(grad_bias, address) F(rest_from, number) F(rest_data, address)
 
 // A refusal: F(field, kind), in record order (the ids are those of xattn/messages.hpp; shapes past
 // shape_count are empty).
@@ -97,4 +120,16 @@
     X("bias_k")                  \
     X("bias_v")                  \
     X("out_proj.weight")         \
-    X("out_proj.bias")
+    X("out_proj.bias")           \
+    X("self_attn.in_proj_weight") \
+    X("self_attn.in_proj_bias")  \
+    X("self_attn.out_proj.weight") \
+    X("self_attn.out_proj.bias") \
+    X("linear1.weight")          \
+    X("linear1.bias")            \
+    X("linear2.weight")          \
+    X("linear2.bias")            \
+    X("norm1.weight")            \
+    X("norm1.bias")              \
+    X("norm2.weight")            \
+    X("norm2.bias")

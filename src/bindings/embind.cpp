@@ -17,6 +17,7 @@
 #include <string>
 #include <type_traits>
 #include <variant>
+#include <vector>
 
 #include "bindings/record_io.hpp"
 #include "kernels/carver.hpp"
@@ -65,7 +66,8 @@ private:
 Block block;
 
 // Modules and caches under integer handles; JS holds the handle.
-using Object = std::variant<std::unique_ptr<MultiheadAttention>, std::unique_ptr<KvCache>>;
+using Object = std::variant<std::unique_ptr<MultiheadAttention>, std::unique_ptr<KvCache>,
+                            std::unique_ptr<TransformerEncoderLayer>>;
 std::map<int, Object> objects;
 int next_handle = 1;
 
@@ -174,7 +176,24 @@ struct KvAttendRun {
     Reply at;
     double workspace = 0;
 };
-std::variant<std::monostate, SdpaRun, MhaRun, KvAppendRun, KvAttendRun, RotaryRun> prepared;
+struct LinearRun {
+    LinearPlan plan;
+    Reply at;
+    double workspace = 0;
+};
+struct LayerNormRun {
+    LayerNormPlan plan;
+    Reply at;
+    double workspace = 0;
+};
+struct EncoderRun {
+    EncoderLayerPlan plan;
+    int module = 0;
+    MaskKind mask = MaskKind::none, kpm = MaskKind::none;
+    Reply at;
+    double workspace = 0;
+};
+std::variant<std::monostate, SdpaRun, MhaRun, KvAppendRun, KvAttendRun, RotaryRun, LinearRun, LayerNormRun, EncoderRun> prepared;
 
 // Bytes of one element of a call's tensors: float32, or IEEE halves with float16 I/O.
 std::uint64_t element_bytes(bool half) { return half ? 2 : 4; }
@@ -377,6 +396,158 @@ int execute_mha(const MhaRun& r) {
     return kOk;
 }
 
+// linear (F.linear) and its gradient; the backward reads no bias (has_bias only asks for grad_bias).
+Status prepare_linear(const linear_request& r, const WireShape* grad_output, Reply* reply) {
+    const Shape x = r.input.shape(), w = r.weight.shape(), b = r.bias.shape();
+    LinearRun run;
+    const bool backward = grad_output != nullptr;
+    const Status st = backward ? plan_linear_backward(x, w, r.has_bias ? &b : nullptr, grad_output->shape(), &run.plan)
+                               : plan_linear(x, w, r.has_bias ? &b : nullptr, &run.plan);
+    if (!st.ok()) return st;
+    const LinearPlan& p = run.plan;
+    if (Status placing = placed(backward ? Function::linear_backward : Function::linear, &run.at, [&](Placer& a, Reply& at) {
+            at.input = a.take(4 * numel(x)), at.weight = a.take(4 * numel(w));
+            if (backward) {
+                at.grad_output = a.take(4 * numel(p.output_shape));
+                at.grad_input = a.take(4 * numel(x)), at.grad_weight = a.take(4 * numel(w));
+                if (p.has_bias) at.grad_bias = a.take(4 * std::uint64_t{p.out});
+            } else {
+                if (p.has_bias) at.bias = a.take(4 * numel(b));
+                at.output = a.take(4 * numel(p.output_shape));
+            }
+            run.workspace = a.take(p.workspace_bytes);
+        });
+        !placing.ok())
+        return placing;
+    run.at.output_shape = WireShape::of(p.output_shape);
+    *reply = run.at;
+    prepared = std::move(run);
+    return {};
+}
+
+void execute_linear(const LinearRun& r) {
+    const Reply& a = r.at;
+    if (r.plan.backward)
+        run_linear_backward(r.plan, f32(a.input), f32(a.weight), f32(a.grad_output), f32(a.grad_input),
+                            f32(a.grad_weight), f32(a.grad_bias), workspace_at(r.workspace));
+    else
+        run_linear(r.plan, f32(a.input), f32(a.weight), f32(a.bias), f32(a.output), workspace_at(r.workspace));
+}
+
+// layer_norm (F.layer_norm) and its gradient; the backward reads the weight (not the bias).
+Status prepare_layer_norm(const layer_norm_request& r, const WireShape* grad_output, Reply* reply) {
+    const Shape x = r.input.shape(), ns = r.normalized_shape.shape();
+    LayerNormRun run;
+    const bool backward = grad_output != nullptr;
+    const Status st = backward ? plan_layer_norm_backward(x, ns, r.has_weight ? &ns : nullptr, r.has_bias ? &ns : nullptr,
+                                                          r.eps, grad_output->shape(), &run.plan)
+                               : plan_layer_norm(x, ns, r.has_weight ? &ns : nullptr, r.has_bias ? &ns : nullptr, r.eps,
+                                                 &run.plan);
+    if (!st.ok()) return st;
+    const LayerNormPlan& p = run.plan;
+    const Function fn = backward ? Function::layer_norm_backward : Function::layer_norm;
+    if (Status placing = placed(fn, &run.at, [&](Placer& a, Reply& at) {
+            at.input = a.take(4 * numel(x));
+            if (p.has_weight) at.weight = a.take(4 * std::uint64_t{p.size});
+            if (backward) {
+                at.grad_output = a.take(4 * numel(x)), at.grad_input = a.take(4 * numel(x));
+                if (p.has_weight) at.grad_weight = a.take(4 * std::uint64_t{p.size});
+                if (p.has_bias) at.grad_bias = a.take(4 * std::uint64_t{p.size});
+            } else {
+                if (p.has_bias) at.bias = a.take(4 * std::uint64_t{p.size});
+                at.output = a.take(4 * numel(x));
+            }
+            run.workspace = a.take(p.workspace_bytes);
+        });
+        !placing.ok())
+        return placing;
+    run.at.output_shape = WireShape::of(x);
+    *reply = run.at;
+    prepared = std::move(run);
+    return {};
+}
+
+void execute_layer_norm(const LayerNormRun& r) {
+    const Reply& a = r.at;
+    if (r.plan.backward)
+        run_layer_norm_backward(r.plan, f32(a.input), f32(a.weight), f32(a.grad_output), f32(a.grad_input),
+                                f32(a.grad_weight), f32(a.grad_bias), workspace_at(r.workspace));
+    else
+        run_layer_norm(r.plan, f32(a.input), f32(a.weight), f32(a.bias), f32(a.output), workspace_at(r.workspace));
+}
+
+Status prepare_encoder_create(const encoder_create_request& r, Reply* reply) {
+    EncoderLayerConfig c;
+    c.d_model = static_cast<std::size_t>(r.d_model);  // JS checked integers in range
+    c.nhead = static_cast<std::size_t>(r.nhead);
+    c.dim_feedforward = static_cast<std::size_t>(r.dim_feedforward);
+    c.dropout = r.dropout;
+    c.activation = r.gelu ? Activation::gelu : Activation::relu;
+    c.layer_norm_eps = r.layer_norm_eps;
+    c.batch_first = r.batch_first, c.norm_first = r.norm_first;
+    c.init_seed = static_cast<std::uint64_t>(r.init_seed);
+    if (Status st = TransformerEncoderLayer::check_config(c); !st.ok()) return st;
+    block.release();  // a layer may take the block's place
+    std::unique_ptr<TransformerEncoderLayer> layer;
+    if (Status st = TransformerEncoderLayer::create(c, &layer); !st.ok()) return st;
+    const int handle = next_handle++;
+    reply->handle = handle;
+    reply->data = static_cast<double>(reinterpret_cast<std::uintptr_t>(layer->self_attn_data()));
+    reply->floats = static_cast<double>(layer->parameter_floats());
+    reply->rest_from = static_cast<double>(layer->self_attn().parameter_floats());
+    reply->rest_data = static_cast<double>(reinterpret_cast<std::uintptr_t>(layer->rest_data()));
+    objects.emplace(handle, std::move(layer));
+    return {};
+}
+
+Status prepare_encoder(const encoder_forward_request& r, const WireShape* grad_output, Reply* reply) {
+    const Function fn = grad_output ? Function::encoder_backward : Function::encoder_forward;
+    TransformerEncoderLayer* m = find<TransformerEncoderLayer>(r.module);
+    if (!m) return Status::fail(fn, Message::object_disposed);
+    const Shape src = r.src.shape(), am = r.src_mask.shape(), kpm = r.src_key_padding_mask.shape();
+    EncoderRun run;
+    run.module = static_cast<int>(r.module);
+    run.mask = mask_kind(r.mask_kind), run.kpm = mask_kind(r.kpm_kind);
+    EncoderLayerSettings s;
+    s.is_causal = r.is_causal, s.training = r.training;
+    s.seed = static_cast<std::uint64_t>(r.seed);
+    const Status st = grad_output ? m->plan_backward(src, grad_output->shape(), run.mask, am, run.kpm, kpm, s, &run.plan)
+                                  : m->plan_forward(src, run.mask, am, run.kpm, kpm, s, &run.plan);
+    if (!st.ok()) return st;
+    const EncoderLayerPlan& p = run.plan;
+    if (Status placing = placed(fn, &run.at, [&](Placer& a, Reply& at) {
+            at.input = a.take(4 * numel(src));
+            if (run.mask != MaskKind::none) at.attn_mask = a.take(mask_bytes(run.mask) * numel(am));
+            if (run.kpm != MaskKind::none) at.key_padding_mask = a.take(mask_bytes(run.kpm) * numel(kpm));
+            if (p.backward) at.grad_output = a.take(4 * numel(src));
+            at.output = a.take(4 * numel(src));
+            if (p.backward) {
+                at.grad_input = a.take(4 * numel(src));
+                at.grad_parameters = a.take(4 * std::uint64_t{m->parameter_floats()});
+            }
+            run.workspace = a.take(p.workspace_bytes);
+        });
+        !placing.ok())
+        return placing;
+    run.at.output_shape = WireShape::of(p.output_shape);
+    *reply = run.at;
+    prepared = std::move(run);
+    return {};
+}
+
+int execute_encoder(const EncoderRun& r) {
+    const TransformerEncoderLayer* m = find<TransformerEncoderLayer>(r.module);
+    if (!m) return kNothingPrepared;
+    const Reply& a = r.at;
+    const EncoderLayerMasks masks{mask_at(r.mask, bytes_at(a.attn_mask)), mask_at(r.kpm, bytes_at(a.key_padding_mask))};
+    if (r.plan.backward)
+        m->run_backward(r.plan, f32(a.input), masks, f32(a.grad_output), f32(a.output), f32(a.grad_input),
+                        f32(a.grad_parameters), workspace_at(r.workspace));
+    else
+        m->run_forward(r.plan, f32(a.input), masks, f32(a.output), workspace_at(r.workspace));
+    return kOk;
+}
+
 Status prepare_kv_create(const kv_create_request& r, Reply* reply) {
     KvCacheConfig c;
     c.batch = static_cast<std::size_t>(r.batch);  // JS checked integers in range
@@ -507,6 +678,34 @@ Status prepare_op(Op op, Reply* reply) {
     case Op::kv_read: return prepare_kv_read(read_kv_read(), reply);
     case Op::kv_attend: return prepare_kv_attend(read_kv_attend(), reply);
     case Op::rotary: return prepare_rotary(read_rotary(), reply);
+    case Op::linear: return prepare_linear(read_linear(), nullptr, reply);
+    case Op::linear_backward: {
+        const linear_backward_request r = read_linear_backward();
+        linear_request forward;
+#define XATTN_COPY_FIELD(name, kind) forward.name = r.name;
+        XATTN_REQUEST_linear(XATTN_COPY_FIELD)
+#undef XATTN_COPY_FIELD
+        return prepare_linear(forward, &r.grad_output, reply);
+    }
+    case Op::layer_norm: return prepare_layer_norm(read_layer_norm(), nullptr, reply);
+    case Op::layer_norm_backward: {
+        const layer_norm_backward_request r = read_layer_norm_backward();
+        layer_norm_request forward;
+#define XATTN_COPY_FIELD(name, kind) forward.name = r.name;
+        XATTN_REQUEST_layer_norm(XATTN_COPY_FIELD)
+#undef XATTN_COPY_FIELD
+        return prepare_layer_norm(forward, &r.grad_output, reply);
+    }
+    case Op::encoder_create: return prepare_encoder_create(read_encoder_create(), reply);
+    case Op::encoder_forward: return prepare_encoder(read_encoder_forward(), nullptr, reply);
+    case Op::encoder_backward: {
+        const encoder_backward_request r = read_encoder_backward();
+        encoder_forward_request forward;
+#define XATTN_COPY_FIELD(name, kind) forward.name = r.name;
+        XATTN_REQUEST_encoder_forward(XATTN_COPY_FIELD)
+#undef XATTN_COPY_FIELD
+        return prepare_encoder(forward, &r.grad_output, reply);
+    }
     case Op::count: break;
     }
     return Status::fail(Function::boundary, Message::object_disposed);
@@ -523,9 +722,10 @@ int prepare(int op) {
         write_error(st);
         return kRefused;
     }
-    const MultiheadAttention* created =
-        op == static_cast<int>(Op::mha_create) ? find<MultiheadAttention>(reply.handle) : nullptr;
-    write_reply(reply, created ? &created->parameters() : nullptr);
+    const std::vector<ParameterInfo>* table = nullptr;  // a created module's
+    if (op == static_cast<int>(Op::mha_create)) table = &find<MultiheadAttention>(reply.handle)->parameters();
+    if (op == static_cast<int>(Op::encoder_create)) table = &find<TransformerEncoderLayer>(reply.handle)->parameters();
+    write_reply(reply, table);
     return kOk;
 }
 
@@ -542,6 +742,12 @@ int execute() {
                 execute_sdpa(run);
             } else if constexpr (std::is_same_v<T, MhaRun>) {
                 outcome = execute_mha(run);
+            } else if constexpr (std::is_same_v<T, LinearRun>) {
+                execute_linear(run);
+            } else if constexpr (std::is_same_v<T, LayerNormRun>) {
+                execute_layer_norm(run);
+            } else if constexpr (std::is_same_v<T, EncoderRun>) {
+                outcome = execute_encoder(run);
             } else if constexpr (std::is_same_v<T, KvAppendRun>) {
                 KvCache* c = find<KvCache>(run.cache);
                 if (!c) {

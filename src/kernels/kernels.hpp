@@ -107,12 +107,18 @@ struct AttentionProblem {
     unsigned threads = 1;
 };
 
-// Y (rows, out) = X (rows, in) · Wᵀ + bias, W stored (out, in) as PyTorch stores Linear weights.
+// Y (rows, out) = X (rows, in) · Wᵀ + bias, W stored (out, in) as PyTorch stores Linear weights. Either operand
+// may be read transposed in place, so that a backward's products need no transposed copies:
+//   dX (rows, in) = dY (rows, out) · W (out, in)     W stored (K, N): w_transposed
+//   dW (out, in)  = dYᵀ (out, rows) · X (rows, in)   X read down its columns (x_stride 1, x_k_stride out), and
+//                                                    the operand X stored (K, N): w_transposed
 struct LinearProblem {
     std::size_t rows = 0, in = 0, out = 0;
     const float* x = nullptr;
-    std::size_t x_stride = 0;  // floats from one row of X to the next
-    const float* w = nullptr;  // (out, in)
+    std::size_t x_stride = 0;    // floats from X (r, k) to X (r + 1, k)
+    std::size_t x_k_stride = 1;  // … and from X (r, k) to X (r, k + 1)
+    const float* w = nullptr;    // (out, in), or (in, out) with w_transposed
+    bool w_transposed = false;
     const float* bias = nullptr;  // (out) or null
     float* y = nullptr;
     std::size_t y_stride = 0;

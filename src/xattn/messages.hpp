@@ -25,6 +25,14 @@
     X(kv_attend, "kv_cache: attend", "KvCache.attend")                                         \
     X(kv_read, "kv_cache", "KvCache.keys")                                                     \
     X(rotary, "apply_rotary_embedding", "applyRotaryEmbedding")                                \
+    X(linear, "linear", "linear")                                                              \
+    X(linear_backward, "linear_backward", "linearGrad")                                        \
+    X(layer_norm, "layer_norm", "layerNorm")                                                   \
+    X(layer_norm_backward, "layer_norm_backward", "layerNormGrad")                             \
+    X(encoder_create, "transformer_encoder_layer", "createTransformerEncoderLayer")            \
+    X(encoder_forward, "transformer_encoder_layer", "TransformerEncoderLayer.forward")         \
+    X(encoder_backward, "transformer_encoder_layer", "TransformerEncoderLayer.backward")       \
+    X(encoder_parameters, "transformer_encoder_layer", "TransformerEncoderLayer.setParameters") \
     X(boundary, "xattn", "xattn")
 
 // X(id, C++ name, JavaScript name)
@@ -74,7 +82,22 @@
     X(rotary_dim, "rotary_dim", "rotaryDim")                   \
     X(rotary_base, "base", "base")                             \
     X(positions, "positions", "positions")                     \
-    X(position_offset, "position_offset", "positionOffset")
+    X(position_offset, "position_offset", "positionOffset")    \
+    X(input, "input", "input")                                 \
+    X(weight, "weight", "weight")                              \
+    X(bias, "bias", "bias")                                    \
+    X(normalized_shape, "normalized_shape", "normalizedShape") \
+    X(eps, "eps", "eps")                                       \
+    X(src, "src", "src")                                       \
+    X(src_mask, "src_mask", "srcMask")                         \
+    X(src_key_padding_mask, "src_key_padding_mask", "srcKeyPaddingMask") \
+    X(d_model, "d_model", "dModel")                            \
+    X(nhead, "nhead", "nhead")                                 \
+    X(dim_feedforward, "dim_feedforward", "dimFeedforward")    \
+    X(layer_norm_eps, "layer_norm_eps", "layerNormEps")        \
+    X(activation, "activation", "activation")                  \
+    X(linear1_weight, "linear1.weight", "linear1.weight")      \
+    X(feedforward_activations, "feed-forward activations", "feed-forward activations")
 
 // X(id, template)
 #define XATTN_MESSAGES(X)                                                                                                               \
@@ -138,4 +161,22 @@
     X(base_range, "{a0} must be finite and > 0, got {n0}")                                                                              \
     X(positions_count, "{a0} has {n0} values, expected L = {n1} or B·L = {n2} (B: the dims before -3 of {s0})")                        \
     X(position_range, "{a0}[{n0}] = {n1} is outside [0, 2^31)")                                                                         \
-    X(position_offset_range, "{a0} must be in [0, 2^31 - L], got {n0}")
+    X(position_offset_range, "{a0} must be in [0, 2^31 - L], got {n0}")                                                                \
+    X(shape_mismatch, "{a0} shape {s0} != {a1} shape {s1}")                                                                             \
+    X(dim_not_positive, "{a0} must be positive, got {n0}")                                                                              \
+    X(finite_nonnegative, "{a0} must be finite and >= 0, got {n0}")                                                                     \
+    X(activation_unknown, "{a0} must be relu or gelu")                                                                                  \
+    X(parameter_shape, "{t0} has shape {s0}, got {s1}")                                                                                 \
+    X(linear_input_rank, "{a0} must have at least 1 dim (…, in), got a 0-D tensor ({a0} {s0}, {a1} {s1})")                             \
+    X(linear_weight_rank, "{a1} must be 2-D (out, in) ({a0} {s0}, {a1} {s1})")                                                         \
+    X(linear_in_mismatch, "{a0}'s last dim {n0} != {a1}'s in {n1} ({a0} {s0}, {a1} {s1})")                                              \
+    X(linear_bias_shape, "{a2} must be 1-D (out,) = ({n0},) ({a0} {s0}, {a1} {s1}, {a2} {s2})")                                         \
+    X(norm_shape_empty, "{a1} must have at least 1 dim ({a0} {s0}, {a1} {s1})")                                                        \
+    X(norm_shape_trailing, "{a1} must be {a0}'s trailing dims ({a0} {s0}, {a1} {s1})")                                                 \
+    X(norm_affine_shape, "{a2} shape {s2} != {a1} ({a0} {s0}, {a1} {s1})")                                                             \
+    X(encoder_src_rank_seq_first, "{a0} must be 3-D (L, N, E) or 2-D (L, E) unbatched, got shape {s0}")                                 \
+    X(encoder_src_rank_batch_first, "{a0} must be 3-D (N, L, E) or 2-D (L, E) unbatched, got shape {s0}")                               \
+    X(encoder_src_dim, "{a0}'s last dim {n0} != {a1} {n1} ({a0} {s0})")                                                                 \
+    X(encoder_padding_shape, "{a0} shape {s1} != {s2} (N, L) ({a1} {s0})")                                                              \
+    X(encoder_padding_shape_unbatched, "{a0} shape {s1} != {s2} (L,) ({a1} {s0})")                                                      \
+    X(encoder_mask_shape, "{a0} shape {s1} is neither {s2} (L, L) nor {s3} (N·nhead, L, L) ({a1} {s0})")

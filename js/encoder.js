@@ -1,0 +1,141 @@
+// createTransformerEncoderLayer over the boundary (js/boundary.js): torch.nn.TransformerEncoderLayer, its
+// parameters in wasm memory under an integer handle, named and laid out by its parameter table (PyTorch's
+// state_dict names: self_attn.in_proj_weight, …, linear1.weight, …, norm2.bias), which parameters(),
+// setParameters, loadStateDict and the backward's gradParameters all read (js/mha-state.js). dispose() frees
+// them, and so does garbage collection of a layer that was never disposed; layers support `using`.
+import { LIFE } from './life.js';
+import { parameterMethods } from './mha-state.js';
+import {
+  checkBoolean, checkInteger, checkMask, checkNumber, checkOptions, checkOut, checkOutLength, checkTensor, typeName,
+} from './validate.js';
+
+const CREATE = 'createTransformerEncoderLayer';
+const CONFIG = ['dModel', 'nhead', 'dimFeedforward', 'dropout', 'activation', 'layerNormEps', 'batchFirst', 'normFirst', 'initSeed'];
+const BACKWARD_OPTIONS = ['srcMask', 'srcKeyPaddingMask', 'isCausal', 'training', 'seed'];
+const FORWARD_OPTIONS = [...BACKWARD_OPTIONS, 'out'];
+const DIM_LIMIT = 1 << 24;
+const DISPOSE = Symbol.dispose ?? Symbol.for('Symbol.dispose');
+
+// torch.nn.TransformerEncoderLayer's arguments and defaults, in camelCase.
+function checkConfig(config) {
+  if (config === undefined) throw new TypeError(`${CREATE}: config { dModel, nhead, … } is required`);
+  const c = checkOptions(CREATE, 'config', config, CONFIG);
+  const activation = c.activation ?? 'relu';
+  if (activation !== 'relu' && activation !== 'gelu') {
+    throw new TypeError(`${CREATE}: activation must be 'relu' or 'gelu', got ${typeof activation === 'string' ? JSON.stringify(activation) : typeName(activation)}`);
+  }
+  return {
+    dModel: checkInteger(CREATE, 'dModel', c.dModel, 1, DIM_LIMIT),
+    nhead: checkInteger(CREATE, 'nhead', c.nhead, 1, DIM_LIMIT),
+    dimFeedforward: c.dimFeedforward === undefined ? 2048 : checkInteger(CREATE, 'dimFeedforward', c.dimFeedforward, 1, DIM_LIMIT),
+    // On the attention weights and after each block, in calls with training: true (the core checks [0, 1)).
+    dropout: c.dropout === undefined ? 0.1 : checkNumber(CREATE, 'dropout', c.dropout),
+    activation,
+    layerNormEps: c.layerNormEps === undefined ? 1e-5 : checkNumber(CREATE, 'layerNormEps', c.layerNormEps),
+    batchFirst: checkBoolean(CREATE, 'batchFirst', c.batchFirst, false),
+    normFirst: checkBoolean(CREATE, 'normFirst', c.normFirst, false),
+    initSeed: c.initSeed === undefined ? 0 : checkInteger(CREATE, 'initSeed', c.initSeed, 0, Number.MAX_SAFE_INTEGER),
+  };
+}
+
+function ensureLive(state, method) {
+  state.boundary.ensureUsable();
+  if (state.disposed) throw new Error(`TransformerEncoderLayer.${method}: this layer was disposed`);
+}
+
+// The checked call: the request, and the arrays to copy in.
+function layerCall(FN, state, allowed, src, gradOutput, options) {
+  const o = checkOptions(FN, 'options', options, allowed);
+  const x = checkTensor(FN, 'src', src);
+  const dy = gradOutput === undefined ? null : checkTensor(FN, 'gradOutput', gradOutput);
+  const mask = checkMask(FN, 'srcMask', o.srcMask);
+  const kpm = checkMask(FN, 'srcKeyPaddingMask', o.srcKeyPaddingMask);
+  const inputs = [['input', x.data]];
+  if (mask) inputs.push(['attnMask', mask.data]);
+  if (kpm) inputs.push(['keyPaddingMask', kpm.data]);
+  if (dy) inputs.push(['gradOutput', dy.data]);
+  return {
+    inputs,
+    shape: x.shape,
+    out: checkOut(FN, o.out),  // the forward's only: the backward's options do not allow it
+    call: {
+      module: state.handle,
+      src: x.shape, srcMask: mask ? mask.shape : null, srcKeyPaddingMask: kpm ? kpm.shape : null,
+      gradOutput: dy ? dy.shape : null,
+      maskKind: mask ? mask.kind : 0, kpmKind: kpm ? kpm.kind : 0,
+      isCausal: checkBoolean(FN, 'isCausal', o.isCausal, false),
+      training: checkBoolean(FN, 'training', o.training, false),
+      seed: o.seed === undefined ? 0 : checkInteger(FN, 'seed', o.seed, 0, Number.MAX_SAFE_INTEGER),
+    },
+  };
+}
+
+function forward(state, src, options) {
+  const FN = 'TransformerEncoderLayer.forward';
+  const { boundary } = state;
+  ensureLive(state, 'forward');
+  const { inputs, out, call } = layerCall(FN, state, FORWARD_OPTIONS, src, undefined, options);
+  const reply = boundary.prepare('encoderForward', call, FN);
+  checkOutLength(FN, out, reply.outputShape);
+  for (const [field, data] of inputs) boundary.copyIn(reply[field], data);
+  boundary.execute(FN);
+  return { output: { data: boundary.copyOut(reply.output, boundary.count(reply.outputShape), out), shape: reply.outputShape } };
+}
+
+function backward(state, src, gradOutput, options) {
+  const FN = 'TransformerEncoderLayer.backward';
+  const { boundary } = state;
+  ensureLive(state, 'backward');
+  if (gradOutput === undefined) throw new TypeError(`${FN}: gradOutput is required (shaped like the output, i.e. like src)`);
+  const { inputs, shape, call } = layerCall(FN, state, BACKWARD_OPTIONS, src, gradOutput, options);
+  const reply = boundary.prepare('encoderBackward', call, FN);
+  for (const [field, data] of inputs) boundary.copyIn(reply[field], data);
+  boundary.execute(FN);
+  const n = boundary.count(shape);
+  return {
+    output: { data: boundary.copyOut(reply.output, n), shape: [...shape] },
+    gradSrc: { data: boundary.copyOut(reply.gradInput, n), shape: [...shape] },
+    gradParameters: state.gradients(reply.gradParameters),
+  };
+}
+
+export function encoderFunctions(boundary, life) {
+  const { guarded } = boundary;
+  const registry = new FinalizationRegistry((handle) => boundary.destroy(handle));
+
+  function createTransformerEncoderLayer(config) {
+    return guarded(() => {
+      const c = checkConfig(config);
+      const reply = boundary.prepare('encoderCreate', { ...c, gelu: c.activation === 'gelu' }, CREATE);
+      // self_attn's parameters live at `data`; the others, from offset restFrom on, at restData.
+      const state = { boundary, handle: reply.handle, table: boundary.parameterTable(), config: c, disposed: false };
+      state.address = (offset) => (offset < reply.restFrom ? reply.data + 4 * offset : reply.restData + 4 * (offset - reply.restFrom));
+      return makeLayer(state);
+    });
+  }
+
+  function makeLayer(state) {
+    const { methods, gradients } = parameterMethods(state, { usable: (method) => ensureLive(state, method), className: 'TransformerEncoderLayer' });
+    state.gradients = gradients;
+    function dispose() {
+      if (state.disposed) return;
+      state.disposed = true;
+      registry.unregister(layer);
+      boundary.destroy(state.handle);
+    }
+    const layer = {
+      forward: (src, options) => guarded(() => forward(state, src, options)),
+      backward: (src, gradOutput, options) => guarded(() => backward(state, src, gradOutput, options)),
+      ...methods,
+      dispose,
+      [DISPOSE]: dispose,
+      /** The configuration, with every default filled in. */
+      get config() { return { ...state.config }; },
+      [LIFE]: life,
+    };
+    registry.register(layer, state.handle, layer);
+    return layer;
+  }
+
+  return { createTransformerEncoderLayer };
+}
