@@ -66,6 +66,7 @@ describe('the packed tarball', () => {
       'dist/xattn-simd-threads.mjs', 'dist/xattn-simd-threads.wasm', 'dist/xattn-simd.mjs', 'dist/xattn-simd.wasm',
       'js/api.js', 'js/boundary-schema.js', 'js/boundary.js', 'js/browser.js', 'js/detect.js', 'js/encoder.js', 'js/float-formats.js',
       'js/index.d.cts', 'js/index.d.ts', 'js/instantiate.js', 'js/kv-cache.js', 'js/layers.js', 'js/life.js', 'js/mha-state.js', 'js/mha.js', 'js/node.cjs', 'js/node.js',
+      'js/rotary.js', 'js/rules.js',
       'js/safetensors.js', 'js/sdpa.js', 'js/state-dict.js', 'js/validate.js', 'js/wasm-paths-node.js',
       'js/wasm-paths.js', 'js/worker-client.js',
       'js/worker-host.js', 'js/worker-node.cjs', 'js/worker-node.js', 'js/worker-snapshot.js',
