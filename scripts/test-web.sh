@@ -1,13 +1,22 @@
 #!/usr/bin/env bash
-# The web demo's tests: unit tests of the page's own logic (node:test), then end-to-end tests in headless
-# Debian Chromium (playwright-core) against the demo served by Vite's dev server (what `npm start` runs) on
-# a free port of 127.0.0.1 (tests/browser/server.test.js among them: the server's rules), then a smoke test
-# of the production build (`vite build`, served by `vite preview`), which proves the package, the training
-# Worker and the package's own Worker (the decoding panel, the multi-head walk) bundle, and the server's rules
-# and cross-origin isolation (the page runs the threaded build) again against `vite preview`. Servers are
-# stopped on exit; screenshots go to build/artifacts/. Exits non-zero on any failure.
+# The web demo's tests, in two parts:
+#   scripts/test-web.sh quick   (npm test) the page's own logic (tests/web, node:test); in headless Debian
+#                               Chromium (playwright-core) the demo's core checks (tests/browser/demo.test.js)
+#                               and the server's rules against Vite's dev server (what `npm start` runs); then
+#                               the production build (`vite build`, served by `vite preview`): the page loads
+#                               and computes, and the server's rules again
+#   scripts/test-web.sh long    (npm run test:long) the learner's walks through every panel (tests/browser: the
+#                               lab's passes, training, decoding, the multi-head walk, heads and averaging,
+#                               isolation) against the dev server; on the production build the Workers that
+#                               must bundle (training, the package's own Worker) and cross-origin isolation
+#   scripts/test-web.sh         both
+# Servers are stopped on exit; screenshots go to build/artifacts/. Exits non-zero on any failure.
 set -euo pipefail
 cd "$(dirname "$0")/.."
+part="${1:-all}"
+case "$part" in quick|long|all) ;; *) echo "usage: scripts/test-web.sh [quick|long]" >&2; exit 2 ;; esac
+quick() { [ "$part" != long ]; }
+long() { [ "$part" != quick ]; }
 
 bash scripts/ensure-deps.sh browser node
 for f in dist/xattn-simd.mjs dist/xattn-simd.wasm dist/xattn-scalar.mjs dist/xattn-scalar.wasm \
@@ -17,8 +26,10 @@ for f in dist/xattn-simd.mjs dist/xattn-simd.wasm dist/xattn-scalar.mjs dist/xat
   [ -f "$f" ] || { npm run build:wasm; break; }
 done
 
-echo "== web demo: unit tests (tests/web)"
-timeout 300 node --no-liftoff --test --test-timeout=120000 tests/web/  # --no-liftoff: see scripts/test-all.sh
+if quick; then
+  echo "== web demo: unit tests (tests/web)"
+  timeout 300 node --no-liftoff --test --test-timeout=120000 tests/web/  # --no-liftoff: see scripts/test-js.sh
+fi
 
 mkdir -p build/artifacts
 vite="node_modules/vite/bin/vite.js"
@@ -65,30 +76,46 @@ serve() {
   return 1
 }
 
+# The browser files the quick part runs; the long part runs the others.
+quick_files="tests/browser/demo.test.js tests/browser/server.test.js"
+long_files=""
+for f in tests/browser/*.test.js; do
+  case " $quick_files " in *" $f "*) ;; *) long_files="$long_files $f" ;; esac
+done
+dev_files=""
+quick && dev_files="$quick_files"
+long && dev_files="$dev_files $long_files"
+
 serve build/artifacts/vite-dev.log
-echo "== web demo: browser tests (tests/browser) against the dev server at $url"
+echo "== web demo: browser tests against the dev server at $url ($(echo $dev_files))"
 # --experimental-wasm-relaxed-simd: the tests compare the page's results, from the relaxed-SIMD builds Chromium
 # picks, with the package's in Node bit for bit, so Node must run the same relaxed build.
-XATTN_DEMO_URL="$url" timeout 900 node --experimental-wasm-relaxed-simd --test --test-timeout=300000 --test-concurrency=1 tests/browser/
+# shellcheck disable=SC2086
+XATTN_DEMO_URL="$url" timeout 900 node --experimental-wasm-relaxed-simd --test --test-timeout=300000 --test-concurrency=1 $dev_files
 stop_server
 
 echo "== web demo: production build (vite build → build/web) served by vite preview"
 timeout 300 node "$vite" build --config web/vite.config.js --logLevel warn
 serve build/artifacts/vite-preview.log preview
-XATTN_DEMO_URL="$url" XATTN_DEMO_LABEL=build timeout 300 node --test --test-timeout=120000 \
-  --test-name-pattern="loads with no console errors|causal mask" tests/browser/demo.test.js
-# The training panel's own Worker must bundle too: the accuracy test against the built page.
-XATTN_DEMO_URL="$url" XATTN_DEMO_LABEL=build timeout 300 node --test --test-timeout=120000 \
-  --test-name-pattern="reaches 95% held-out" tests/browser/training.test.js
-# And the package's own Worker (createXattnWorker), as the decoding panel and the multi-head walk use it: the
-# triangle against full causal attention, and the walk against torch's fixture, on the built page.
-XATTN_DEMO_URL="$url" XATTN_DEMO_LABEL=build timeout 300 node --test --test-timeout=120000 \
-  --test-name-pattern="each step fills one row" tests/browser/decoding.test.js
-XATTN_DEMO_URL="$url" XATTN_DEMO_LABEL=build timeout 300 node --test --test-timeout=120000 \
-  --test-name-pattern="the walk shows" tests/browser/multihead.test.js
-echo "== web demo: server rules (tests/browser/server.test.js) against vite preview at $url"
-XATTN_DEMO_URL="$url" XATTN_DEMO_LABEL=build timeout 300 node --test --test-timeout=120000 tests/browser/server.test.js
-# Cross-origin isolation and threads on the built page: the headers on every response, the thread counts, the
-# speed panel's 1 thread against all, the same bits as 1 thread, and the page without the headers.
-echo "== web demo: cross-origin isolation and threads (tests/browser/isolation.test.js) against vite preview at $url"
-XATTN_DEMO_URL="$url" XATTN_DEMO_LABEL=build timeout 300 node --experimental-wasm-relaxed-simd --test --test-timeout=120000 tests/browser/isolation.test.js
+built() {  # built <file> [name pattern]: a browser test file against the built page
+  XATTN_DEMO_URL="$url" XATTN_DEMO_LABEL=build timeout 300 node $node_flags --test --test-timeout=120000 \
+    ${2:+--test-name-pattern="$2"} "$1"
+}
+node_flags=""
+if quick; then
+  built tests/browser/demo.test.js "loads with no console errors|causal mask"
+  echo "== web demo: server rules (tests/browser/server.test.js) against vite preview at $url"
+  built tests/browser/server.test.js
+fi
+if long; then
+  # The training panel's own Worker must bundle too: the accuracy test against the built page.
+  built tests/browser/training.test.js "reaches 95% held-out"
+  # And the package's own Worker (createXattnWorker), as the decoding panel and the multi-head walk use it: the
+  # triangle against full causal attention, and the walk against torch's fixture, on the built page.
+  built tests/browser/decoding.test.js "each step fills one row"
+  built tests/browser/multihead.test.js "the walk shows"
+  # Cross-origin isolation and threads on the built page: the headers on every response, the thread counts, the
+  # speed panel's 1 thread against all, the same bits as 1 thread, and the page without the headers.
+  echo "== web demo: cross-origin isolation and threads (tests/browser/isolation.test.js) against vite preview at $url"
+  node_flags=--experimental-wasm-relaxed-simd built tests/browser/isolation.test.js
+fi
