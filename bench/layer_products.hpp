@@ -96,7 +96,7 @@ struct LayerCall {
         const xattn::Shape shape{N, L, E};
         const xattn::Status st =
             layer.plan_backward(shape, shape, xattn::MaskKind::none, {}, xattn::MaskKind::none, {}, s, &plan);
-        if (!st.ok()) std::fprintf(stderr, "bench: %s\n", st.error.c_str());
+        if (!st.ok()) std::fprintf(stderr, "bench: %s\n", st.message().c_str());
         workspace.resize(plan.workspace_bytes);
     }
     static double flops() {
