@@ -293,9 +293,7 @@ Status prepare_rotary(const rotary_request& r, Reply* reply) {
         });
         !placing.ok())
         return placing;
-    run.at.output_shape = WireShape::of(x);
-    *reply = run.at;
-    prepared = std::move(run);
+    keep(std::move(run), x, {}, reply);
     return {};
 }
 
@@ -419,9 +417,7 @@ Status prepare_linear(const linear_request& r, const WireShape* grad_output, Rep
         });
         !placing.ok())
         return placing;
-    run.at.output_shape = WireShape::of(p.output_shape);
-    *reply = run.at;
-    prepared = std::move(run);
+    keep(std::move(run), p.output_shape, {}, reply);
     return {};
 }
 
@@ -461,9 +457,7 @@ Status prepare_layer_norm(const layer_norm_request& r, const WireShape* grad_out
         });
         !placing.ok())
         return placing;
-    run.at.output_shape = WireShape::of(x);
-    *reply = run.at;
-    prepared = std::move(run);
+    keep(std::move(run), x, {}, reply);
     return {};
 }
 
@@ -529,9 +523,7 @@ Status prepare_encoder(const encoder_forward_request& r, const WireShape* grad_o
         });
         !placing.ok())
         return placing;
-    run.at.output_shape = WireShape::of(p.output_shape);
-    *reply = run.at;
-    prepared = std::move(run);
+    keep(std::move(run), p.output_shape, {}, reply);
     return {};
 }
 
