@@ -16,82 +16,38 @@ const DECODE_THREADS = 1;
 
 // runTiming() → a promise of the step-time study's result, run in the page's side worker.
 export function setupDecodePanel(root, { runTiming }) {
-  const $ = (id) => root.querySelector(`#${id}`);
-  const form = $('decode-controls');
-  const panel = { ready: false, head: 0, lastError: null, refused: null };
-  const triangleView = new TriangleView({ canvas: $('decode-canvas'), readout: $('decode-readout'), legend: $('decode-legend') });
-  const stepView = new StepView({ cache: $('decode-cache'), shapes: $('decode-shapes'), match: $('decode-match') });
-  const xa = createXattnWorker({ threads: DECODE_THREADS });
-  const run = new DecodeRun(xa, { speed: () => playSpeed(form), onChange: draw, onError: showError });
-  fillDecodeControls(form);
+  const panel = new DecodePanel(root);
+  listenToControls(panel);
+  const timing = setupTimingPanel(root, runTiming);
+  panel.xa.then(() => panel.configure(), (err) => panel.showError(`The decoding worker did not start: ${err.message}`));
+  panel.draw();
+  return decodeTestHook(panel, timing);
+}
 
-  function showError(message) {
-    panel.lastError = message;
-    $('decode-error').hidden = !message;
-    $('decode-error').textContent = message ?? '';
-    draw();
-  }
-
-  function draw() {
-    const buttons = decodeButtons(run, panel.refused);
-    $('decode-step').disabled = !buttons.step;
-    $('decode-play').disabled = !buttons.play;
-    $('decode-reset').disabled = !buttons.reset;
-    $('decode-play').textContent = run.playing ? 'Pause' : 'Play';
-    $('decode-play').setAttribute('aria-pressed', String(run.playing));
-    root.dataset.decoding = run.playing ? 'playing' : 'paused';
-    $('decode-status').textContent = decodeStatus(run, playSpeed(form), panel.refused);
-    triangleView.setData(run.triangle, panel.head);
-    stepView.setData(run.settings, run.steps.at(-1) ?? null, run.worst);
-  }
-
-  function writeHeads() {
-    const { H, Hkv } = run.settings;
-    const select = $('decode-head');
-    select.replaceChildren(...Array.from({ length: H }, (_, h) => new Option(`h = ${h} (k/v head ${Math.floor(h / (H / Hkv))})`, String(h))));
-    panel.head = Math.min(panel.head, H - 1);
-    select.value = String(panel.head);
-  }
-
-  // A new sequence from the controls; refused settings leave the panel empty, saying why.
-  async function configure() {
-    const { settings, problems } = readDecodeControls(form);
-    if (problems.length) {
-      panel.refused = problems.join('; ');
-      showError(panel.refused);
-      await run.configure(null);
-      return;
-    }
-    await run.configure(settings);
-    if (run.settings !== settings) return; // replaced meanwhile, or it failed (its error is shown)
-    panel.refused = null;
-    showError(null);
-    panel.ready = true;
-    writeHeads();
-    draw();
-  }
-
+// The form's settings and speed, the step / play / reset buttons and the head menu.
+function listenToControls(panel) {
+  const { form, run } = panel;
+  const $ = (id) => panel.$(id);
   form.addEventListener('submit', (e) => e.preventDefault());
   form.addEventListener('change', (e) => {
-    if (e.target.closest('[data-run-setting]')) configure();
-    if (e.target.name === 'speed') draw();
+    if (e.target.closest('[data-run-setting]')) panel.configure();
+    if (e.target.name === 'speed') panel.draw();
   });
   $('decode-step').addEventListener('click', () => run.step());
   $('decode-play').addEventListener('click', () => (run.playing ? run.pause() : run.play()));
   $('decode-reset').addEventListener('click', () => run.reset());
   $('decode-head').addEventListener('change', (e) => {
-    panel.head = Number(e.target.value);
-    draw();
+    panel.state.head = Number(e.target.value);
+    panel.draw();
   });
-  const timing = setupTimingPanel(root, runTiming);
-  xa.then(() => configure(), (err) => showError(`The decoding worker did not start: ${err.message}`));
-  draw();
+}
 
-  // The page's test hook: settings, every step (its row of weights and its |Δ| from full attention), full
-  // causal attention's weights, playing, and the last step-time study with what its chart was given.
+// The page's test hook: settings, every step (its row of weights and its |Δ| from full attention), full
+// causal attention's weights, playing, and the last step-time study with what its chart was given.
+function decodeTestHook({ state, run }, timing) {
   return {
     get ready() {
-      return panel.ready;
+      return state.ready;
     },
     get settings() {
       return run.settings;
@@ -109,13 +65,79 @@ export function setupDecodePanel(root, { runTiming }) {
       return run.worst;
     },
     get head() {
-      return panel.head;
+      return state.head;
     },
     get lastError() {
-      return panel.lastError;
+      return state.lastError;
     },
     get timing() {
       return timing.timing;
     },
   };
+}
+
+// The panel's own state beside its run (decode-run.js): the head shown, and what it refuses or failed at.
+class DecodePanel {
+  constructor(root) {
+    this.root = root;
+    this.form = this.$('decode-controls');
+    this.state = { ready: false, head: 0, lastError: null, refused: null };
+    this.triangleView = new TriangleView({ canvas: this.$('decode-canvas'), readout: this.$('decode-readout'), legend: this.$('decode-legend') });
+    this.stepView = new StepView({ cache: this.$('decode-cache'), shapes: this.$('decode-shapes'), match: this.$('decode-match') });
+    this.xa = createXattnWorker({ threads: DECODE_THREADS });
+    this.run = new DecodeRun(this.xa, { speed: () => playSpeed(this.form), onChange: () => this.draw(), onError: (message) => this.showError(message) });
+    fillDecodeControls(this.form);
+  }
+
+  $(id) {
+    return this.root.querySelector(`#${id}`);
+  }
+
+  showError(message) {
+    this.state.lastError = message;
+    this.$('decode-error').hidden = !message;
+    this.$('decode-error').textContent = message ?? '';
+    this.draw();
+  }
+
+  draw() {
+    const { run, state } = this;
+    const buttons = decodeButtons(run, state.refused);
+    this.$('decode-step').disabled = !buttons.step;
+    this.$('decode-play').disabled = !buttons.play;
+    this.$('decode-reset').disabled = !buttons.reset;
+    this.$('decode-play').textContent = run.playing ? 'Pause' : 'Play';
+    this.$('decode-play').setAttribute('aria-pressed', String(run.playing));
+    this.root.dataset.decoding = run.playing ? 'playing' : 'paused';
+    this.$('decode-status').textContent = decodeStatus(run, playSpeed(this.form), state.refused);
+    this.triangleView.setData(run.triangle, state.head);
+    this.stepView.setData(run.settings, run.steps.at(-1) ?? null, run.worst);
+  }
+
+  // One option per query head, saying which key/value head it reads (H / Hkv query heads share one).
+  writeHeads() {
+    const { H, Hkv } = this.run.settings;
+    const select = this.$('decode-head');
+    select.replaceChildren(...Array.from({ length: H }, (_, h) => new Option(`h = ${h} (k/v head ${Math.floor(h / (H / Hkv))})`, String(h))));
+    this.state.head = Math.min(this.state.head, H - 1);
+    select.value = String(this.state.head);
+  }
+
+  // A new sequence from the controls; refused settings leave the panel empty, saying why.
+  async configure() {
+    const { settings, problems } = readDecodeControls(this.form);
+    if (problems.length) {
+      this.state.refused = problems.join('; ');
+      this.showError(this.state.refused);
+      await this.run.configure(null);
+      return;
+    }
+    await this.run.configure(settings);
+    if (this.run.settings !== settings) return; // replaced meanwhile, or it failed (its error is shown)
+    this.state.refused = null;
+    this.showError(null);
+    this.state.ready = true;
+    this.writeHeads();
+    this.draw();
+  }
 }

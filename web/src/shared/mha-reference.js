@@ -55,11 +55,57 @@ function linearBackward(dy, x, R, W, In, Out) {
 // causal mask when no attnMask is given); averageAttnWeights. A row with every key masked gives 0.
 // Returns { output, weights, gradQuery, gradKey, gradValue, gradParameters } as Float64Arrays in the API's layouts.
 export function mhaReference(config, params, query, key, value, gradOutput, options = {}) {
-  const { embedDim: E, numHeads: H, bias, batchFirst, addBiasKv, addZeroAttn } = config;
+  const { embedDim: E, numHeads: H, bias, addBiasKv, addZeroAttn } = config;
   const kd = config.kdim ?? E, vd = config.vdim ?? E, hd = E / H;
+  const layout = inputLayout(query, key, config.batchFirst);
+  const { N, L, S } = layout;
+  const St = S + (addBiasKv ? 1 : 0) + (addZeroAttn ? 1 : 0);
+  const dims = { N, H, L, S, St, E, hd, addBiasKv };
+  const proj = inProjections(params, E, bias);
+
+  // 1. Project every row.   (N·L, E), (N·S, kdim), (N·S, vdim) -> (N·L, E), (N·S, E), (N·S, E)
+  const xq = layout.toRows(query.data, L, E), xk = layout.toRows(key.data, S, kd), xv = layout.toRows(value.data, S, vd);
+  const Q = linear(xq, N * L, proj.Wq, proj.bq, E, E), K = linear(xk, N * S, proj.Wk, proj.bk, kd, E), V = linear(xv, N * S, proj.Wv, proj.bv, vd, E);
+  // Split into heads: (N·H, L, hd) and (N·H, St, hd).
+  const Qh = splitHeads(Q, N, L, H, hd);
+  const { Kh, Vh } = keyValueHeads(K, V, params, dims);
+  // 2. The masks, in MHA's polarity, for head problem b = n·H + h.
+  const rule = { maskValue: maskAdder(options, dims), scale: 1 / Math.sqrt(hd) };
+
+  // 3. Attention per head, then merge the heads.   (N·H, L, hd) -> (N·L, E)
+  const q = { data: Qh, shape: [N * H, L, hd] }, k = { data: Kh, shape: [N * H, St, hd] }, v = { data: Vh, shape: [N * H, St, hd] };
+  const heads = attentionReference(q, k, v, rule);
+  const merged = mergeHeads(heads.output.data, N, L, H, hd);
+  // 4. Project out; 5. the weights per head (N, H, L, St) or averaged over the heads (N, L, St).
+  const output = layout.fromRows(linear(merged, N * L, params['out_proj.weight'], proj.bo, E, E), L, E);
+  const { averageAttnWeights = true } = options;
+  const weights = averageAttnWeights ? averageHeads(heads.weights.data, dims) : heads.weights.data;
+  if (!gradOutput) return { output, weights };
+
+  // The backward in reverse: out-projection, each head's attention, the appended keys, the in-projections.
+  const dO = layout.toRows(gradOutput.data, L, E);
+  const out = linearBackward(dO, merged, N * L, params['out_proj.weight'], E, E);
+  const dHeads = splitHeads(out.dx, N, L, H, hd);
+  const grad = attentionReferenceGrad(q, k, v, { data: dHeads, shape: [N * H, L, hd] }, rule);
+  const { dQ, dK, dV, dBiasK, dBiasV } = mergeHeadGrads(grad, dims);
+  const gq = linearBackward(dQ, xq, N * L, proj.Wq, E, E), gk = linearBackward(dK, xk, N * S, proj.Wk, kd, E);
+  const gv = linearBackward(dV, xv, N * S, proj.Wv, vd, E);
+  const gradParameters = { 'out_proj.weight': out.dW };
+  if (proj.packed) gradParameters.in_proj_weight = joined(gq.dW, gk.dW, gv.dW);
+  else Object.assign(gradParameters, { q_proj_weight: gq.dW, k_proj_weight: gk.dW, v_proj_weight: gv.dW });
+  if (bias) Object.assign(gradParameters, { in_proj_bias: joined(gq.db, gk.db, gv.db), 'out_proj.bias': out.db });
+  if (addBiasKv) Object.assign(gradParameters, { bias_k: dBiasK, bias_v: dBiasV });
+  return {
+    output, weights, gradQuery: layout.fromRows(gq.dx, L, E), gradKey: layout.fromRows(gk.dx, S, kd), gradValue: layout.fromRows(gv.dx, S, vd),
+    gradParameters,
+  };
+}
+
+// The inputs' sizes N, L, S, and the moves between the API's layout, (L, N, C) / (N, L, C) with batchFirst /
+// (L, C) unbatched, and rows by batch element, (N, T, C), which every step below works on.
+function inputLayout(query, key, batchFirst) {
   const batched = query.shape.length === 3, bf = batched && batchFirst;
   const N = batched ? query.shape[bf ? 0 : 1] : 1, L = query.shape[bf ? 1 : 0], S = key.shape[bf ? 1 : 0];
-  const St = S + (addBiasKv ? 1 : 0) + (addZeroAttn ? 1 : 0);
   // Row t of batch element n in an input of T rows per element.
   const at = (n, t, T) => (!batched ? t : bf ? n * T + t : t * N + n);
   const toRows = (x, T, C) => {  // the input's layout -> (N, T, C)
@@ -72,19 +118,24 @@ export function mhaReference(config, params, query, key, value, gradOutput, opti
     for (let n = 0; n < N; n++) for (let t = 0; t < T; t++) for (let c = 0; c < C; c++) x[at(n, t, T) * C + c] = rows[(n * T + t) * C + c];
     return x;
   };
+  return { N, L, S, toRows, fromRows };
+}
 
+// The in-projections, from the packed in_proj_weight (3E, E) or the three separate ones, and the biases.
+function inProjections(params, E, bias) {
   const packed = params.in_proj_weight !== undefined;
   const Wq = packed ? params.in_proj_weight.subarray(0, E * E) : params.q_proj_weight;          // (E, E)
   const Wk = packed ? params.in_proj_weight.subarray(E * E, 2 * E * E) : params.k_proj_weight;  // (E, kdim)
   const Wv = packed ? params.in_proj_weight.subarray(2 * E * E) : params.v_proj_weight;         // (E, vdim)
   const [bq, bk, bv] = bias ? [0, 1, 2].map((p) => params.in_proj_bias.subarray(p * E, (p + 1) * E)) : [];
   const bo = bias ? params['out_proj.bias'] : undefined;
+  return { packed, Wq, Wk, Wv, bq, bk, bv, bo };
+}
 
-  // 1. Project every row.   (N·L, E), (N·S, kdim), (N·S, vdim) -> (N·L, E), (N·S, E), (N·S, E)
-  const xq = toRows(query.data, L, E), xk = toRows(key.data, S, kd), xv = toRows(value.data, S, vd);
-  const Q = linear(xq, N * L, Wq, bq, E, E), K = linear(xk, N * S, Wk, bk, kd, E), V = linear(xv, N * S, Wv, bv, vd, E);
-  // Split into heads: (N·H, L, hd) and (N·H, St, hd), the appended bias_k / bias_v row, then the zero row.
-  const Qh = splitHeads(Q, N, L, H, hd), Kh = new Float64Array(N * H * St * hd), Vh = new Float64Array(N * H * St * hd);
+// K, V split into heads with the keys MHA appends: (N·S, E) -> (N·H, St, hd), rows S … St − 1 the bias_k /
+// bias_v row (addBiasKv), then the zero row (addZeroAttn), left at 0.
+function keyValueHeads(K, V, params, { N, H, S, St, E, hd, addBiasKv }) {
+  const Kh = new Float64Array(N * H * St * hd), Vh = new Float64Array(N * H * St * hd);
   for (let n = 0; n < N; n++) {
     for (let h = 0; h < H; h++) {
       for (let d = 0; d < hd; d++) {
@@ -99,12 +150,15 @@ export function mhaReference(config, params, query, key, value, gradOutput, opti
       }
     }
   }
+  return { Kh, Vh };
+}
 
-  // 2. The masks, in MHA's polarity, for head problem b = n·H + h; the appended keys are never masked.
-  const { keyPaddingMask: kpm, attnMask: am, isCausal = false, averageAttnWeights = true } = options;
+// (b, i, j) -> what the masks add to score (i, j) of head problem b = n·H + h: −∞ where masked out, a float
+// mask's value, 0 for the appended keys (j ≥ S), which are never masked.
+function maskAdder({ keyPaddingMask: kpm, attnMask: am, isCausal = false }, { H, L, S }) {
   const perHead = am !== undefined && am.shape.length === 3;
   const read = (m, index) => (m.data instanceof Uint8Array ? (m.data[index] ? -Infinity : 0) : m.data[index]);
-  const added = (b, i, j) => {
+  return (b, i, j) => {
     if (j >= S) return 0;
     const n = Math.floor(b / H), h = b % H;
     let add = isCausal && am === undefined && j > i ? -Infinity : 0;
@@ -112,24 +166,19 @@ export function mhaReference(config, params, query, key, value, gradOutput, opti
     if (kpm) add += read(kpm, n * S + j);
     return add;
   };
-  const rule = { maskValue: added, scale: 1 / Math.sqrt(hd) };
+}
 
-  // 3. Attention per head, then merge the heads.   (N·H, L, hd) -> (N·L, E)
-  const q = { data: Qh, shape: [N * H, L, hd] }, k = { data: Kh, shape: [N * H, St, hd] }, v = { data: Vh, shape: [N * H, St, hd] };
-  const heads = attentionReference(q, k, v, rule);
-  const P = heads.weights.data;
-  const merged = mergeHeads(heads.output.data, N, L, H, hd);
-  // 4. Project out; 5. the weights per head (N, H, L, St) or averaged over the heads (N, L, St).
-  const output = fromRows(linear(merged, N * L, params['out_proj.weight'], bo, E, E), L, E);
-  const weights = averageAttnWeights ? new Float64Array(N * L * St) : P;
-  if (averageAttnWeights) for (let x = 0; x < P.length; x++) weights[Math.floor(x / (H * L * St)) * L * St + (x % (L * St))] += P[x] / H;
-  if (!gradOutput) return { output, weights };
+// The weights averaged over the heads: P (N, H, L, St) -> (N, L, St).
+function averageHeads(P, { N, H, L, St }) {
+  const weights = new Float64Array(N * L * St);
+  for (let x = 0; x < P.length; x++) weights[Math.floor(x / (H * L * St)) * L * St + (x % (L * St))] += P[x] / H;
+  return weights;
+}
 
-  // The backward in reverse: out-projection, each head's attention, the appended keys, the in-projections.
-  const dO = toRows(gradOutput.data, L, E);
-  const out = linearBackward(dO, merged, N * L, params['out_proj.weight'], E, E);
-  const dHeads = splitHeads(out.dx, N, L, H, hd);
-  const grad = attentionReferenceGrad(q, k, v, { data: dHeads, shape: [N * H, L, hd] }, rule);
+// Each head's gradients merged back into the projections' rows: dq (N·H, L, hd) -> dQ (N·L, E); dk, dv
+// (N·H, St, hd) -> dK, dV (N·S, E), and the appended bias row's into dBiasK, dBiasV (E), summed over the batch;
+// the zero key's gradient goes nowhere.
+function mergeHeadGrads(grad, { N, H, L, S, St, E, hd, addBiasKv }) {
   const g = { dq: grad.gradQuery.data, dk: grad.gradKey.data, dv: grad.gradValue.data };
   const dQ = new Float64Array(N * L * E), dK = new Float64Array(N * S * E), dV = new Float64Array(N * S * E);
   const dBiasK = new Float64Array(E), dBiasV = new Float64Array(E);
@@ -141,27 +190,19 @@ export function mhaReference(config, params, query, key, value, gradOutput, opti
           dK[(n * S + j) * E + h * hd + d] = g.dk[((n * H + h) * St + j) * hd + d];
           dV[(n * S + j) * E + h * hd + d] = g.dv[((n * H + h) * St + j) * hd + d];
         }
-        if (addBiasKv) {  // summed over the batch; the zero key's gradient goes nowhere
+        if (addBiasKv) {
           dBiasK[h * hd + d] += g.dk[((n * H + h) * St + S) * hd + d];
           dBiasV[h * hd + d] += g.dv[((n * H + h) * St + S) * hd + d];
         }
       }
     }
   }
-  const gq = linearBackward(dQ, xq, N * L, Wq, E, E), gk = linearBackward(dK, xk, N * S, Wk, kd, E);
-  const gv = linearBackward(dV, xv, N * S, Wv, vd, E);
-  const joined = (...parts) => {
-    const all = new Float64Array(parts.reduce((a, p) => a + p.length, 0));
-    parts.reduce((offset, p) => (all.set(p, offset), offset + p.length), 0);
-    return all;
-  };
-  const gradParameters = { 'out_proj.weight': out.dW };
-  if (packed) gradParameters.in_proj_weight = joined(gq.dW, gk.dW, gv.dW);
-  else Object.assign(gradParameters, { q_proj_weight: gq.dW, k_proj_weight: gk.dW, v_proj_weight: gv.dW });
-  if (bias) Object.assign(gradParameters, { in_proj_bias: joined(gq.db, gk.db, gv.db), 'out_proj.bias': out.db });
-  if (addBiasKv) Object.assign(gradParameters, { bias_k: dBiasK, bias_v: dBiasV });
-  return {
-    output, weights, gradQuery: fromRows(gq.dx, L, E), gradKey: fromRows(gk.dx, S, kd), gradValue: fromRows(gv.dx, S, vd),
-    gradParameters,
-  };
+  return { dQ, dK, dV, dBiasK, dBiasV };
+}
+
+// The arrays one after another, as the packed in_proj_weight / in_proj_bias hold q's, k's and v's.
+function joined(...parts) {
+  const all = new Float64Array(parts.reduce((a, p) => a + p.length, 0));
+  parts.reduce((offset, p) => (all.set(p, offset), offset + p.length), 0);
+  return all;
 }

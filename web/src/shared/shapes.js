@@ -56,85 +56,100 @@ export function traceShapes(dims, { maskShape = null, maskKinds = 'the mask', ma
   const H = useHeads ? dims.H : 1;
   const Hkv = useHeads ? dims.Hkv ?? H : 1;
   const { query, key, value } = inputShapes({ ...dims, H, Hkv });
-  const lead = useHeads ? [B, H] : [B];
-  const leadLetters = useHeads ? ['B', 'H'] : ['B'];
-  const gqa = useHeads && Hkv !== H;
+  // What every step's shape starts with: (B) per batch element, (B, H) per head.
+  const lead = { shape: useHeads ? [B, H] : [B], letters: useHeads ? ['B', 'H'] : ['B'], per: useHeads ? 'head' : 'batch element' };
   const rows = [
     { step: '', name: 'Q', expr: 'query', ...query, note: 'one E-dim query per position' },
     { step: '', name: 'K', expr: 'key', ...key, note: 'one E-dim key per position' },
     { step: '', name: 'V', expr: 'value', ...value, note: 'one Ev-dim value per position' },
   ];
-  if (gqa) {
-    const group = H / Hkv;
-    rows.push({
-      step: 'GQA',
-      name: 'K, V per query head',
-      expr: `repeat_interleave(${group}, dim=-3)`,
-      shape: [B, H, S, E],
-      letters: ['B', 'H', 'S', 'E'],
-      note: `each of the Hkv = ${Hkv} key/value heads serves ${group} query heads (V becomes ${formatShape([B, H, S, Ev])})`,
-    });
-  }
-  const kT = [...lead, E, S];
-  rows.push(
-    { step: '1', name: 'Kᵀ', expr: 'K.transpose(-2, -1)', shape: kT, letters: [...leadLetters, 'E', 'S'], note: 'swap the last two dims' },
+  if (useHeads && Hkv !== H) rows.push(gqaRow({ B, H, Hkv, S, E, Ev }));
+  rows.push(...scoreRows(lead, { L, S, E }), scaleRow(lead, { L, S, E }, scale));
+  const mask = maskRowOf(lead, { L, S }, { maskShape, maskKinds, maskRow });
+  if (mask) rows.push(mask);
+  rows.push(...weightedSumRows(lead, { L, S, Ev }));
+  return rows;
+}
+
+// GQA: each key/value head repeated for the H / Hkv query heads that share it.   (B, Hkv, S, E) -> (B, H, S, E)
+function gqaRow({ B, H, Hkv, S, E, Ev }) {
+  const group = H / Hkv;
+  return {
+    step: 'GQA',
+    name: 'K, V per query head',
+    expr: `repeat_interleave(${group}, dim=-3)`,
+    shape: [B, H, S, E],
+    letters: ['B', 'H', 'S', 'E'],
+    note: `each of the Hkv = ${Hkv} key/value heads serves ${group} query heads (V becomes ${formatShape([B, H, S, Ev])})`,
+  };
+}
+
+// Step 1: Kᵀ (…, E, S), and the scores Q @ Kᵀ (…, L, S).
+function scoreRows(lead, { L, S, E }) {
+  return [
+    { step: '1', name: 'Kᵀ', expr: 'K.transpose(-2, -1)', shape: [...lead.shape, E, S], letters: [...lead.letters, 'E', 'S'], note: 'swap the last two dims' },
     {
       step: '1',
       name: 'scores',
       expr: 'Q @ Kᵀ',
-      shape: [...lead, L, S],
-      letters: [...leadLetters, 'L', 'S'],
-      note: `${formatShape([L, E])} × ${formatShape([E, S])} per ${useHeads ? 'head' : 'batch element'}: a score per (i, j)`,
+      shape: [...lead.shape, L, S],
+      letters: [...lead.letters, 'L', 'S'],
+      note: `${formatShape([L, E])} × ${formatShape([E, S])} per ${lead.per}: a score per (i, j)`,
     },
-    scale === null
-      ? {
-          step: '2',
-          name: 'scaled scores',
-          expr: `scores / √${E}`,
-          shape: [...lead, L, S],
-          letters: [...leadLetters, 'L', 'S'],
-          note: `× 1/√E = ${formatNumber(1 / Math.sqrt(E))}; same shape`,
-        }
-      : {
-          step: '2',
-          name: 'scaled scores',
-          expr: `scores × ${formatNumber(scale)}`,
-          shape: [...lead, L, S],
-          letters: [...leadLetters, 'L', 'S'],
-          note: `× ${formatNumber(scale)}, set by hand (1/√E would be ${formatNumber(1 / Math.sqrt(E))}); same shape`,
-        },
-  );
+  ];
+}
+
+// Step 2: the scaled scores (…, L, S), by PyTorch's default 1/√E (scale null) or by the scale set by hand.
+function scaleRow(lead, { L, S, E }, scale) {
+  const byDefault = scale === null;
+  return {
+    step: '2',
+    name: 'scaled scores',
+    expr: byDefault ? `scores / √${E}` : `scores × ${formatNumber(scale)}`,
+    shape: [...lead.shape, L, S],
+    letters: [...lead.letters, 'L', 'S'],
+    note: byDefault
+      ? `× 1/√E = ${formatNumber(1 / Math.sqrt(E))}; same shape`
+      : `× ${formatNumber(scale)}, set by hand (1/√E would be ${formatNumber(1 / Math.sqrt(E))}); same shape`,
+  };
+}
+
+// Step 2's mask row: the mask tensor's when there is one, else the page's stand-in (maskRow), else none.
+function maskRowOf(lead, { L, S }, { maskShape, maskKinds, maskRow }) {
   if (maskShape) {
-    rows.push({
+    return {
       step: '2',
       name: 'mask',
       expr: 'where(mask, scaled, −∞)',
       shape: maskShape,
       letters: null,
-      note: `${maskKinds}, broadcast to ${formatShape([...lead, L, S])}; false = this key is hidden from this query`,
-    });
-  } else if (maskRow) {
-    rows.push({ step: '2', name: 'mask', expr: maskRow.expr, shape: null, letters: null, note: maskRow.note });
+      note: `${maskKinds}, broadcast to ${formatShape([...lead.shape, L, S])}; false = this key is hidden from this query`,
+    };
   }
-  rows.push(
+  if (maskRow) return { step: '2', name: 'mask', expr: maskRow.expr, shape: null, letters: null, note: maskRow.note };
+  return null;
+}
+
+// Steps 3 and 4: the weights (…, L, S), and the output weights @ V (…, L, Ev).
+function weightedSumRows(lead, { L, S, Ev }) {
+  return [
     {
       step: '3',
       name: 'weights',
       expr: 'softmax(scaled, dim=-1)',
-      shape: [...lead, L, S],
-      letters: [...leadLetters, 'L', 'S'],
+      shape: [...lead.shape, L, S],
+      letters: [...lead.letters, 'L', 'S'],
       note: 'each row sums to 1 over the S keys',
     },
     {
       step: '4',
       name: 'output',
       expr: 'weights @ V',
-      shape: [...lead, L, Ev],
-      letters: [...leadLetters, 'L', 'Ev'],
-      note: `${formatShape([L, S])} × ${formatShape([S, Ev])} per ${useHeads ? 'head' : 'batch element'}: weighted sums of values`,
+      shape: [...lead.shape, L, Ev],
+      letters: [...lead.letters, 'L', 'Ev'],
+      note: `${formatShape([L, S])} × ${formatShape([S, Ev])} per ${lead.per}: weighted sums of values`,
     },
-  );
-  return rows;
+  ];
 }
 
 // Short numbers for notes: 0.125, 0.0442.
