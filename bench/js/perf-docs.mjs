@@ -54,9 +54,20 @@ export function renderRun(run) {
 
 const runsOf = (json) => (Array.isArray(json?.runs) ? json.runs : [json]);
 
+// The sliding-window section's line (bench/js/window.mjs), for the performance page.
+export function renderWindow(run) {
+  const w = run.slidingWindow;
+  if (typeof w?.ratio !== 'number') return null;
+  return `Sliding window, ${run.machineKind ?? run.machine ?? 'an unnamed machine'}: one head of L = S = 8192, E = 64, causal ` +
+    `with a window of 512 keys a row, took ${w.windowedMs.toFixed(2)} ms against ${w.fullMs.toFixed(1)} ms over every cell ` +
+    `(xattn SIMD, one thread): ${w.timeShare.toFixed(4)} of the time for ${w.cellShare.toFixed(4)} of the cells, ` +
+    `${w.ratio.toFixed(2)}× the cells' share (${w.kernelRatio.toFixed(2)}× less the copies a one-key window takes too).`;
+}
+
 export function renderTables(json) {
   const runs = runsOf(json);
-  return { readme: renderRun(runs[0]), performance: runs.map(renderRun).join('\n\n') };
+  const windows = runs.map(renderWindow).filter(Boolean);
+  return { readme: renderRun(runs[0]), performance: [...runs.map(renderRun), ...windows].join('\n\n') };
 }
 
 // The text between the markers, as a file carries it (null when the file has no markers).

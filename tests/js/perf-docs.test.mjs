@@ -63,3 +63,15 @@ test('a bench run replaces the previous run of its machine kind and keeps the ot
   assert.deepEqual(mergeRun({ runs: [b1, a1] }, a2), { runs: [a2, b1] });
   assert.deepEqual(mergeRun({ date: 'an old single-run file' }, a1), { runs: [a1] });
 });
+
+test("the performance page says the sliding window's share of the time beside its share of the cells", () => {
+  const windowed = {
+    ...run,
+    slidingWindow: { fullMs: 400, windowedMs: 30, oneKeyMs: 2, cellShare: 0.0606, timeShare: 0.075, ratio: 1.2376, kernelRatio: 1.1 },
+  };
+  const page = renderTables({ runs: [windowed] }).performance;
+  assert.match(page, /took 30\.00 ms against 400\.0 ms over every cell/);
+  assert.match(page, /0\.0750 of the time for 0\.0606 of the cells, 1\.24× the cells' share \(1\.10× less/);
+  assert.doesNotMatch(renderTables({ runs: [windowed] }).readme, /Sliding window/);
+  assert.doesNotMatch(renderTables({ runs: [run] }).performance, /Sliding window/);
+});
