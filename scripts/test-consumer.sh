@@ -2,13 +2,23 @@
 # C++ users' view of xattn, after scripts/test-native.sh built build/native:
 #   1. cmake --install puts the library, the public headers (only those) and a package config under a prefix;
 #   2. a separate project (tests/consumer) finds it with find_package(xattn), links xattn::xattn, and runs;
-#   3. the same project builds and runs against xtensor's 0.26+ include layout, in C++20 as xtensor 0.27 needs:
+#   3. the same project configures against the source tree through FetchContent, where xattn's tests,
+#      benchmarks and test oracle must stay out of the way (configure only: the build above proves the code);
+#   4. the same project builds and runs against xtensor's 0.26+ include layout, in C++20 as xtensor 0.27 needs:
 #      Debian's headers rearranged (scripts/xtensor-new-layout.sh), the old paths out of reach, so an xattn header
 #      that still names one (xtensor/xarray.hpp) fails to compile;
-#   4. the same project configures against the source tree through FetchContent, where xattn's tests,
-#      benchmarks and test oracle must stay out of the way (configure only: the build above proves the code).
+#   5. the README's C++ quick start as written builds against the installed library and prints what it says.
+# `quick` (npm test, through scripts/test-native.sh) runs 1-3, `long` (npm run test:long) 1, 4 and 5; no argument
+# runs them all. Each build of a project that includes xattn's headers takes the better part of a minute here.
 set -euo pipefail
 cd "$(dirname "$0")/.."
+part="${1:-all}"
+case "$part" in quick|long|all) ;; *) echo "usage: scripts/test-consumer.sh [quick|long]" >&2; exit 2 ;; esac
+# The installed library comes from build/native (npm test builds it; on its own, test:long builds the library).
+if [ ! -f build/native/CMakeCache.txt ]; then
+  cmake -S . -B build/native -DCMAKE_BUILD_TYPE=Release >/dev/null
+fi
+cmake --build build/native -j"$(nproc)" --target xattn >/dev/null
 work=build/consumer
 rm -rf "$work"
 prefix=$PWD/$work/prefix
@@ -23,33 +33,36 @@ if [ "$want" != "$have" ]; then
   exit 1
 fi
 
-cmake -S tests/consumer -B "$work/package" -DCMAKE_BUILD_TYPE=Release -DXATTN_CONSUMER_VIA=package \
-  -DCMAKE_PREFIX_PATH="$prefix" -DXATTN_CONSUMER_MIN_CPLUSPLUS=201703L >/dev/null
-cmake --build "$work/package" -j"$(nproc)" >/dev/null
-"$work/package/consumer"
+if [ "$part" != long ]; then
+  cmake -S tests/consumer -B "$work/package" -DCMAKE_BUILD_TYPE=Release -DXATTN_CONSUMER_VIA=package \
+    -DCMAKE_PREFIX_PATH="$prefix" -DXATTN_CONSUMER_MIN_CPLUSPLUS=201703L >/dev/null
+  cmake --build "$work/package" -j"$(nproc)" >/dev/null
+  "$work/package/consumer"
 
-# -isysroot (GCC, Clang) swaps the system include folder for the shim's copy without xtensor/.
-shim=$PWD/$work/xtensor-new-layout
-bash scripts/xtensor-new-layout.sh "$shim"
-cmake -S tests/consumer -B "$work/new-layout" -DCMAKE_BUILD_TYPE=Release -DXATTN_CONSUMER_VIA=package \
-  -DCMAKE_PREFIX_PATH="$prefix" -Dxtensor_DIR="$shim/lib/cmake/xtensor" -DCMAKE_CXX_FLAGS="-isysroot $shim/sysroot" \
-  -DXATTN_CONSUMER_NEW_LAYOUT_ONLY=ON -DXATTN_CONSUMER_MIN_CPLUSPLUS=202002L >/dev/null
-cmake --build "$work/new-layout" -j"$(nproc)" >/dev/null
-"$work/new-layout/consumer"
-
-cmake -S tests/consumer -B "$work/fetchcontent" -DXATTN_CONSUMER_VIA=fetchcontent -DXATTN_SOURCE_DIR="$PWD" >/dev/null
-echo "test-consumer: FetchContent configures xattn as a subproject without its tests"
-
-# The README's C++ quick start as written (its cmake and cpp blocks), against the installed prefix: it builds,
-# runs and prints what its `// →` comments say (blanks aside, as for the README's JavaScript).
-readme=$work/readme
-node tests/consumer/readme-project.mjs "$readme"
-cmake -S "$readme" -B "$readme/build" -DCMAKE_BUILD_TYPE=Release -DCMAKE_PREFIX_PATH="$prefix" >/dev/null
-cmake --build "$readme/build" -j"$(nproc)" >/dev/null
-"$readme/build/app" > "$readme/printed.txt"
-if ! diff <(tr -d ' \t' < "$readme/expected.txt") <(tr -d ' \t' < "$readme/printed.txt") >/dev/null; then
-  echo "test-consumer: the README's C++ example printed something else than it says" >&2
-  diff "$readme/expected.txt" "$readme/printed.txt" >&2 || true
-  exit 1
+  cmake -S tests/consumer -B "$work/fetchcontent" -DXATTN_CONSUMER_VIA=fetchcontent -DXATTN_SOURCE_DIR="$PWD" >/dev/null
+  echo "test-consumer: FetchContent configures xattn as a subproject without its tests"
 fi
-echo "test-consumer: the README's C++ example builds against the installed library and prints what it says"
+if [ "$part" != quick ]; then
+  # -isysroot (GCC, Clang) swaps the system include folder for the shim's copy without xtensor/.
+  shim=$PWD/$work/xtensor-new-layout
+  bash scripts/xtensor-new-layout.sh "$shim"
+  cmake -S tests/consumer -B "$work/new-layout" -DCMAKE_BUILD_TYPE=Release -DXATTN_CONSUMER_VIA=package \
+    -DCMAKE_PREFIX_PATH="$prefix" -Dxtensor_DIR="$shim/lib/cmake/xtensor" -DCMAKE_CXX_FLAGS="-isysroot $shim/sysroot" \
+    -DXATTN_CONSUMER_NEW_LAYOUT_ONLY=ON -DXATTN_CONSUMER_MIN_CPLUSPLUS=202002L >/dev/null
+  cmake --build "$work/new-layout" -j"$(nproc)" >/dev/null
+  "$work/new-layout/consumer"
+
+  # The README's C++ quick start as written (its cmake and cpp blocks), against the installed prefix: it builds,
+  # runs and prints what its `// →` comments say (blanks aside, as for the README's JavaScript).
+  readme=$work/readme
+  node tests/consumer/readme-project.mjs "$readme"
+  cmake -S "$readme" -B "$readme/build" -DCMAKE_BUILD_TYPE=Release -DCMAKE_PREFIX_PATH="$prefix" >/dev/null
+  cmake --build "$readme/build" -j"$(nproc)" >/dev/null
+  "$readme/build/app" > "$readme/printed.txt"
+  if ! diff <(tr -d ' \t' < "$readme/expected.txt") <(tr -d ' \t' < "$readme/printed.txt") >/dev/null; then
+    echo "test-consumer: the README's C++ example printed something else than it says" >&2
+    diff "$readme/expected.txt" "$readme/printed.txt" >&2 || true
+    exit 1
+  fi
+  echo "test-consumer: the README's C++ example builds against the installed library and prints what it says"
+fi

@@ -2,13 +2,13 @@
 # The web demo's tests, in two parts:
 #   scripts/test-web.sh quick   (npm test) the page's own logic (tests/web, node:test); in headless Debian
 #                               Chromium (playwright-core) the demo's core checks (tests/browser/demo.test.js)
-#                               and the server's rules against Vite's dev server (what `npm start` runs); then
-#                               the production build (`vite build`, served by `vite preview`): the page loads
-#                               and computes, and the server's rules again
+#                               and the server's rules against Vite's dev server, which `npm start` runs
 #   scripts/test-web.sh long    (npm run test:long) the learner's walks through every panel (tests/browser: the
 #                               lab's passes, training, decoding, the multi-head walk, heads and averaging,
-#                               isolation) against the dev server; on the production build the Workers that
-#                               must bundle (training, the package's own Worker) and cross-origin isolation
+#                               isolation) against the dev server; then the production build (`vite build`,
+#                               served by `vite preview`): the page loads and computes, the server's rules, the
+#                               Workers that must bundle (training, the package's own Worker) and cross-origin
+#                               isolation
 #   scripts/test-web.sh         both
 # Servers are stopped on exit; screenshots go to build/artifacts/. Exits non-zero on any failure.
 set -euo pipefail
@@ -94,20 +94,18 @@ echo "== web demo: browser tests against the dev server at $url ($(echo $dev_fil
 XATTN_DEMO_URL="$url" timeout 900 node --experimental-wasm-relaxed-simd --test --test-timeout=300000 --test-concurrency=1 $dev_files
 stop_server
 
-echo "== web demo: production build (vite build → build/web) served by vite preview"
-timeout 300 node "$vite" build --config web/vite.config.js --logLevel warn
-serve build/artifacts/vite-preview.log preview
-built() {  # built <file> [name pattern]: a browser test file against the built page
-  XATTN_DEMO_URL="$url" XATTN_DEMO_LABEL=build timeout 300 node $node_flags --test --test-timeout=120000 \
-    ${2:+--test-name-pattern="$2"} "$1"
-}
-node_flags=""
-if quick; then
+if long; then
+  echo "== web demo: production build (vite build → build/web) served by vite preview"
+  timeout 300 node "$vite" build --config web/vite.config.js --logLevel warn
+  serve build/artifacts/vite-preview.log preview
+  built() {  # built <file> [name pattern]: a browser test file against the built page
+    XATTN_DEMO_URL="$url" XATTN_DEMO_LABEL=build timeout 300 node $node_flags --test --test-timeout=120000 \
+      ${2:+--test-name-pattern="$2"} "$1"
+  }
+  node_flags=""
   built tests/browser/demo.test.js "loads with no console errors|causal mask"
   echo "== web demo: server rules (tests/browser/server.test.js) against vite preview at $url"
   built tests/browser/server.test.js
-fi
-if long; then
   # The training panel's own Worker must bundle too: the accuracy test against the built page.
   built tests/browser/training.test.js "reaches 95% held-out"
   # And the package's own Worker (createXattnWorker), as the decoding panel and the multi-head walk use it: the
