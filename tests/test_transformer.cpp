@@ -77,7 +77,11 @@ TEST_CASE("every transformer fixture matches torch.nn.TransformerEncoderLayer: o
         CHECK_CLOSE(g.output, c.at("output"), c.name + " backward's output");
         CHECK_GRAD(g.grad_src, c.at("grad_src"), c.name + " grad_src");
         REQUIRE(g.grad_parameters.size() == 12);
-        for (const auto& [name, grad] : g.grad_parameters) CHECK_GRAD(grad, c.at("grad:" + name), c.name + " " + name);
+        // Not a structured binding: doctest's message is a lambda, and C++17 lambdas cannot capture those (clang).
+        for (const auto& entry : g.grad_parameters) {
+            const std::string& name = entry.first;
+            CHECK_GRAD(entry.second, c.at("grad:" + name), c.name + " " + name);
+        }
     }
 }
 
