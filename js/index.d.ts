@@ -21,7 +21,13 @@ export interface Tensor {
  * take halves (scaledDotProductAttention and its gradient, KvCache.append / attend, applyRotaryEmbedding) compute in
  * float32 and return halves (rounded to nearest even) in the same class as their first tensor's.
  */
-export type HalfArray = Uint16Array | (typeof globalThis extends { Float16Array: new (...args: never[]) => infer F } ? F : never);
+export type HalfArray = Uint16Array | (typeof globalThis extends {
+  /** The runtime's Float16Array class, where it has one. */
+  Float16Array: {
+    /** Its arrays: what a float16 tensor may hold besides a Uint16Array. */
+    new (...args: never[]): infer F;
+  };
+} ? F : never);
 
 /** A {@link Tensor} of halves: every tensor of a float16 call is one (a Float32Array among them is refused). */
 export interface HalfTensor<H extends HalfArray = HalfArray> {
@@ -216,10 +222,15 @@ export interface GradientResultWithWeights extends GradientResult {
 
 /** What a float16 call of scaledDotProductAttentionGrad returns: every tensor as halves. */
 export interface HalfGradientResult<H extends HalfArray = HalfArray> {
+  /** The forward output, (…, L, Ev). */
   output: HalfOutputTensor<H>;
+  /** ∂/∂query, (…, L, E). */
   gradQuery: HalfOutputTensor<H>;
+  /** ∂/∂key, (…, S, E). */
   gradKey: HalfOutputTensor<H>;
+  /** ∂/∂value, (…, S, Ev). */
   gradValue: HalfOutputTensor<H>;
+  /** The attention weights (…, L, S), with `needWeights`. */
   weights?: HalfOutputTensor<H> | undefined;
 }
 
@@ -517,16 +528,35 @@ export interface TransformerEncoderLayerConfig {
   initSeed?: number | undefined;
 }
 
+/** How a {@link KvCache} turns its keys, every default filled in (see {@link RotaryOptions}). */
+export interface ResolvedKvRotary {
+  /** The angles' base. */
+  base: number;
+  /** How many leading dims of each key are turned. */
+  rotaryDim: number;
+  /** GPT-J's interleaved pairs rather than rotate_half's halves. */
+  interleaved: boolean;
+}
+
 /** A {@link TransformerEncoderLayerConfig} with every default filled in. */
 export interface ResolvedTransformerEncoderLayerConfig {
+  /** E, the model dim. */
   dModel: number;
+  /** H, the attention's heads. */
   nhead: number;
+  /** F, the feed-forward block's inner dim. */
   dimFeedforward: number;
+  /** The dropout probability of calls made with `training`. */
   dropout: number;
+  /** The feed-forward block's activation. */
   activation: 'relu' | 'gelu';
+  /** The LayerNorms' eps. */
   layerNormEps: number;
+  /** Whether src is (N, L, E) rather than (L, N, E). */
   batchFirst: boolean;
+  /** Whether each LayerNorm comes before its block (pre-norm) rather than after the residual sum. */
   normFirst: boolean;
+  /** The seed of the initial parameters. */
   initSeed: number;
 }
 
@@ -567,6 +597,15 @@ export interface TransformerEncoderLayerForwardOptions extends OutOption {
 /** Options of {@link TransformerEncoderLayer.backward}: the forward's, without `out`. */
 export type TransformerEncoderLayerBackwardOptions = Omit<TransformerEncoderLayerForwardOptions, 'out'>;
 
+/** Every parameter's gradient under its PyTorch name, laid out as {@link TransformerEncoderLayer.setParameters} takes it. */
+export type TransformerEncoderLayerParameterGradients = { [name in TransformerEncoderLayerParameterName]: Float32Array<ArrayBuffer> };
+
+/** A call's one result: the output tensor. */
+export interface OutputResult {
+  /** The result, a fresh array (or the `out` array given). */
+  output: OutputTensor;
+}
+
 /** What {@link TransformerEncoderLayer.backward} returns. */
 export interface TransformerEncoderLayerGradients {
   /** The forward output, shaped like src. */
@@ -574,7 +613,7 @@ export interface TransformerEncoderLayerGradients {
   /** ∂/∂src of Σ gradOutput ⊙ output, shaped like src. */
   gradSrc: OutputTensor;
   /** Every parameter's gradient under its PyTorch name, laid out as setParameters takes it. */
-  gradParameters: { [name in TransformerEncoderLayerParameterName]: Float32Array<ArrayBuffer> };
+  gradParameters: TransformerEncoderLayerParameterGradients;
 }
 
 /**
@@ -603,7 +642,7 @@ export interface TransformerEncoderLayer {
    * @throws TypeError for wrong types or unknown options; RangeError for shapes that do not fit (the message
    *   names the argument and the shapes); Error once the layer was disposed.
    */
-  forward(src: Tensor, options?: TransformerEncoderLayerForwardOptions): { output: OutputTensor };
+  forward(src: Tensor, options?: TransformerEncoderLayerForwardOptions): OutputResult;
   /**
    * The backward pass: the output and the gradients of Σ gradOutput ⊙ output with respect to src and every
    * parameter. gradOutput is shaped like src.
@@ -675,7 +714,7 @@ export interface ResolvedKvCacheConfig {
   /** Whether appending past capacity overwrites the oldest positions. */
   rolling: boolean;
   /** How keys are turned as they are appended, or null. */
-  rotary: { base: number; rotaryDim: number; interleaved: boolean } | null;
+  rotary: ResolvedKvRotary | null;
 }
 
 /**
@@ -861,12 +900,14 @@ export interface Xattn {
    *   base, or positions of the wrong count.
    */
   applyRotaryEmbedding(x: Tensor, options?: RotaryOptions): OutputTensor;
+  /** {@link Xattn.applyRotaryEmbedding} on halves, returned in the same class. */
   applyRotaryEmbedding<H extends HalfArray>(x: HalfTensor<H>, options?: RotaryOptions): HalfOutputTensor<H>;
   /**
    * The backward of {@link Xattn.applyRotaryEmbedding}: gradOutput turned back by the same angles (the gradient
    * with respect to x), with the same options.
    */
   applyRotaryEmbeddingGrad(gradOutput: Tensor, options?: RotaryOptions): OutputTensor;
+  /** {@link Xattn.applyRotaryEmbeddingGrad} on halves, returned in the same class. */
   applyRotaryEmbeddingGrad<H extends HalfArray>(gradOutput: HalfTensor<H>, options?: RotaryOptions): HalfOutputTensor<H>;
   /**
    * A new `torch.nn.MultiheadAttention` with initial parameters drawn from PyTorch's distributions
@@ -888,7 +929,7 @@ export interface Xattn {
    * @throws TypeError for wrong types; RangeError for shapes that do not fit (the message names the argument and
    *   the shapes).
    */
-  linear(input: Tensor, weight: Tensor, bias?: Tensor | null, options?: OutOption): { output: OutputTensor };
+  linear(input: Tensor, weight: Tensor, bias?: Tensor | null, options?: OutOption): OutputResult;
   /**
    * linear's backward: the gradients of Σ gradOutput ⊙ output with respect to input, weight and (when a bias is
    * given; its values are not read) bias. gradOutput is (…, out).
@@ -900,7 +941,7 @@ export interface Xattn {
    * (x − mean) / sqrt(var + eps) · weight + bias, the variance biased; means and variances summed in float64.
    * @throws TypeError for wrong types; RangeError for shapes that do not fit or a bad eps.
    */
-  layerNorm(input: Tensor, normalizedShape: readonly number[], options?: LayerNormOptions): { output: OutputTensor };
+  layerNorm(input: Tensor, normalizedShape: readonly number[], options?: LayerNormOptions): OutputResult;
   /**
    * layerNorm's backward: the gradients of Σ gradOutput ⊙ output with respect to the input and the weight and
    * bias when given. gradOutput is shaped like the input.

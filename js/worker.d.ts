@@ -10,7 +10,7 @@ import type {
   ResolvedMultiheadAttentionConfig, SdpaGradOptions, SdpaOptions, StateDict, StateDictSource, Tensor, XattnOptions,
   LayerNormGradOptions, LayerNormGradients, LayerNormOptions, LinearGradients, ResolvedTransformerEncoderLayerConfig,
   TransformerEncoderLayerBackwardOptions, TransformerEncoderLayerConfig, TransformerEncoderLayerForwardOptions,
-  TransformerEncoderLayerGradients, TransformerEncoderLayerParameters,
+  TransformerEncoderLayerGradients, TransformerEncoderLayerParameters, OutputResult, TransformerEncoderLayer,
 } from './index.js';
 
 /** What the calls need of an `AbortSignal` (the DOM's and Node's both fit). */
@@ -80,7 +80,7 @@ export interface TransformerEncoderLayerWorker {
   parameters(call?: CallOptions): Promise<StateDict>;
   /** See TransformerEncoderLayer.forward. */
   forward(src: Tensor, options?: Omit<TransformerEncoderLayerForwardOptions, 'out'>,
-    call?: CallOptions): Promise<{ output: OutputTensor }>;
+    call?: CallOptions): Promise<OutputResult>;
   /** See TransformerEncoderLayer.backward. */
   backward(src: Tensor, gradOutput: Tensor, options?: TransformerEncoderLayerBackwardOptions,
     call?: CallOptions): Promise<TransformerEncoderLayerGradients>;
@@ -178,13 +178,13 @@ export interface XattnWorker {
   createKvCache(config: KvCacheConfig, call?: CallOptions): Promise<KvCacheWorker>;
   /** See Xattn.linear. */
   linear(input: Tensor, weight: Tensor, bias?: Tensor | null, options?: Record<string, never>,
-    call?: CallOptions): Promise<{ output: OutputTensor }>;
+    call?: CallOptions): Promise<OutputResult>;
   /** See Xattn.linearGrad. */
   linearGrad(input: Tensor, weight: Tensor, bias: Tensor | null | undefined, gradOutput: Tensor,
     call?: CallOptions): Promise<LinearGradients>;
   /** See Xattn.layerNorm. */
   layerNorm(input: Tensor, normalizedShape: readonly number[], options?: Omit<LayerNormOptions, 'out'>,
-    call?: CallOptions): Promise<{ output: OutputTensor }>;
+    call?: CallOptions): Promise<OutputResult>;
   /** See Xattn.layerNormGrad. */
   layerNormGrad(input: Tensor, normalizedShape: readonly number[], gradOutput: Tensor, options?: LayerNormGradOptions,
     call?: CallOptions): Promise<LayerNormGradients>;
