@@ -8,7 +8,7 @@ import { relaxedSimdSupported } from '../../js/detect.js';
 import { mismatch, parseCases, sdpaOptions, tensor } from './golden-cases.mjs';
 
 export {
-  flag, GRAD_TOLERANCE, gradMismatch, mask, mhaConfig, mhaOptions, mhaParameters, mismatch, sdpaGradOptions, sdpaOptions, tensor,
+  flag, GRAD_TOLERANCE, gradMismatch, gradValuesMismatch, mask, mhaConfig, mhaOptions, mhaParameters, mismatch, sdpaGradOptions, sdpaOptions, tensor,
   withRules,
 } from './golden-cases.mjs';
 

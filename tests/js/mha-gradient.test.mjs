@@ -4,19 +4,10 @@ import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
 
 import { createXattn } from '../../js/node.js';
-import { BUILDS, GRAD_TOLERANCE, loadCases, mask, mhaConfig, mhaParameters, tensor } from './golden.mjs';
+import { BUILDS, gradValuesMismatch, loadCases, mask, mhaConfig, mhaParameters, tensor } from './golden.mjs';
 
 const cases = loadCases('mha_grad.txt');
 
-// |got - want| within the gradient fixtures' tolerance (GRAD_TOLERANCE) for a flat array, as the parameters'
-// gradients come.
-function gradMismatch(got, want) {
-  if (got.length !== want.values.length) return `${got.length} values, want ${want.values.length}`;
-  const { atol, rtol } = GRAD_TOLERANCE;
-  let bad = 0;
-  want.values.forEach((w, i) => { if (!(Math.abs(got[i] - w) <= atol + rtol * Math.abs(w))) bad++; });
-  return bad ? `${bad} of ${want.values.length} differ` : '';
-}
 
 function options(c) {
   const o = { isCausal: c.opts.is_causal === '1', training: c.opts.training === '1', seed: Number(c.opts.seed) };
@@ -45,14 +36,14 @@ for (const { options: buildOptions, label } of BUILDS) {
         for (const [got, want] of [[r.output, t.output], [r.gradQuery, t.grad_query], [r.gradKey, t.grad_key],
           [r.gradValue, t.grad_value]]) {
           assert.deepEqual(got.shape, want.shape, c.name);
-          assert.equal(gradMismatch(got.data, want), '', c.name);
+          assert.equal(gradValuesMismatch(got.data, want), '', c.name);
         }
         const torchNames = Object.keys(t).filter((n) => n.startsWith('grad:')).map((n) => n.slice(5));
         assert.deepEqual(Object.keys(r.gradParameters).sort(), torchNames.sort(), `${c.name}: parameter names`);
         for (const name of Object.keys(t).filter((n) => n.startsWith('grad:'))) {
           const got = r.gradParameters[name.slice(5)];
           assert.ok(got instanceof Float32Array);
-          assert.equal(gradMismatch(got, t[name]), '', `${c.name} ${name}`);
+          assert.equal(gradValuesMismatch(got, t[name]), '', `${c.name} ${name}`);
         }
       }
     });
@@ -91,7 +82,7 @@ for (const { options: buildOptions, label } of BUILDS) {
       assert.throws(() => m.forward(tensor(t.query), tensor(t.key), tensor(t.value), { seed: -1 }),
         (e) => e instanceof RangeError && /MultiheadAttention\.forward: seed must be an integer/.test(e.message));
       const r = m.backward(tensor(t.query), tensor(t.key), tensor(t.value), tensor(t.grad_output), options(c));
-      assert.equal(gradMismatch(r.gradQuery.data, t.grad_query), '');
+      assert.equal(gradValuesMismatch(r.gradQuery.data, t.grad_query), '');
       m.dispose();
       assert.throws(() => m.backward(tensor(t.query), tensor(t.key), tensor(t.value), tensor(t.grad_output)),
         /MultiheadAttention\.backward: this module was disposed/);

@@ -7,19 +7,11 @@ import { after, describe, test } from 'node:test';
 
 import { createXattn } from '../../js/node.js';
 import { createXattnWorker } from '../../js/worker-node.js';
-import { BUILDS, GRAD_TOLERANCE, loadCases, mask, mismatch, tensor } from './golden.mjs';
+import { BUILDS, gradValuesMismatch, loadCases, mask, mismatch, tensor } from './golden.mjs';
 
 const layerCases = loadCases('transformer.txt');
 const functional = loadCases('layers.txt');
 
-// |got - want| within the gradient fixtures' tolerance for a flat array (the parameters' gradients).
-function gradMismatch(got, want) {
-  if (got.length !== want.values.length) return `${got.length} values, want ${want.values.length}`;
-  const { atol, rtol } = GRAD_TOLERANCE;
-  let bad = 0;
-  want.values.forEach((w, i) => { if (!(Math.abs(got[i] - w) <= atol + rtol * Math.abs(w))) bad++; });
-  return bad ? `${bad} of ${want.values.length} differ` : '';
-}
 
 function layerConfig(c) {
   return {
@@ -80,10 +72,10 @@ for (const { options: buildOptions, label } of BUILDS) {
         layer.dispose();
         assert.equal(mismatch(r.output, t.output), '', `${c.name} backward's output`);
         assert.deepEqual(r.gradSrc.shape, t.grad_src.shape, c.name);
-        assert.equal(gradMismatch(r.gradSrc.data, t.grad_src), '', `${c.name} gradSrc`);
+        assert.equal(gradValuesMismatch(r.gradSrc.data, t.grad_src), '', `${c.name} gradSrc`);
         const torchNames = Object.keys(t).filter((n) => n.startsWith('grad:')).map((n) => n.slice(5));
         assert.deepEqual(Object.keys(r.gradParameters), torchNames, `${c.name}: names, in PyTorch's order`);
-        for (const name of torchNames) assert.equal(gradMismatch(r.gradParameters[name], t[`grad:${name}`]), '', `${c.name} ${name}`);
+        for (const name of torchNames) assert.equal(gradValuesMismatch(r.gradParameters[name], t[`grad:${name}`]), '', `${c.name} ${name}`);
       }
     });
 
@@ -94,9 +86,9 @@ for (const { options: buildOptions, label } of BUILDS) {
           const bias = t.bias ? tensor(t.bias) : undefined;
           assert.equal(mismatch(xa.linear(tensor(t.input), tensor(t.weight), bias).output, t.output), '', c.name);
           const g = xa.linearGrad(tensor(t.input), tensor(t.weight), bias ?? null, tensor(t.grad_output));
-          assert.equal(gradMismatch(g.gradInput.data, t.grad_input), '', `${c.name} gradInput`);
-          assert.equal(gradMismatch(g.gradWeight.data, t.grad_weight), '', `${c.name} gradWeight`);
-          if (bias) assert.equal(gradMismatch(g.gradBias.data, t.grad_bias), '', `${c.name} gradBias`);
+          assert.equal(gradValuesMismatch(g.gradInput.data, t.grad_input), '', `${c.name} gradInput`);
+          assert.equal(gradValuesMismatch(g.gradWeight.data, t.grad_weight), '', `${c.name} gradWeight`);
+          if (bias) assert.equal(gradValuesMismatch(g.gradBias.data, t.grad_bias), '', `${c.name} gradBias`);
           else assert.equal(g.gradBias, undefined);
         } else {
           const ns = c.opts.normalized_shape.split(',').map(Number);
@@ -105,9 +97,9 @@ for (const { options: buildOptions, label } of BUILDS) {
           if (t.bias) o.bias = tensor(t.bias);
           assert.equal(mismatch(xa.layerNorm(tensor(t.input), ns, o).output, t.output), '', c.name);
           const g = xa.layerNormGrad(tensor(t.input), ns, tensor(t.grad_output), o);
-          assert.equal(gradMismatch(g.gradInput.data, t.grad_input), '', `${c.name} gradInput`);
+          assert.equal(gradValuesMismatch(g.gradInput.data, t.grad_input), '', `${c.name} gradInput`);
           for (const [name, key] of [['gradWeight', 'grad_weight'], ['gradBias', 'grad_bias']]) {
-            if (t[key]) assert.equal(gradMismatch(g[name].data, t[key]), '', `${c.name} ${name}`);
+            if (t[key]) assert.equal(gradValuesMismatch(g[name].data, t[key]), '', `${c.name} ${name}`);
             else assert.equal(g[name], undefined, `${c.name} ${name}`);
           }
         }
@@ -223,8 +215,8 @@ describe('TransformerEncoderLayer, linear and layerNorm through the Worker entry
     const o = layerOptions(c);
     assert.equal(mismatch((await layer.forward(tensor(t.src), o)).output, t.output), '');
     const r = await layer.backward(tensor(t.src), tensor(t.grad_output), o);
-    assert.equal(gradMismatch(r.gradSrc.data, t.grad_src), '');
-    assert.equal(gradMismatch(r.gradParameters['linear1.weight'], t['grad:linear1.weight']), '');
+    assert.equal(gradValuesMismatch(r.gradSrc.data, t.grad_src), '');
+    assert.equal(gradValuesMismatch(r.gradParameters['linear1.weight'], t['grad:linear1.weight']), '');
     await assert.rejects(layer.forward(tensor(t.src), { out: new Float32Array(1) }), {
       name: 'TypeError', message: /^TransformerEncoderLayer\.forward: options\.out is not available through a worker/,
     });
@@ -235,7 +227,7 @@ describe('TransformerEncoderLayer, linear and layerNorm through the Worker entry
     const got = await worker.linear(tensor(lin.input), tensor(lin.weight), tensor(lin.bias));
     assert.equal(mismatch(got.output, lin.output), '');
     const g = await worker.linearGrad(tensor(lin.input), tensor(lin.weight), tensor(lin.bias), tensor(lin.grad_output));
-    assert.equal(gradMismatch(g.gradWeight.data, lin.grad_weight), '');
+    assert.equal(gradValuesMismatch(g.gradWeight.data, lin.grad_weight), '');
     const ln = functional.find((x) => x.name === 'layer_norm_two_dims').tensors;
     const normed = await worker.layerNorm(tensor(ln.input), [3, 5], { weight: tensor(ln.weight), bias: tensor(ln.bias) });
     assert.equal(mismatch(normed.output, ln.output), '');
