@@ -7,6 +7,7 @@
 #include <string>
 #include <vector>
 
+#include "errors.hpp"
 #include "golden.hpp"
 #include "kernels/kernels.hpp"
 #include "layer_ops.hpp"
@@ -32,15 +33,6 @@ xattn::LayerNormOptions layer_norm_options(const golden::Case& c) {
     return o;
 }
 
-template <class F>
-std::string error_of(F&& f) {
-    try {
-        f();
-    } catch (const std::invalid_argument& e) {
-        return e.what();
-    }
-    return "(no error)";
-}
 
 }  // namespace
 

@@ -7,6 +7,7 @@
 #include <string>
 #include <vector>
 
+#include "errors.hpp"
 #include "golden.hpp"
 #include "kernels/parallel.hpp"
 #include "random_inputs.hpp"
@@ -48,15 +49,6 @@ xattn::EncoderLayerOptions options_of(const golden::Case& c) {
     return o;
 }
 
-template <class F>
-std::string error_of(F&& f) {
-    try {
-        f();
-    } catch (const std::invalid_argument& e) {
-        return e.what();
-    }
-    return "(no error)";
-}
 
 bool same_bits(const xt::xarray<float>& a, const xt::xarray<float>& b) {
     return a.shape() == b.shape() && std::memcmp(a.data(), b.data(), a.size() * sizeof(float)) == 0;
