@@ -5,7 +5,7 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 cmake -S . -B build/native -DCMAKE_BUILD_TYPE=Release >/dev/null
 cmake --build build/native -j"$(nproc)"
-ctest --test-dir build/native --output-on-failure --timeout 600
+ctest --test-dir build/native --output-on-failure --timeout 600 -j"$(nproc)"
 # The installed package as C++ users get it: find_package(xattn) from a separate project, and FetchContent (the
 # other layout of xtensor and the README's example are in npm run test:long).
 bash scripts/test-consumer.sh quick
