@@ -94,6 +94,11 @@ export class GPT {
     this.sync();
   }
 
+  // The names AdamW decays.
+  decayed() {
+    return decayedNames(this.config);
+  }
+
   get parameterCount() {
     return Object.values(this.params).reduce((a, p) => a + p.length, 0);
   }
