@@ -94,7 +94,11 @@ test('pause stops training between steps; errors name the request and leave the 
   const h = host();
   await h.handle({ type: 'generate', prompt: '', maxNew: 3 });
   assert.match(h.of('error')[0].message, /init first/);
-  await h.handle({ type: 'init', text, stage: 'gpt', seed: 1, steps: 500, evalEvery: 400, threads: 1 });
+  // Sent together, as a page may: setProbe waits for the init before it.
+  const initializing = h.handle({ type: 'init', text, stage: 'gpt', seed: 1, steps: 500, evalEvery: 400, threads: 1 });
+  await h.handle({ type: 'setProbe', text: 'KING' });
+  await initializing;
+  assert.deepEqual(h.messages.slice(1).map((m) => m.type), ['ready', 'attention']);
   await h.handle({ type: 'init', text, stage: 'no such stage', seed: 1 });
   assert.match(h.of('error')[1].message, /stage must be one of 'bigram', .*, got "no such stage"/);
   const training = h.handle({ type: 'start' });

@@ -195,11 +195,20 @@ export function createGptHost(post, load) {
     if (!run) throw new Error(`${type}: send init first`);
   };
 
+  // An init (or import) in progress: requests that arrive meanwhile wait for it, so a page may send init and then
+  // start (or setProbe, generate…) without waiting for ready.
+  let settling = Promise.resolve();
+
   // Handles one request; errors become { type: 'error', message, request }.
   return async function handle(request) {
     const type = request?.type;
     try {
-      if (type === 'init') return await init(request);
+      if (type === 'init') {
+        const previous = settling;
+        settling = previous.catch(() => {}).then(() => init(request));
+        return await settling;
+      }
+      await settling.catch(() => {});
       if (type === 'dispose') {
         replaceRun(null);
         xa?.dispose();
