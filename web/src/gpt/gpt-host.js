@@ -158,7 +158,7 @@ export function createGptHost(post, load) {
     const want = n === undefined ? s.training.maxIters : n;
     if (!Number.isInteger(want) || want < 1) throw new RangeError(`init: steps must be an integer ≥ 1, got ${n}`);
     if (!Number.isInteger(every) || every < 1) throw new RangeError(`init: evalEvery must be an integer ≥ 1, got ${every}`);
-    if (!Number.isInteger(seed) || seed < 0) throw new RangeError(`init: seed must be an integer ≥ 0, got ${seed}`);
+    if (!Number.isInteger(seed) || seed < 0 || seed > 0xffffffff) throw new RangeError(`init: seed must be an integer in [0, 4294967295], got ${seed}`);
     // The text is checked before the package is touched: a refused init leaves the run as it was.
     const corpus = makeCorpus(text);
     checkCorpus(corpus, s.model.blockSize);
