@@ -1,7 +1,7 @@
 // "Decoding one token at a time" in real Chromium: each Step appends a position to the KvCache and fills one
 // row of the weight triangle (t + 1 coloured cells, the rest blank), every row equal to full causal attention
 // computed independently here in Node with the package; Play, Pause and Reset; the step-time chart with both
-// ways of decoding, the cache faster at the longest length; phone and desktop widths.
+// ways of decoding, the page's verdict on which is faster matching its figures; phone and desktop widths.
 import test, { after, before } from 'node:test';
 import assert from 'node:assert/strict';
 import { mkdirSync } from 'node:fs';
