@@ -6,6 +6,8 @@ import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
 import { createXattn } from 'xattn';
 import { createGptHost } from '../../web/src/gpt/gpt-host.js';
+import { GPT, parameterShapes } from '../../web/src/gpt/model.js';
+import { writeSafetensors } from '../../web/src/gpt/checkpoint.js';
 
 const text = readFileSync(new URL('../../web/public/data/tinyshakespeare.txt', import.meta.url), 'utf8');
 
@@ -142,4 +144,29 @@ test('stopGenerate ends a generation early; dispose ends training, and the host 
   assert.equal(h.of('done').length, 0);
   await h.handle({ type: 'start' });
   assert.match(h.of('error').at(-1).message, /start: send init first/);
+});
+
+test('a file without the lab’s metadata (PyTorch’s state_dict saved as is) imports as nanoGPT’s model over the text', async () => {
+  const h = host();
+  await h.handle({ type: 'init', text, stage: 'bigram', seed: 1, threads: 1 });
+  const xa = await createXattn({ threads: 1 });
+  const config = { vocab: 65, nLayer: 4, nHead: 4, nEmbd: 128, blockSize: 64 };
+  const model = new GPT(xa, config, { seed: 9 });
+  const bytes = writeSafetensors(model.params, parameterShapes(config)).buffer;
+  await h.handle({ type: 'import', bytes });
+  const imported = h.of('imported')[0];
+  assert.ok(imported, JSON.stringify(h.of('error')));
+  assert.equal(imported.stage, 'gpt');
+  assert.equal(imported.step, 0);
+  assert.equal(imported.config.nHead, 4);
+  // Its vocabulary must be the text's size.
+  const small = new GPT(xa, { ...config, vocab: 64, nLayer: 1 }, { seed: 9 });
+  await h.handle({ type: 'import', bytes: writeSafetensors(small.params, parameterShapes({ ...config, vocab: 64, nLayer: 1 })).buffer });
+  assert.match(h.of('error').at(-1).message, /import: the file's vocabulary \(64 ids\) is not this text's \(65 characters\)/);
+  await h.handle({ type: 'import', bytes: 'not bytes' });
+  assert.match(h.of('error').at(-1).message, /bytes must be an ArrayBuffer/);
+  model.dispose();
+  small.dispose();
+  await h.handle({ type: 'dispose' });
+  xa.dispose();
 });

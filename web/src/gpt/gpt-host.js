@@ -169,19 +169,26 @@ export function createGptHost(post, load) {
     send({ type: 'ready', ...describe(), parameterCount: run.model.parameterCount, vocab: run.corpus.chars });
   }
 
+  // A file the lab exported says its vocabulary, stage and step. One without them (PyTorch's model.py saved with
+  // safetensors.torch.save_file) is read as nanoGPT's model (its 4 heads; the shapes give the rest) over this
+  // text's vocabulary, which is how load_corpus builds it, when its token embedding has that many rows.
   function importModel({ bytes }) {
-    const { model, metadata } = readModel(xa, new Uint8Array(bytes));
+    if (!(bytes instanceof ArrayBuffer)) throw new TypeError('import: bytes must be an ArrayBuffer (a .safetensors file)');
+    const { model, metadata } = readModel(xa, new Uint8Array(bytes), { nHead: stageOf('gpt').model.nHead });
     let chars = null;
     try {
       chars = JSON.parse(metadata.vocab ?? 'null');
     } catch {
       chars = null;
     }
-    const fits = Array.isArray(chars) && chars.length === run.corpus.chars.length && chars.every((c, i) => c === run.corpus.chars[i]);
+    const ours = run.corpus.chars;
+    const fits = Array.isArray(chars)
+      ? chars.length === ours.length && chars.every((c, i) => c === ours[i])
+      : metadata.vocab === undefined && model.config.vocab === ours.length;
     const stage = metadata.stage ?? 'gpt';
     if (!fits) {
       model.dispose();
-      throw new RangeError(`import: the file's vocabulary (${Array.isArray(chars) ? `${chars.length} characters` : 'none'}) is not this text's (${run.corpus.chars.length} characters)`);
+      throw new RangeError(`import: the file's vocabulary (${Array.isArray(chars) ? `${chars.length} characters` : `${model.config.vocab} ids`}) is not this text's (${ours.length} characters)`);
     }
     const step = Number.isSafeInteger(Number(metadata.step)) ? Number(metadata.step) : 0;
     let next;
