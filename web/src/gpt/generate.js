@@ -1,0 +1,153 @@
+// Generation with a KV cache: the model's layers composed from their parts on the package (layerNorm, linear, a
+// KvCache per layer that keeps every past position's keys and values, the exact GELU of gelu.js), so each new
+// character costs one position's work instead of a forward over the whole context. The result is the full
+// forward's (tests/web/gpt-generate.test.js checks the logits position by position).
+//
+// The model knows blockSize positions. nanoGPT crops the context to the last blockSize characters and runs the
+// whole window again for every character; here, when the context reaches blockSize, the caches are emptied and
+// refilled (one prefill call per layer) from the last blockSize / 2 characters, at positions 0…blockSize/2 − 1,
+// so the next blockSize / 2 characters are again one position each.
+// Dimension letters: n new positions, t positions held, C channels, H heads, D = C / H, V vocabulary.
+import { Prng } from '../shared/prng.js';
+import { geluInPlace } from './gelu.js';
+
+export class Decoder {
+  // model: a GPT (web/src/gpt/model.js); its parameters are read at each call, so training may go on between.
+  constructor(model) {
+    const { nHead: H, nEmbd: C, blockSize } = model.config;
+    this.model = model;
+    this.caches = model.layers.map(() => model.xa.createKvCache({ batch: 1, kvHeads: H, headDim: C / H, capacity: blockSize }));
+    this.context = [];  // the ids the caches hold, in order (position = index)
+  }
+
+  get length() {
+    return this.context.length;
+  }
+
+  reset() {
+    for (const c of this.caches) c.truncate(0);
+    this.context = [];
+  }
+
+  // Appends ids (a prefill when there are several) and returns the logits of the last one (V) and, with
+  // attention: true, each layer's attention weights of that last position: [{ layer, heads, weights (H·t) }].
+  // The context may not pass blockSize: next() makes room first.
+  feed(ids, { attention = false } = {}) {
+    const { model } = this;
+    const { xa, params } = model;
+    const { nHead: H, nEmbd: C, vocab: V, blockSize } = model.config;
+    const D = C / H;
+    const n = ids.length;
+    const start = this.context.length;
+    if (n < 1) throw new RangeError('Decoder.feed: no ids');
+    if (start + n > blockSize) throw new RangeError(`Decoder.feed: ${start} + ${n} positions pass the block size ${blockSize}`);
+    const tok = params['token_embedding.weight'];
+    const pos = params['position_embedding.weight'];
+    const x = new Float32Array(n * C);                                                             // (1, n, C)
+    for (let i = 0; i < n; i++) {
+      for (let c = 0; c < C; c++) x[i * C + c] = tok[ids[i] * C + c] + pos[(start + i) * C + c];
+    }
+    const shape = [1, n, C];
+    const weightsOut = [];
+    const merged = new Float32Array(n * C);                                                        // (1, n, C)
+    model.layers.forEach((_, l) => {
+      const p = (name) => params[`layers.${l}.${name}`];
+      const t = (name, s) => ({ data: p(name), shape: s });
+      const { q, k, v } = model.queryKeyValue(l, { data: x, shape }, n);                           // (1, H, n, D)
+      this.caches[l].append(k, v);
+      const a = this.caches[l].attend(q, { isCausal: true, needWeights: attention });             // (1, H, n, D)
+      for (let h = 0; h < H; h++) {
+        for (let i = 0; i < n; i++) merged.set(a.output.data.subarray((h * n + i) * D, (h * n + i + 1) * D), i * C + h * D);
+      }
+      const o = xa.linear({ data: merged, shape }, t('self_attn.out_proj.weight', [C, C]), t('self_attn.out_proj.bias', [C])).output.data;
+      for (let k2 = 0; k2 < x.length; k2++) x[k2] += o[k2];
+      const n2 = xa.layerNorm({ data: x, shape }, [C], { weight: t('norm2.weight', [C]), bias: t('norm2.bias', [C]) }).output;
+      const f = xa.linear(n2, t('linear1.weight', [4 * C, C]), t('linear1.bias', [4 * C])).output; // (1, n, 4C)
+      geluInPlace(f.data);
+      const f2 = xa.linear(f, t('linear2.weight', [C, 4 * C]), t('linear2.bias', [C])).output.data;
+      for (let k2 = 0; k2 < x.length; k2++) x[k2] += f2[k2];
+      if (attention) {
+        const tHeld = start + n;
+        const w = new Float32Array(H * tHeld);                                                      // (H, t): the last query's row
+        for (let h = 0; h < H; h++) w.set(a.weights.data.subarray((h * n + n - 1) * tHeld, (h * n + n) * tHeld), h * tHeld);
+        weightsOut.push({ layer: l, heads: H, weights: w });
+      }
+    });
+    for (const id of ids) this.context.push(id);
+    const last = { data: x.subarray((n - 1) * C), shape: [1, C] };
+    const h = xa.layerNorm(last, [C], { weight: model.norm('weight'), bias: model.norm('bias') }).output;
+    const logits = xa.linear(h, { data: params['head.weight'], shape: [V, C] }).output.data;       // (V)
+    return { logits, attention: attention ? weightsOut : null };
+  }
+
+  // The next id after the context: when the context is full, first refills from its last blockSize / 2 ids.
+  // Returns feed's result for `id`.
+  next(id, options) {
+    const { blockSize } = this.model.config;
+    if (this.context.length >= blockSize) {
+      const keep = this.context.slice(this.context.length - Math.floor(blockSize / 2));
+      this.reset();
+      this.feed(keep);
+    }
+    return this.feed([id], options);
+  }
+
+  // The whole prompt (its last blockSize / 2 ids when it is longer), from an empty context.
+  prompt(ids, options) {
+    const { blockSize } = this.model.config;
+    this.reset();
+    const keep = ids.length > blockSize ? ids.slice(ids.length - Math.floor(blockSize / 2)) : ids;
+    return this.feed(Array.from(keep), options);
+  }
+
+  dispose() {
+    for (const c of this.caches) c.dispose();
+  }
+}
+
+// A sampler: temperature (> 0; 0 picks the most likely), top-k (0 or ≥ the vocabulary: all), seeded.
+export class Sampler {
+  constructor({ temperature = 1, topK = 0, seed = 0 } = {}) {
+    if (!(Number.isFinite(temperature) && temperature >= 0)) throw new RangeError(`Sampler: temperature must be a finite number ≥ 0, got ${temperature}`);
+    if (!(Number.isInteger(topK) && topK >= 0)) throw new RangeError(`Sampler: topK must be an integer ≥ 0, got ${topK}`);
+    Object.assign(this, { temperature, topK });
+    this.rng = new Prng(seed >>> 0, 11);
+  }
+
+  // logits (V) → an id.
+  pick(logits) {
+    const V = logits.length;
+    let best = 0;
+    for (let c = 1; c < V; c++) if (logits[c] > logits[best]) best = c;
+    if (this.temperature === 0) return best;
+    // Top-k keeps the logits at or above the k-th largest (ties kept, as torch.topk's threshold in nanoGPT).
+    let floor = -Infinity;
+    if (this.topK > 0 && this.topK < V) floor = Float64Array.from(logits).sort()[V - this.topK];
+    const p = new Float64Array(V);
+    let sum = 0;
+    for (let c = 0; c < V; c++) {
+      p[c] = logits[c] >= floor ? Math.exp((logits[c] - logits[best]) / this.temperature) : 0;
+      sum += p[c];
+    }
+    let u = this.rng.nextFloat() * sum;
+    for (let c = 0; c < V; c++) {
+      u -= p[c];
+      if (u < 0 && p[c] > 0) return c;
+    }
+    return best;
+  }
+}
+
+// Generates maxNew characters after a prompt (ids), calling onToken(index, id, attention) for each; returns the
+// ids. The context starts over as Decoder.next says when it fills.
+export function generate(decoder, promptIds, { maxNew, sampler, attention = false, onToken = null }) {
+  let r = decoder.prompt(promptIds, { attention });
+  const out = [];
+  for (let i = 0; i < maxNew; i++) {
+    const id = sampler.pick(r.logits);
+    out.push(id);
+    onToken?.(i, id, r.attention);
+    if (i + 1 < maxNew) r = decoder.next(id, { attention });
+  }
+  return out;
+}

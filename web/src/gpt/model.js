@@ -1,0 +1,204 @@
+// The GPT of bench/gpt/model.py on the package: token and position embeddings (JS loops, web/src/train/embedding.js),
+// nLayer × the package's TransformerEncoderLayer (pre-norm, exact GELU, feed-forward 4·C, batch first, causal),
+// a final LayerNorm (xa.layerNorm) and a linear head without bias (xa.linear), trained with softmax cross-entropy.
+// The backward runs the same way back: the head's and the LayerNorm's gradients from the package, each layer's
+// backward, and the embeddings' scatter-add.
+//
+// Every parameter lives here as a Float32Array under model.py's state_dict names (token_embedding.weight,
+// position_embedding.weight, layers.{i}.self_attn.in_proj_weight, …, norm.weight, norm.bias, head.weight) in
+// PyTorch's order; each layer's are handed to its package layer by sync() after every change.
+// Dimension letters: B batch, T positions (≤ blockSize), C channels (nEmbd), V vocabulary, H heads, D = C / H.
+import { Prng } from '../shared/prng.js';
+import { embed, embedBackward } from '../train/embedding.js';
+import { crossEntropy } from '../train/cross-entropy.js';
+
+// A TransformerEncoderLayer's parameters, in PyTorch's order.
+export const LAYER_NAMES = [
+  'self_attn.in_proj_weight', 'self_attn.in_proj_bias', 'self_attn.out_proj.weight', 'self_attn.out_proj.bias',
+  'linear1.weight', 'linear1.bias', 'linear2.weight', 'linear2.bias', 'norm1.weight', 'norm1.bias', 'norm2.weight', 'norm2.bias',
+];
+
+// Every parameter's shape, in the order of model.py's GPT.state_dict().
+export function parameterShapes({ vocab, nLayer, nEmbd: C, blockSize }) {
+  const shapes = { 'token_embedding.weight': [vocab, C], 'position_embedding.weight': [blockSize, C] };
+  const layer = {
+    'self_attn.in_proj_weight': [3 * C, C], 'self_attn.in_proj_bias': [3 * C],
+    'self_attn.out_proj.weight': [C, C], 'self_attn.out_proj.bias': [C],
+    'linear1.weight': [4 * C, C], 'linear1.bias': [4 * C], 'linear2.weight': [C, 4 * C], 'linear2.bias': [C],
+    'norm1.weight': [C], 'norm1.bias': [C], 'norm2.weight': [C], 'norm2.bias': [C],
+  };
+  for (let i = 0; i < nLayer; i++) for (const n of LAYER_NAMES) shapes[`layers.${i}.${n}`] = layer[n];
+  shapes['norm.weight'] = [C];
+  shapes['norm.bias'] = [C];
+  shapes['head.weight'] = [vocab, C];
+  return shapes;
+}
+
+export const count = (shape) => shape.reduce((a, b) => a * b, 1);
+
+// nanoGPT's initialisation, as model.py's: biases 0, LayerNorm weights 1, the residual projections (out_proj,
+// linear2) N(0, 0.02 / √(2 · nLayer)), every other weight and both embeddings N(0, 0.02). Seeded; one Prng stream
+// per parameter, in state_dict order (the values are ours, not torch's).
+export function initParameters(config, seed) {
+  const shapes = parameterShapes(config);
+  const residual = 0.02 / Math.sqrt(2 * config.nLayer);
+  const params = {};
+  Object.entries(shapes).forEach(([name, shape], stream) => {
+    const p = new Float32Array(count(shape));
+    if (name.endsWith('bias')) {
+      // zeros
+    } else if (name.startsWith('norm') || name.includes('.norm')) {
+      p.fill(1);
+    } else {
+      const std = name.endsWith('out_proj.weight') || name.endsWith('linear2.weight') ? residual : 0.02;
+      const rng = new Prng(seed >>> 0, 1000 + stream);
+      for (let k = 0; k < p.length; k++) p[k] = std * rng.nextNormal();
+    }
+    params[name] = p;
+  });
+  return params;
+}
+
+// The parameters AdamW decays: those of 2 or more dims (model.py's make_optimizer).
+export function decayedNames(config) {
+  return new Set(Object.entries(parameterShapes(config)).filter(([, s]) => s.length >= 2).map(([n]) => n));
+}
+
+export function checkGptConfig(config) {
+  const FN = 'GPT';
+  for (const k of ['vocab', 'nLayer', 'nHead', 'nEmbd', 'blockSize']) {
+    if (!Number.isInteger(config?.[k]) || config[k] < 1) throw new RangeError(`${FN}: config.${k} must be an integer ≥ 1, got ${config?.[k]}`);
+  }
+  if (config.nEmbd % config.nHead !== 0) throw new RangeError(`${FN}: nEmbd ${config.nEmbd} is not a multiple of nHead ${config.nHead}`);
+  return { vocab: config.vocab, nLayer: config.nLayer, nHead: config.nHead, nEmbd: config.nEmbd, blockSize: config.blockSize };
+}
+
+export class GPT {
+  // xa: the package (createXattn()); config { vocab, nLayer, nHead, nEmbd, blockSize }; params: optional, by
+  // state_dict name (else nanoGPT's seeded initialisation from `seed`).
+  constructor(xa, config, { params = null, seed = 0 } = {}) {
+    this.xa = xa;
+    this.config = checkGptConfig(config);
+    const shapes = parameterShapes(this.config);
+    this.params = params ?? initParameters(this.config, seed);
+    for (const [name, shape] of Object.entries(shapes)) {
+      const p = this.params[name];
+      if (!(p instanceof Float32Array) || p.length !== count(shape)) {
+        throw new RangeError(`GPT: ${name} must be a Float32Array of ${count(shape)} values for shape (${shape.join(', ')}), got ${p ? p.length : 'none'}`);
+      }
+    }
+    const { nLayer, nHead, nEmbd: C } = this.config;
+    this.layers = Array.from({ length: nLayer }, () => xa.createTransformerEncoderLayer({
+      dModel: C, nhead: nHead, dimFeedforward: 4 * C, dropout: 0, activation: 'gelu', batchFirst: true, normFirst: true,
+    }));
+    this.sync();
+  }
+
+  // The names AdamW decays.
+  decayed() {
+    return decayedNames(this.config);
+  }
+
+  get parameterCount() {
+    return Object.values(this.params).reduce((a, p) => a + p.length, 0);
+  }
+
+  // Hands each layer's parameters to its package layer (after every change to this.params).
+  sync() {
+    this.layers.forEach((layer, i) => {
+      const p = {};
+      for (const n of LAYER_NAMES) p[n] = this.params[`layers.${i}.${n}`];
+      layer.setParameters(p);
+    });
+  }
+
+  // tokens (B·T ids) → the residual stream before each layer and after the last (xs[0..nLayer], each (B, T, C)),
+  // the final LayerNorm's output h (B, T, C) and the logits (B, T, V).
+  forward(tokens, B, T) {
+    const { vocab: V, nEmbd: C, blockSize } = this.config;
+    if (T > blockSize) throw new RangeError(`GPT.forward: T ${T} is past the block size ${blockSize}`);
+    if (tokens.length !== B * T) throw new RangeError(`GPT.forward: ${tokens.length} tokens for B ${B} × T ${T}`);
+    const shape = [B, T, C];
+    let x = { data: embed(tokens, this.params['token_embedding.weight'], this.params['position_embedding.weight'], { N: B, L: T, E: C }), shape };
+    const xs = [x];
+    for (const layer of this.layers) {
+      x = layer.forward(x, { isCausal: true }).output;                                          // (B, T, C)
+      xs.push(x);
+    }
+    const h = this.xa.layerNorm(x, [C], { weight: this.norm('weight'), bias: this.norm('bias') }).output;  // (B, T, C)
+    const logits = this.xa.linear(h, { data: this.params['head.weight'], shape: [V, C] }).output;          // (B, T, V)
+    return { xs, h, logits };
+  }
+
+  norm(which) {
+    return { data: this.params[`norm.${which}`], shape: [this.config.nEmbd] };
+  }
+
+  // The mean cross-entropy of the next-token predictions (targets B·T ids).
+  loss(tokens, targets, B, T) {
+    const { logits } = this.forward(tokens, B, T);
+    return crossEntropy(logits.data, targets, { rows: B * T, classes: this.config.vocab }).loss;
+  }
+
+  // The loss, every parameter's gradient by state_dict name, and the logits.
+  lossAndGradients(tokens, targets, B, T) {
+    const { vocab: V, nEmbd: C, blockSize } = this.config;
+    const f = this.forward(tokens, B, T);
+    const { loss, dLogits } = crossEntropy(f.logits.data, targets, { rows: B * T, classes: V });
+    const shape = [B, T, C];
+    const head = this.xa.linearGrad(f.h, { data: this.params['head.weight'], shape: [V, C] }, null, { data: dLogits, shape: [B, T, V] });
+    const last = f.xs[this.layers.length];
+    const norm = this.xa.layerNormGrad(last, [C], head.gradInput, { weight: this.norm('weight'), bias: this.norm('bias') });
+    const grads = {};
+    let dx = norm.gradInput;                                                                    // (B, T, C)
+    for (let i = this.layers.length - 1; i >= 0; i--) {
+      const g = this.layers[i].backward(f.xs[i], dx, { isCausal: true });
+      for (const n of LAYER_NAMES) grads[`layers.${i}.${n}`] = g.gradParameters[n];
+      dx = g.gradSrc;
+    }
+    const emb = embedBackward(tokens, dx.data, { N: B, L: T, E: C, vocab: V });
+    const dPos = new Float32Array(blockSize * C);
+    dPos.set(emb.dPos);
+    // In state_dict order.
+    const ordered = { 'token_embedding.weight': emb.dTable, 'position_embedding.weight': dPos };
+    for (let i = 0; i < this.layers.length; i++) for (const n of LAYER_NAMES) ordered[`layers.${i}.${n}`] = grads[`layers.${i}.${n}`];
+    ordered['norm.weight'] = norm.gradWeight.data;
+    ordered['norm.bias'] = norm.gradBias.data;
+    ordered['head.weight'] = head.gradWeight.data;
+    return { loss, grads: ordered, logits: f.logits };
+  }
+
+  // Each layer's causal attention weights for one sequence of T tokens: [{ heads, T, weights (H·T·T) }], composed
+  // from the layer's own parameters (norm1, in_proj, scaled dot-product attention with the weights) on the
+  // residual stream entering it, which is what the layer attends with.
+  attention(tokens) {
+    const T = tokens.length;
+    const { xs } = this.forward(tokens, 1, T);
+    return this.layers.map((_, i) => {
+      const { q, k, v } = this.queryKeyValue(i, xs[i], T);
+      const r = this.xa.scaledDotProductAttention(q, k, v, { isCausal: true, needWeights: true });
+      return { heads: this.config.nHead, T, weights: r.weights.data };                        // (1, H, T, T)
+    });
+  }
+
+  // Layer i's queries, keys and values for x (1, T, C): (1, H, T, D) each.
+  queryKeyValue(i, x, T) {
+    const { nHead: H, nEmbd: C } = this.config;
+    const D = C / H;
+    const p = (n) => this.params[`layers.${i}.${n}`];
+    const n1 = this.xa.layerNorm(x, [C], { weight: { data: p('norm1.weight'), shape: [C] }, bias: { data: p('norm1.bias'), shape: [C] } }).output;
+    const qkv = this.xa.linear(n1, { data: p('self_attn.in_proj_weight'), shape: [3 * C, C] }, { data: p('self_attn.in_proj_bias'), shape: [3 * C] }).output.data; // (1, T, 3C)
+    const split = (which) => {
+      const out = new Float32Array(H * T * D);                                                    // (1, H, T, D)
+      for (let t = 0; t < T; t++) {
+        for (let h = 0; h < H; h++) out.set(qkv.subarray(t * 3 * C + which * C + h * D, t * 3 * C + which * C + (h + 1) * D), (h * T + t) * D);
+      }
+      return { data: out, shape: [1, H, T, D] };
+    };
+    return { q: split(0), k: split(1), v: split(2) };
+  }
+
+  dispose() {
+    for (const layer of this.layers) layer.dispose();
+  }
+}
