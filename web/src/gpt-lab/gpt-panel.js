@@ -346,7 +346,7 @@ class GptPanel {
     s.steps = m.config.steps;
     // The imported model's loss is not known until it trains on: its row starts empty.
     s.results[m.stage] = { valLoss: null, sample: null, step: m.step, done: false, running: false };
-    this.$('gpt-io-note').textContent = `Imported a ${this.titles.get(m.stage) ?? m.stage} model trained ${m.step} steps: Resume trains it on, Generate writes with it.`;
+    this.$('gpt-io-note').textContent = `Imported the model of “${this.titles.get(m.stage) ?? m.stage}”, trained ${m.step} steps: Resume trains it on, Generate writes with it.`;
     this.draw();
   }
 

@@ -1,0 +1,185 @@
+// "Build a GPT" in real Chromium, through the page's controls: the bigram stage and a few steps of the GPT
+// train in the model's Worker while the loss table, the curves and every layer and head's attention on the
+// probe line update; Pause holds the step and Resume goes on; generation streams characters through the KV
+// cache and pointing at one heats the characters it attended to; bad generation settings are refused in
+// words; the model exports to .safetensors and imports back to write again; no console error throughout.
+import test, { after, before } from 'node:test';
+import assert from 'node:assert/strict';
+import { WAIT, artifact, launch, openDemo } from './browser.js';
+import { COURSE } from '../../web/src/gpt/course.js';
+
+// Few steps: the test is about the chapter working, not about the losses the course reaches.
+const BIGRAM_STEPS = 60;
+const GPT_STEPS = 12;
+let browser;
+before(async () => {
+  browser = await launch();
+});
+after(async () => browser?.close());
+
+const gpt = (page) =>
+  page.evaluate(() => {
+    const g = window.__xattnDemo.gpt;
+    return JSON.parse(JSON.stringify({ ...g, attention: g.attention && { step: g.attention.step, probe: g.attention.probe, layers: g.attention.layers.map((l) => ({ heads: l.heads, T: l.T })) } }));
+  });
+
+async function trainStage(page, stage, steps) {
+  await page.locator('#gpt-controls [name="steps"]').fill(String(steps));
+  await page.click(`#gpt-stages button[data-train="${stage}"]`);
+  await page.waitForFunction((id) => window.__xattnDemo.gpt.stage === id && window.__xattnDemo.gpt.phase !== 'starting', stage, WAIT);
+}
+
+const waitDone = (page, stage) =>
+  page.waitForFunction((id) => window.__xattnDemo.gpt.phase === 'done' && window.__xattnDemo.gpt.results[id]?.done, stage, { timeout: 240_000 });
+
+const row = (page, stage) => page.locator(`#gpt-losses tr[data-stage="${stage}"]`);
+
+async function openChapter() {
+  const page = await openDemo(browser.context);
+  await page.locator('#gpt-card').scrollIntoViewIfNeeded();
+  await page.waitForFunction(() => window.__xattnDemo.gpt.corpus !== null, null, WAIT);
+  return page;
+}
+
+test('the chapter lists the course’s stages in order over Tiny Shakespeare, each with its idea and reference', async () => {
+  const page = await openChapter();
+  const g = await gpt(page);
+  assert.equal(g.corpus.name, 'Tiny Shakespeare');
+  assert.equal(g.corpus.chars, 1115394);
+  assert.match(await page.locator('#gpt-corpus-name').textContent(), /Tiny Shakespeare .*public domain.*1,115,394 characters, 65 distinct/);
+  const order = await page.locator('#gpt-stages li').evaluateAll((lis) => lis.map((li) => li.dataset.stage));
+  assert.deepEqual(order, COURSE.map((s) => s.id));
+  for (const s of COURSE) {
+    assert.equal(await page.locator(`#gpt-stages li[data-stage="${s.id}"] p.hint`).textContent(), s.idea);
+    // Before any training: the course's reference beside an empty column.
+    const cells = await row(page, s.id).locator('td').allTextContents();
+    assert.equal(cells[0], '—');
+    if (typeof s.referenceLoss === 'number') assert.equal(cells[1], s.referenceLoss.toFixed(2));
+  }
+  assert.equal(await page.locator('#gpt-generate-button').isEnabled(), false, 'nothing to generate with before a stage trains');
+  assert.deepEqual(page.errors, []);
+  await page.close();
+});
+
+// The first stage of the course, the bigram, when the course has it.
+test('the bigram trains from its Train button into the loss table, with a sample of its text', { skip: !COURSE.some((s) => s.id === 'bigram') && 'the course has no bigram stage yet' }, async () => {
+  const page = await openChapter();
+  await trainStage(page, 'bigram', BIGRAM_STEPS);
+  await waitDone(page, 'bigram');
+  const g = await gpt(page);
+  assert.equal(g.step, BIGRAM_STEPS);
+  const bigramLoss = g.results.bigram.valLoss;
+  assert.ok(bigramLoss > 1 && bigramLoss < Math.log(65), `bigram validation loss ${bigramLoss}`);
+  assert.equal(await row(page, 'bigram').locator('td.run').textContent(), bigramLoss.toFixed(2));
+  assert.ok(g.progressReports > 0);
+  assert.ok(g.chartPoints.train > 0 && g.chartPoints.val > 0);
+  assert.ok((await page.locator('#gpt-stages li[data-stage="bigram"] pre.gpt-sample').textContent()).length > 0, 'the bigram wrote a sample');
+  assert.match(await page.locator('#gpt-status').textContent(), new RegExp(`^Trained · .*step ${BIGRAM_STEPS} of ${BIGRAM_STEPS}`));
+  assert.deepEqual(page.errors, []);
+  await page.close();
+});
+
+test('the GPT: curves, attention, pause and resume, refusals, generation and its hover, export and import', async () => {
+  const page = await openChapter();
+  let g;
+  // The GPT, a few steps: curves, every layer and head's attention on the probe line, Pause and Resume.
+  await trainStage(page, 'gpt', GPT_STEPS);
+  g = await gpt(page);
+  assert.ok(g.parameterCount > 100_000, `parameters: ${g.parameterCount}`);
+  assert.equal(g.vocab.length, 65);
+  await page.waitForFunction(() => window.__xattnDemo.gpt.step >= 2 && window.__xattnDemo.gpt.attentionReports > 0, null, WAIT);
+  await page.click('#gpt-pause');
+  await page.waitForFunction(() => window.__xattnDemo.gpt.phase === 'paused', null, WAIT);
+  const pausedAt = (await gpt(page)).step;
+  assert.ok(pausedAt < GPT_STEPS, `paused at ${pausedAt}`);
+  await page.waitForTimeout(1500);
+  assert.equal((await gpt(page)).step, pausedAt, 'no steps while paused');
+  assert.equal(await page.locator('#gpt-resume').isEnabled(), true);
+  assert.equal(await page.locator('#gpt-pause').isEnabled(), false);
+  assert.match(await page.locator('#gpt-status').textContent(), /^Paused · /);
+  await page.click('#gpt-resume');
+  await waitDone(page, 'gpt');
+  g = await gpt(page);
+  assert.equal(g.step, GPT_STEPS);
+  assert.ok(g.results.gpt.valLoss < Math.log(65) + 0.5, `GPT validation loss ${g.results.gpt.valLoss}`);
+  const points = g.chartPoints;
+  assert.ok(points.train >= GPT_STEPS / 2 && points.val >= 1, `chart points ${JSON.stringify(points)}`);
+  // One heatmap per layer and head, drawn (not blank) for the probe line.
+  const { layers } = g.attention;
+  assert.ok(layers.length >= 1);
+  const canvases = page.locator('#gpt-attention canvas');
+  assert.equal(await canvases.count(), layers.reduce((n, l) => n + l.heads, 0));
+  assert.equal(g.attention.probe, await page.locator('#gpt-probe').inputValue());
+  const lit = await canvases.first().evaluate((c) => {
+    const d = c.getContext('2d').getImageData(0, 0, c.width, c.height).data;
+    const colours = new Set();
+    for (let k = 0; k < d.length; k += 4 * 7) colours.add(`${d[k]},${d[k + 1]},${d[k + 2]}`);
+    return colours.size;
+  });
+  assert.ok(lit > 2, `the first head's map has ${lit} colours`);
+  assert.match(await row(page, 'gpt').textContent(), /GPT.*\d\.\d\d.*1\.88/);
+  await page.locator('#gpt-card').screenshot({ path: artifact('gpt-trained') });
+
+  // Refusals in words, and nothing sent.
+  const refuse = async (field, value, pattern) => {
+    const input = page.locator(`#gpt-generate [name="${field}"]`);
+    const before = await input.inputValue();
+    await input.fill(value);
+    await page.click('#gpt-generate-button');
+    assert.match(await page.locator('#gpt-error').textContent(), pattern);
+    assert.equal((await gpt(page)).generating, false);
+    await input.fill(before);
+  };
+  await refuse('temperature', '0', /temperature must be a number above 0 .*got 0/);
+  await refuse('topK', '2.5', /top-k must be a whole number from 1 to 65; got 2\.5/);
+  await refuse('prompt', 'Café', /prompt has a character the training text never uses \(“é”\)/);
+  await refuse('prompt', '', /prompt is empty/);
+
+  // Generation streams characters; pointing at one heats the characters before it.
+  await page.locator('#gpt-generate [name="prompt"]').fill('ROMEO:');
+  await page.locator('#gpt-generate [name="maxNew"]').fill('40');
+  await page.locator('#gpt-generate [name="topK"]').fill('10');
+  await page.click('#gpt-generate-button');
+  await page.waitForFunction(() => window.__xattnDemo.gpt.generated !== null && !window.__xattnDemo.gpt.generating, null, WAIT);
+  g = await gpt(page);
+  assert.equal(await page.locator('#gpt-error').isHidden(), true);
+  assert.equal(g.tokens, 40);
+  assert.equal(g.generated.text.length >= 40, true);
+  const spans = page.locator('#gpt-output span[data-pos]');
+  assert.equal(await spans.count(), 'ROMEO:'.length + 40);
+  assert.equal((await page.locator('#gpt-output').textContent()).endsWith(g.generated.text.slice(-40)), true);
+  await page.locator('#gpt-output span.gen').nth(10).hover();
+  const pos = 'ROMEO:'.length + 10;
+  assert.match(await page.locator('#gpt-hover').textContent(), new RegExp(`\\(character ${pos}\\) was written looking at the \\d+ characters before it`));
+  assert.equal(await page.locator('#gpt-strips .gpt-strip').count(), layers.reduce((n, l) => n + l.heads, 0));
+  const heated = await spans.evaluateAll((all, p) => all.filter((s) => Number(s.dataset.pos) < p && s.style.background !== '').length, pos);
+  assert.ok(heated > 0, 'no earlier character is heated');
+  const later = await spans.evaluateAll((all, p) => all.filter((s) => Number(s.dataset.pos) >= p && s.style.background !== '').length, pos);
+  assert.equal(later, 0, 'a character cannot have attended to itself or later ones');
+  // Picking another layer and head re-heats the text with its weights.
+  await page.locator('#gpt-strips .gpt-strip').first().click();
+  assert.equal(await page.locator('#gpt-strips .gpt-strip').first().getAttribute('aria-pressed'), 'true');
+  await page.locator('#gpt-card').screenshot({ path: artifact('gpt-generated') });
+
+  // Export, then import: the model comes back at its step and writes again.
+  const [download] = await Promise.all([page.waitForEvent('download'), page.click('#gpt-export')]);
+  assert.match(download.suggestedFilename(), new RegExp(`^xattn-gpt-gpt-step${GPT_STEPS}\\.safetensors$`));
+  const file = `build/artifacts/${download.suggestedFilename()}`;
+  await download.saveAs(file);
+  await page.setInputFiles('#gpt-import', file);
+  await page.waitForFunction(() => window.__xattnDemo.gpt.imported !== null, null, WAIT);
+  g = await gpt(page);
+  assert.deepEqual([g.imported.stage, g.imported.step], ['gpt', GPT_STEPS]);
+  assert.match(await page.locator('#gpt-io-note').textContent(), new RegExp(`Imported the model of “The full GPT”, trained ${GPT_STEPS} steps`));
+  await page.locator('#gpt-generate [name="maxNew"]').fill('10');
+  await page.click('#gpt-generate-button');
+  await page.waitForFunction(() => window.__xattnDemo.gpt.tokens === 10 && !window.__xattnDemo.gpt.generating, null, WAIT);
+  // A file that is not a model is refused in words, and the model stays.
+  await page.setInputFiles('#gpt-import', { name: 'bad.safetensors', mimeType: 'application/octet-stream', buffer: Buffer.from('not a model') });
+  await page.waitForFunction(() => window.__xattnDemo.gpt.lastError !== null, null, WAIT);
+  assert.match(await page.locator('#gpt-error').textContent(), /^Import: /);
+  assert.equal(await page.locator('#gpt-generate-button').isEnabled(), true);
+
+  assert.deepEqual(page.errors, []);
+  await page.close();
+});
