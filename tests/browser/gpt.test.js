@@ -5,6 +5,7 @@
 // words; the model exports to .safetensors and imports back to write again; no console error throughout.
 import test, { after, before } from 'node:test';
 import assert from 'node:assert/strict';
+import { existsSync } from 'node:fs';
 import { WAIT, artifact, launch, openDemo } from './browser.js';
 import { COURSE } from '../../web/src/gpt/course.js';
 
@@ -83,6 +84,15 @@ test('the GPT: curves, attention, pause and resume, refusals, generation and its
   const page = await openChapter();
   let g;
   // The GPT, a few steps: curves, every layer and head's attention on the probe line, Pause and Resume.
+  // What the page's thread sees while the Worker trains: the gaps between animation frames.
+  await page.evaluate(() => {
+    const lat = (window.__latency = { frames: [], on: true });
+    const frame = (t) => {
+      lat.frames.push(t);
+      if (lat.on) requestAnimationFrame(frame);
+    };
+    requestAnimationFrame(frame);
+  });
   await trainStage(page, 'gpt', GPT_STEPS);
   g = await gpt(page);
   assert.ok(g.parameterCount > 100_000, `parameters: ${g.parameterCount}`);
@@ -99,6 +109,14 @@ test('the GPT: curves, attention, pause and resume, refusals, generation and its
   assert.match(await page.locator('#gpt-status').textContent(), /^Paused · /);
   await page.click('#gpt-resume');
   await waitDone(page, 'gpt');
+  const frames = await page.evaluate(() => {
+    window.__latency.on = false;
+    return window.__latency.frames;
+  });
+  const gaps = frames.slice(1).map((f, k) => f - frames[k]).sort((a, b) => a - b);
+  const p95 = gaps[Math.floor(0.95 * (gaps.length - 1))];
+  console.log(`[${process.env.XATTN_DEMO_LABEL || 'dev'}] GPT training: ${frames.length} frames, gap median ${gaps[gaps.length >> 1].toFixed(1)} ms, p95 ${p95.toFixed(1)} ms, max ${gaps.at(-1).toFixed(1)} ms`);
+  assert.ok(p95 < 100, `95% of frame gaps under ${p95} ms while the GPT trained`);
   g = await gpt(page);
   assert.equal(g.step, GPT_STEPS);
   assert.ok(g.results.gpt.valLoss < Math.log(65) + 0.5, `GPT validation loss ${g.results.gpt.valLoss}`);
@@ -119,6 +137,21 @@ test('the GPT: curves, attention, pause and resume, refusals, generation and its
   assert.ok(lit > 2, `the first head's map has ${lit} colours`);
   assert.match(await row(page, 'gpt').textContent(), /GPT.*\d\.\d\d.*1\.88/);
   await page.locator('#gpt-card').screenshot({ path: artifact('gpt-trained') });
+
+  // The probe line: refused when the model cannot read it, and redrawn at once for a new one.
+  const probe = page.locator('#gpt-probe');
+  for (const [text, pattern] of [['naïve', /probe line has a character .*\(“ï”\)/], ['x'.repeat(65), /65 characters long; the model sees at most 64/]]) {
+    await probe.fill(text);
+    await probe.dispatchEvent('change');
+    assert.match(await page.locator('#gpt-probe-error').textContent(), pattern);
+  }
+  const reports = (await gpt(page)).attentionReports;
+  await probe.fill('To be, or not to be');
+  await probe.dispatchEvent('change');
+  await page.waitForFunction((n) => window.__xattnDemo.gpt.attentionReports > n, reports, WAIT);
+  assert.equal((await gpt(page)).attention.probe, 'To be, or not to be');
+  assert.equal(await page.locator('#gpt-probe-error').isHidden(), true);
+  assert.equal((await gpt(page)).attention.layers[0].T, 'To be, or not to be'.length);
 
   // Refusals in words, and nothing sent.
   const refuse = async (field, value, pattern) => {
@@ -161,6 +194,15 @@ test('the GPT: curves, attention, pause and resume, refusals, generation and its
   assert.equal(await page.locator('#gpt-strips .gpt-strip').first().getAttribute('aria-pressed'), 'true');
   await page.locator('#gpt-card').screenshot({ path: artifact('gpt-generated') });
 
+  // Stop ends a long generation early, with the text so far.
+  await page.locator('#gpt-generate [name="maxNew"]').fill('2000');
+  await page.click('#gpt-generate-button');
+  await page.waitForFunction(() => window.__xattnDemo.gpt.tokens >= 5, null, WAIT);
+  await page.click('#gpt-stop');
+  await page.waitForFunction(() => !window.__xattnDemo.gpt.generating, null, WAIT);
+  g = await gpt(page);
+  assert.ok(g.tokens < 2000 && g.generated.text.length === g.tokens, `stopped after ${g.tokens} characters`);
+
   // Export, then import: the model comes back at its step and writes again.
   const [download] = await Promise.all([page.waitForEvent('download'), page.click('#gpt-export')]);
   assert.match(download.suggestedFilename(), new RegExp(`^xattn-gpt-gpt-step${GPT_STEPS}\\.safetensors$`));
@@ -180,6 +222,69 @@ test('the GPT: curves, attention, pause and resume, refusals, generation and its
   assert.match(await page.locator('#gpt-error').textContent(), /^Import: /);
   assert.equal(await page.locator('#gpt-generate-button').isEnabled(), true);
 
+  assert.deepEqual(page.errors, []);
+  await page.close();
+});
+
+test('a model imported on a fresh page builds its run on the text first, then writes', async () => {
+  const file = `build/artifacts/xattn-gpt-gpt-step${GPT_STEPS}.safetensors`;
+  assert.ok(existsSync(file), 'the export of the previous test');
+  const page = await openChapter();
+  await page.setInputFiles('#gpt-import', file);
+  await page.waitForFunction(() => window.__xattnDemo.gpt.imported !== null, null, WAIT);
+  const g = await gpt(page);
+  assert.deepEqual([g.imported.stage, g.imported.step, g.phase, g.lastError], ['gpt', GPT_STEPS, 'paused', null]);
+  assert.equal(await page.locator('#gpt-resume').isEnabled(), true);
+  await page.locator('#gpt-generate [name="maxNew"]').fill('20');
+  await page.click('#gpt-generate-button');
+  await page.waitForFunction(() => window.__xattnDemo.gpt.tokens === 20 && !window.__xattnDemo.gpt.generating, null, WAIT);
+  assert.deepEqual(page.errors, []);
+  await page.close();
+});
+
+test('a .txt dropped on the corpus line becomes the training text; a short or non-text file is refused', async () => {
+  const page = await openChapter();
+  const drop = (name, type, text) =>
+    page.evaluate(
+      ([n, ty, t]) => {
+        const dt = new DataTransfer();
+        dt.items.add(new File([t], n, { type: ty }));
+        const zone = document.getElementById('gpt-corpus');
+        zone.dispatchEvent(new DragEvent('dragover', { dataTransfer: dt, bubbles: true, cancelable: true }));
+        zone.dispatchEvent(new DragEvent('drop', { dataTransfer: dt, bubbles: true, cancelable: true }));
+      },
+      [name, type, text],
+    );
+  await drop('short.txt', 'text/plain', 'abc abc');
+  await page.waitForFunction(() => window.__xattnDemo.gpt.lastError !== null, null, WAIT);
+  assert.match(await page.locator('#gpt-error').textContent(), /^Corpus: “short\.txt” has 7 characters; the model needs at least 10,000 .* The text before it is still in use\./);
+  assert.equal((await gpt(page)).corpus.name, 'Tiny Shakespeare');
+  await drop('picture.png', 'image/png', 'x'.repeat(20000));
+  await page.waitForFunction(() => /not a \.txt file/.test(window.__xattnDemo.gpt.lastError), null, WAIT);
+  // A text of its own: 5 distinct characters, so a vocabulary of 5.
+  const text = 'abba cab\n'.repeat(2000);
+  await drop('mine.txt', 'text/plain', text);
+  await page.waitForFunction(() => window.__xattnDemo.gpt.corpus.name === 'mine.txt', null, WAIT);
+  assert.equal(await page.locator('#gpt-error').isHidden(), true);
+  assert.match(await page.locator('#gpt-corpus-name').textContent(), /^mine\.txt \(your file\), 18,000 characters, 5 distinct$/);
+  await trainStage(page, 'gpt', 2);
+  await waitDone(page, 'gpt');
+  assert.deepEqual((await gpt(page)).vocab, ['\n', ' ', 'a', 'b', 'c']);
+  // The corpus line's file input takes the same path.
+  await page.setInputFiles('#gpt-corpus-file', { name: 'again.txt', mimeType: 'text/plain', buffer: Buffer.from('xy z\n'.repeat(3000)) });
+  await page.waitForFunction(() => window.__xattnDemo.gpt.corpus.name === 'again.txt', null, WAIT);
+  assert.match(await page.locator('#gpt-io-note').textContent(), /learned from the text before/);
+  assert.deepEqual(page.errors, []);
+  await page.close();
+});
+
+test('on a phone the chapter keeps to the screen’s width', async () => {
+  const page = await openDemo(browser.context, { viewport: { width: 390, height: 844 } });
+  await page.waitForFunction(() => window.__xattnDemo.gpt.corpus !== null, null, WAIT);
+  await page.locator('#gpt-card').scrollIntoViewIfNeeded();
+  const widths = await page.evaluate(() => ({ page: document.documentElement.scrollWidth, card: document.getElementById('gpt-card').getBoundingClientRect().right }));
+  assert.ok(widths.page <= 390 && widths.card <= 390, `page ${widths.page} px, card to ${widths.card} px`);
+  await page.locator('#gpt-card').screenshot({ path: artifact('gpt-390') });
   assert.deepEqual(page.errors, []);
   await page.close();
 });

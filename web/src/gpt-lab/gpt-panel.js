@@ -58,6 +58,7 @@ class GptPanel {
     this.titles = new Map(stages.map((s) => [s.id, s.title]));
     this.state = newGptState();
     this.text = null;
+    this.runText = null; // the text the Worker's run was built on (an import is read against its vocabulary)
     this.course = new CourseView({ list: this.$('gpt-stages'), table: this.$('gpt-losses') }, stages, (id) => this.train(id));
     this.charts = new GptCharts(this.$('gpt-chart'));
     this.grid = new AttentionGrid({ grid: this.$('gpt-attention'), legend: this.$('gpt-legend'), readout: this.$('gpt-attention-readout') });
@@ -175,6 +176,9 @@ class GptPanel {
     if (!first) this.state.results = {};
     this.$('gpt-corpus-name').textContent = `${name} (${source}), ${formatCount(text.length)} characters, ${formatCount(new Set(text).size)} distinct`;
     if (this.state.phase === 'loading') this.state.phase = 'idle';
+    if (!first && this.state.stage !== null) {
+      this.$('gpt-io-note').textContent = 'The model on screen learned from the text before: it still writes, and the next Train starts on this one.';
+    }
     this.draw();
   }
 
@@ -194,6 +198,7 @@ class GptPanel {
     this.pendingStart = true;
     this.charts.reset();
     this.grid.clear('Building the model…');
+    this.runText = this.text;
     this.client.init({ text: this.text, stage, seed: seed.value, steps: steps.value });
     this.draw();
   }
@@ -242,7 +247,7 @@ class GptPanel {
     if (!file) return;
     this.showError(null);
     const bytes = await file.arrayBuffer();
-    if (this.state.stage !== null) {
+    if (this.state.stage !== null && this.runText === this.text) {
       this.client.importModel(bytes);
       return;
     }
@@ -250,6 +255,7 @@ class GptPanel {
     this.pendingImport = bytes;
     this.state.phase = 'starting';
     this.state.stage = this.stages.at(-1).id;
+    this.runText = this.text;
     this.client.init({ text: this.text, stage: this.state.stage, seed: seed.value ?? 0 });
     this.draw();
   }
