@@ -96,7 +96,7 @@ test('pause stops training between steps; errors name the request and leave the 
   assert.match(h.of('error')[0].message, /init first/);
   await h.handle({ type: 'init', text, stage: 'gpt', seed: 1, steps: 500, evalEvery: 400, threads: 1 });
   await h.handle({ type: 'init', text, stage: 'no such stage', seed: 1 });
-  assert.match(h.of('error')[1].message, /stage must be one of 'gpt'/);
+  assert.match(h.of('error')[1].message, /stage must be one of 'bigram', .*, got "no such stage"/);
   const training = h.handle({ type: 'start' });
   await h.next('progress');
   await h.handle({ type: 'pause' });

@@ -6,6 +6,11 @@
 import { readSafetensors } from '../../../js/safetensors.js';
 import { SAFETENSORS_FLOATS } from '../../../js/float-formats.js';
 import { GPT, count, parameterShapes } from './model.js';
+import { Stack, stackShapes } from './stack.js';
+
+// The course's early models (stack.js) have a mixer in their configuration; the others are GPTs.
+const isStack = (config) => 'mixer' in config;
+const shapesOf = (config) => (isStack(config) ? stackShapes(config) : parameterShapes(config));
 
 // params { name: Float32Array } in the order to write, shapes { name: dims }, metadata { key: string } → bytes.
 export function writeSafetensors(params, shapes, metadata = {}) {
@@ -41,7 +46,7 @@ export function writeModel(model, { chars, stage = 'gpt', step = 0, extra = {} }
     step: String(step),
     ...Object.fromEntries(Object.entries(extra).map(([k, v]) => [k, String(v)])),
   };
-  return writeSafetensors(model.params, parameterShapes(model.config), metadata);
+  return writeSafetensors(model.params, shapesOf(model.config), metadata);
 }
 
 // bytes → { params (Float32Arrays by name), config, metadata }. The configuration comes from the metadata, or else
@@ -69,7 +74,7 @@ export function readModelParameters(bytes, { nHead } = {}) {
     if (!Number.isInteger(nHead)) throw new RangeError(`${FN}: the file's metadata has no configuration; give nHead (the shapes do not show it)`);
     config = { vocab: tok.shape[0], nLayer, nHead, nEmbd: tok.shape[1], blockSize: pos.shape[0] };
   }
-  const shapes = parameterShapes(config);
+  const shapes = shapesOf(config);
   const problems = [];
   const params = {};
   for (const [name, shape] of Object.entries(shapes)) {
@@ -92,5 +97,5 @@ export function readModelParameters(bytes, { nHead } = {}) {
 // bytes → { model (a GPT on xa), metadata }.
 export function readModel(xa, bytes, options) {
   const { params, config, metadata } = readModelParameters(bytes, options);
-  return { model: new GPT(xa, config, { params }), metadata };
+  return { model: isStack(config) ? new Stack(xa, config, { params }) : new GPT(xa, config, { params }), metadata };
 }

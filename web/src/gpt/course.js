@@ -3,6 +3,7 @@
 // build GPT" and nanoGPT's README: validation cross-entropy on Tiny Shakespeare, nats per character), how to build
 // its model on the package, and how it trains (nanoGPT's AdamW and schedule, at the stage's sizes).
 import { GPT } from './model.js';
+import { Stack } from './stack.js';
 import { GPT_CONFIG } from './schedule.js';
 
 // nanoGPT's training settings (bench/gpt/model.py's CONFIG); a stage replaces some.
@@ -13,7 +14,64 @@ const NANO = {
   evalBatches: GPT_CONFIG.evalBatches,
 };
 
+// The early stages' sizes and training, as the course's: 32 channels, 8 characters of context, batches of 32,
+// 5000 steps (their schedule is nanoGPT's shape stretched over them).
+const SMALL = { ...NANO, batchSize: 32, maxIters: 5000, lrDecayIters: 5000 };
+const stack = (model, training = SMALL) => ({
+  model,
+  training,
+  build(xa, vocab, seed) {
+    return new Stack(xa, { vocab, ...this.model }, { seed });
+  },
+});
+
 const STAGES = [
+  {
+    id: 'bigram',
+    title: 'A bigram table',
+    idea: 'Each character alone predicts the next one: a table of 65 × 65 logits, the row of the current character.',
+    referenceLoss: 2.5,
+    ...stack({ bigram: true, mixer: 'none', blockSize: 8 }, { ...SMALL, learningRate: 1e-2, minLr: 1e-3 }),
+  },
+  {
+    id: 'average',
+    title: 'Averaging the past',
+    idea: 'Every position sees the plain average of the characters so far (embedded, with their positions): the past counts, all of it equally.',
+    referenceLoss: null,
+    ...stack({ nEmbd: 32, blockSize: 8, mixer: 'average' }),
+  },
+  {
+    id: 'one-head',
+    title: 'One attention head',
+    idea: 'Each position asks a query, every earlier one offers a key and a value: the average becomes a weighted one, the weights learned from the data.',
+    referenceLoss: 2.4,
+    ...stack({ nEmbd: 32, blockSize: 8, mixer: 'attention', nHead: 1 }),
+  },
+  {
+    id: 'four-heads',
+    title: 'Four heads',
+    idea: 'Four smaller heads of 8 channels look for four different things at once, and their outputs are concatenated.',
+    referenceLoss: 2.28,
+    ...stack({ nEmbd: 32, blockSize: 8, mixer: 'attention', nHead: 4 }),
+  },
+  {
+    id: 'feed-forward',
+    title: '+ feed-forward',
+    idea: 'After gathering from the past, each position thinks about what it gathered on its own: a linear layer and a ReLU.',
+    referenceLoss: 2.24,
+    ...stack({ nEmbd: 32, blockSize: 8, mixer: 'attention', nHead: 4, feedForward: true }),
+  },
+  {
+    id: 'blocks',
+    title: 'Residual + LayerNorm blocks',
+    idea: 'Attention and feed-forward become a block that adds to a residual stream after a LayerNorm, so three of them can be stacked and still train.',
+    referenceLoss: 2.08,
+    model: { nLayer: 3, nHead: 4, nEmbd: 32, blockSize: 8 },
+    training: { ...SMALL },
+    build(xa, vocab, seed) {
+      return new GPT(xa, { vocab, ...this.model }, { seed });
+    },
+  },
   {
     id: 'gpt',
     title: 'The full GPT',

@@ -105,6 +105,55 @@ export class Decoder {
   }
 }
 
+// For the course's models without a cache (stack.js): nanoGPT's way, the whole context (its last blockSize ids)
+// through the full forward for every new character. The same interface as Decoder.
+export class WindowDecoder {
+  constructor(model) {
+    this.model = model;
+    this.context = [];
+  }
+
+  get length() {
+    return this.context.length;
+  }
+
+  reset() {
+    this.context = [];
+  }
+
+  feed(ids, { attention = false } = {}) {
+    const { blockSize, vocab: V } = this.model.config;
+    for (const id of ids) this.context.push(id);
+    if (this.context.length > blockSize) this.context = this.context.slice(this.context.length - blockSize);
+    const T = this.context.length;
+    const tokens = Int32Array.from(this.context);
+    const logits = this.model.forward(tokens, 1, T).logits.data.slice((T - 1) * V, T * V);
+    if (!attention) return { logits, attention: null };
+    const rows = this.model.attention(tokens).map((l, layer) => {
+      const w = new Float32Array(l.heads * T);                                                     // (H, t): the last row
+      for (let h = 0; h < l.heads; h++) w.set(l.weights.subarray((h * T + T - 1) * T, (h * T + T) * T), h * T);
+      return { layer, heads: l.heads, weights: w };
+    });
+    return { logits, attention: rows };
+  }
+
+  next(id, options) {
+    return this.feed([id], options);
+  }
+
+  prompt(ids, options) {
+    this.reset();
+    return this.feed(Array.from(ids), options);
+  }
+
+  dispose() {}
+}
+
+// The decoder a model has: the KV cache for the GPT's blocks, the window otherwise.
+export function makeDecoder(model) {
+  return model.layers.length > 0 ? new Decoder(model) : new WindowDecoder(model);
+}
+
 // A sampler: temperature (> 0; 0 picks the most likely), top-k (0 or ≥ the vocabulary: all), seeded.
 export class Sampler {
   constructor({ temperature = 1, topK = 0, seed = 0 } = {}) {

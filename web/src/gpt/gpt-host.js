@@ -4,7 +4,7 @@
 // step, so the requests that arrive meanwhile (pause, setProbe, generate, export, …) are handled between steps.
 import { GptRun } from './gpt-run.js';
 import { COURSE, stageOf } from './course.js';
-import { Decoder, Sampler } from './generate.js';
+import { Sampler, makeDecoder } from './generate.js';
 import { readModel, writeModel } from './checkpoint.js';
 
 const PROGRESS_MS = 100;        // progress at most ~10 times a second
@@ -111,7 +111,7 @@ export function createGptHost(post, load) {
     const ids = run.promptIds(prompt);
     let release;
     generation = { stop: false, done: new Promise((resolve) => { release = resolve; }) };
-    const decoder = new Decoder(run.model);
+    const decoder = makeDecoder(run.model);
     let text = '';
     const t0 = now();
     try {

@@ -6,7 +6,7 @@ import { makeCorpus } from './corpus.js';
 import { BatchSource, validationOffsets, windows } from './batches.js';
 import { AdamW, clipGradNorm } from './adamw.js';
 import { lrAt } from './schedule.js';
-import { Decoder, Sampler, generate } from './generate.js';
+import { Sampler, generate, makeDecoder } from './generate.js';
 import { stageOf } from './course.js';
 import { crossEntropy } from '../train/cross-entropy.js';
 
@@ -85,7 +85,7 @@ export class GptRun {
 
   // A short sample from a newline (or the first character of the vocabulary), seeded by the step.
   sample(n = 120) {
-    const decoder = new Decoder(this.model);
+    const decoder = makeDecoder(this.model);
     try {
       const ids = generate(decoder, this.promptIds(''), { maxNew: n, sampler: new Sampler({ seed: (this.seed + this.step) >>> 0 }) });
       return this.corpus.decode(ids);
