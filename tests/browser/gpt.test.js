@@ -12,6 +12,7 @@ import { COURSE } from '../../web/src/gpt/course.js';
 // Few steps: the test is about the chapter working, not about the losses the course reaches.
 const BIGRAM_STEPS = 60;
 const GPT_STEPS = 12;
+const ONE_HEAD_STEPS = 40;
 let browser;
 before(async () => {
   browser = await launch();
@@ -63,7 +64,7 @@ test('the chapter lists the course’s stages in order over Tiny Shakespeare, ea
 });
 
 // The first stage of the course, the bigram, when the course has it.
-test('the bigram trains from its Train button into the loss table, with a sample of its text', { skip: !COURSE.some((s) => s.id === 'bigram') && 'the course has no bigram stage yet' }, async () => {
+test('the bigram trains from its Train button into the loss table with a sample of its text; one head’s row follows with what it changed', { skip: !COURSE.some((s) => s.id === 'bigram') && 'the course has no bigram stage yet' }, async () => {
   const page = await openChapter();
   await trainStage(page, 'bigram', BIGRAM_STEPS);
   await waitDone(page, 'bigram');
@@ -76,6 +77,22 @@ test('the bigram trains from its Train button into the loss table, with a sample
   assert.ok(g.chartPoints.train > 0 && g.chartPoints.val > 0);
   assert.ok((await page.locator('#gpt-stages li[data-stage="bigram"] pre.gpt-sample').textContent()).length > 0, 'the bigram wrote a sample');
   assert.match(await page.locator('#gpt-status').textContent(), new RegExp(`^Trained · .*step ${BIGRAM_STEPS} of ${BIGRAM_STEPS}`));
+  assert.equal(g.attention.layers.length, 0, 'a bigram has no attention');
+  assert.match(await page.locator('#gpt-attention').textContent(), /no attention/);
+
+  // The next stage with attention: its row sits under the bigram's, with what it changed, and its one head's
+  // map is drawn on the probe cut to its 8 characters of context.
+  await trainStage(page, 'one-head', ONE_HEAD_STEPS);
+  await waitDone(page, 'one-head');
+  const h = await gpt(page);
+  assert.equal(h.results.bigram.valLoss, bigramLoss, 'the bigram’s result stays in the table');
+  const gain = h.results['one-head'].valLoss - bigramLoss;
+  assert.equal(await row(page, 'one-head').locator('td.gain').textContent(), `${gain <= 0 ? '−' : '+'}${Math.abs(gain).toFixed(2)}`);
+  assert.deepEqual(h.attention.layers.map((l) => [l.heads, l.T]), [[1, 8]]);
+  assert.equal(await page.locator('#gpt-attention canvas').count(), 1);
+  assert.match(await page.locator('#gpt-probe-note').textContent(), /sees 8 characters at once/);
+  assert.match(await page.locator('#gpt-stages li[data-stage="bigram"] .gpt-stage-state').textContent(), /^done · validation loss \d\.\d\d$/);
+  await page.locator('#gpt-card').screenshot({ path: artifact('gpt-course') });
   assert.deepEqual(page.errors, []);
   await page.close();
 });
@@ -140,17 +157,23 @@ test('the GPT: curves, attention, pause and resume, refusals, generation and its
 
   // The probe line: refused when the model cannot read it, and redrawn at once for a new one.
   const probe = page.locator('#gpt-probe');
-  for (const [text, pattern] of [['naïve', /probe line has a character .*\(“ï”\)/], ['x'.repeat(65), /65 characters long; the model sees at most 64/]]) {
-    await probe.fill(text);
-    await probe.dispatchEvent('change');
-    assert.match(await page.locator('#gpt-probe-error').textContent(), pattern);
-  }
-  const reports = (await gpt(page)).attentionReports;
+  await probe.fill('naïve');
+  await probe.dispatchEvent('change');
+  assert.match(await page.locator('#gpt-probe-error').textContent(), /probe line has a character .*\(“ï”\)/);
+  let reports = (await gpt(page)).attentionReports;
+  // Longer than the model's context: cut to it, and said.
+  await probe.fill('x'.repeat(70));
+  await probe.dispatchEvent('change');
+  await page.waitForFunction((n) => window.__xattnDemo.gpt.attentionReports > n, reports, WAIT);
+  assert.equal((await gpt(page)).attention.probe, 'x'.repeat(64));
+  assert.match(await page.locator('#gpt-probe-note').textContent(), /^This model sees 64 characters at once: the maps show the line’s first 64/);
+  reports = (await gpt(page)).attentionReports;
   await probe.fill('To be, or not to be');
   await probe.dispatchEvent('change');
   await page.waitForFunction((n) => window.__xattnDemo.gpt.attentionReports > n, reports, WAIT);
   assert.equal((await gpt(page)).attention.probe, 'To be, or not to be');
   assert.equal(await page.locator('#gpt-probe-error').isHidden(), true);
+  assert.equal(await page.locator('#gpt-probe-note').textContent(), '');
   assert.equal((await gpt(page)).attention.layers[0].T, 'To be, or not to be'.length);
 
   // Refusals in words, and nothing sent.

@@ -44,16 +44,17 @@ test('the length to generate is bounded', () => {
   assert.match(readGenerate(form({ maxNew: '2001' }), VOCAB).problem, /got 2001$/);
 });
 
-test('steps: empty is the course’s; seed and probe are checked', () => {
+test('steps: empty is the course’s; seed and probe are checked, a probe past the context cut to it', () => {
   assert.deepEqual(readSteps(''), { value: null });
   assert.deepEqual(readSteps(' 40 '), { value: 40 });
   assert.match(readSteps('0').problem, /^steps must be a whole number from 1 to 100000; got 0$/);
   assert.deepEqual(readSeed('7'), { value: 7 });
   assert.match(readSeed('-1').problem, /seed must be .*; got −1/);
-  assert.deepEqual(readProbe('Ab ba!', VOCAB, 8), { value: 'Ab ba!' });
+  assert.deepEqual(readProbe('Ab ba!', VOCAB, 8), { value: 'Ab ba!', note: null });
   assert.match(readProbe('', VOCAB, 8).problem, /^The probe line is empty/);
-  assert.equal(readProbe('abcabcabc', VOCAB, 8).problem, 'The probe line is 9 characters long; the model sees at most 8 at once');
+  assert.deepEqual(readProbe('abcabcabc', VOCAB, 8), { value: 'abcabcab', note: 'This model sees 8 characters at once: the maps show the line’s first 8, “abcabcab”.' });
   assert.match(readProbe('aXb', VOCAB, 8).problem, /^The probe line has a character .*\(“X”\)/);
+  assert.match(readProbe('abcabcabcX', VOCAB, 8).problem, /\(“X”\)/);
   assert.deepEqual(unknownChars('xyx', VOCAB), ['x', 'y']);
   assert.equal(showChar('\n'), 'a line break');
 });

@@ -47,7 +47,7 @@ export class CourseView {
           [r.title, ''],
           [r.loss == null ? '—' : `${formatLoss(r.loss)}${r.state === 'done' ? '' : ` (step ${r.step})`}`, 'num run'],
           [formatReference(r.reference), 'num'],
-          [formatGain(r.gain), 'num gain'],
+          [formatGain(r.gain), r.gain > 0 ? 'num gain worse' : 'num gain'],
         ];
         for (const [text, cls] of cells) tr.append(Object.assign(document.createElement(tr.children.length ? 'td' : 'th'), { textContent: text, className: cls }));
         return tr;

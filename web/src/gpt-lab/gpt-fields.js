@@ -38,15 +38,18 @@ export function readSteps(text) {
 
 export const readSeed = (text) => parseField(GPT_FIELDS.seed, text);
 
-// { value } or { problem }: the probe line whose attention the chapter draws; at most `maxLength` (the
-// model's context) characters, every one in the vocabulary.
+// { value, note } or { problem }: the probe line whose attention the chapter draws, every character in the
+// vocabulary. A model sees at most `maxLength` characters at once (the early stages 8, the GPT 64): a longer
+// line is cut to its first maxLength, and the note says so (null when nothing was cut).
 export function readProbe(text, vocab, maxLength) {
   const t = String(text ?? '');
   if (t.length === 0) return { problem: 'The probe line is empty: type a line of the training text’s characters to see where each one looks' };
-  if (t.length > maxLength) return { problem: `The probe line is ${t.length} characters long; the model sees at most ${maxLength} at once` };
   const unknown = unknownChars(t, vocab);
   if (unknown.length) return { problem: unknownProblem('The probe line', unknown) };
-  return { value: t };
+  if (t.length > maxLength) {
+    return { value: t.slice(0, maxLength), note: `This model sees ${maxLength} characters at once: the maps show the line’s first ${maxLength}, “${t.slice(0, maxLength)}”.` };
+  }
+  return { value: t, note: null };
 }
 
 // { settings: { prompt, maxNew, temperature, topK } } or { problem }: the generation form as typed. topK

@@ -218,6 +218,7 @@ class GptPanel {
     const probe = readProbe(this.$('gpt-probe').value, s.vocab, s.config?.blockSize ?? Infinity);
     this.$('gpt-probe-error').hidden = !probe.problem;
     this.$('gpt-probe-error').textContent = probe.problem ?? '';
+    this.$('gpt-probe-note').textContent = probe.note ?? '';
     if (!probe.problem) this.client.setProbe(probe.value);
   }
 
