@@ -18,6 +18,7 @@ export class Decoder {
     this.model = model;
     this.caches = model.layers.map(() => model.xa.createKvCache({ batch: 1, kvHeads: H, headDim: C / H, capacity: blockSize }));
     this.context = [];  // the ids the caches hold, in order (position = index)
+    this.work = new Map();
   }
 
   get length() {
@@ -41,31 +42,43 @@ export class Decoder {
     const start = this.context.length;
     if (n < 1) throw new RangeError('Decoder.feed: no ids');
     if (start + n > blockSize) throw new RangeError(`Decoder.feed: ${start} + ${n} positions pass the block size ${blockSize}`);
+    const b = this.buffers(n);
     const tok = params['token_embedding.weight'];
     const pos = params['position_embedding.weight'];
-    const x = new Float32Array(n * C);                                                             // (1, n, C)
+    const { x } = b;                                                                               // (1, n, C)
     for (let i = 0; i < n; i++) {
       for (let c = 0; c < C; c++) x[i * C + c] = tok[ids[i] * C + c] + pos[(start + i) * C + c];
     }
     const shape = [1, n, C];
+    const heads = [1, H, n, D];
     const weightsOut = [];
-    const merged = new Float32Array(n * C);                                                        // (1, n, C)
     model.layers.forEach((_, l) => {
-      const p = (name) => params[`layers.${l}.${name}`];
-      const t = (name, s) => ({ data: p(name), shape: s });
-      const { q, k, v } = model.queryKeyValue(l, { data: x, shape }, n);                           // (1, H, n, D)
-      this.caches[l].append(k, v);
-      const a = this.caches[l].attend(q, { isCausal: true, needWeights: attention });             // (1, H, n, D)
-      for (let h = 0; h < H; h++) {
-        for (let i = 0; i < n; i++) merged.set(a.output.data.subarray((h * n + i) * D, (h * n + i + 1) * D), i * C + h * D);
+      const t = (name, s) => ({ data: params[`layers.${l}.${name}`], shape: s });
+      xa.layerNorm({ data: x, shape }, [C], { weight: t('norm1.weight', [C]), bias: t('norm1.bias', [C]), out: b.n1 });
+      xa.linear({ data: b.n1, shape }, t('self_attn.in_proj_weight', [3 * C, C]), t('self_attn.in_proj_bias', [3 * C]), { out: b.qkv }); // (1, n, 3C)
+      // (1, n, 3C) → q, k, v (1, H, n, D); one position is already in that order.
+      const part = (which) => {
+        if (n === 1) return { data: b.qkv.subarray(which * C, (which + 1) * C), shape: heads };
+        const out = b.split[which];
+        for (let i = 0; i < n; i++) {
+          for (let h = 0; h < H; h++) out.set(b.qkv.subarray(i * 3 * C + which * C + h * D, i * 3 * C + which * C + (h + 1) * D), (h * n + i) * D);
+        }
+        return { data: out, shape: heads };
+      };
+      this.caches[l].append(part(1), part(2));
+      const a = this.caches[l].attend(part(0), { isCausal: true, needWeights: attention, out: n === 1 ? b.merged : b.heads }); // (1, H, n, D)
+      if (n > 1) {
+        for (let h = 0; h < H; h++) {
+          for (let i = 0; i < n; i++) b.merged.set(b.heads.subarray((h * n + i) * D, (h * n + i + 1) * D), i * C + h * D);
+        }
       }
-      const o = xa.linear({ data: merged, shape }, t('self_attn.out_proj.weight', [C, C]), t('self_attn.out_proj.bias', [C])).output.data;
-      for (let k2 = 0; k2 < x.length; k2++) x[k2] += o[k2];
-      const n2 = xa.layerNorm({ data: x, shape }, [C], { weight: t('norm2.weight', [C]), bias: t('norm2.bias', [C]) }).output;
-      const f = xa.linear(n2, t('linear1.weight', [4 * C, C]), t('linear1.bias', [4 * C])).output; // (1, n, 4C)
-      geluInPlace(f.data);
-      const f2 = xa.linear(f, t('linear2.weight', [C, 4 * C]), t('linear2.bias', [C])).output.data;
-      for (let k2 = 0; k2 < x.length; k2++) x[k2] += f2[k2];
+      xa.linear({ data: b.merged, shape }, t('self_attn.out_proj.weight', [C, C]), t('self_attn.out_proj.bias', [C]), { out: b.o });
+      for (let k = 0; k < x.length; k++) x[k] += b.o[k];
+      xa.layerNorm({ data: x, shape }, [C], { weight: t('norm2.weight', [C]), bias: t('norm2.bias', [C]), out: b.n2 });
+      xa.linear({ data: b.n2, shape }, t('linear1.weight', [4 * C, C]), t('linear1.bias', [4 * C]), { out: b.f }); // (1, n, 4C)
+      geluInPlace(b.f);
+      xa.linear({ data: b.f, shape: [1, n, 4 * C] }, t('linear2.weight', [C, 4 * C]), t('linear2.bias', [C]), { out: b.o });
+      for (let k = 0; k < x.length; k++) x[k] += b.o[k];
       if (attention) {
         const tHeld = start + n;
         const w = new Float32Array(H * tHeld);                                                      // (H, t): the last query's row
@@ -78,6 +91,21 @@ export class Decoder {
     const h = xa.layerNorm(last, [C], { weight: model.norm('weight'), bias: model.norm('bias') }).output;
     const logits = xa.linear(h, { data: params['head.weight'], shape: [V, C] }).output.data;       // (V)
     return { logits, attention: attention ? weightsOut : null };
+  }
+
+  // Work arrays for n positions, kept between calls (the package writes into them: no fresh arrays per step).
+  buffers(n) {
+    let b = this.work.get(n);
+    if (!b) {
+      const C = this.model.config.nEmbd;
+      const f32 = (k) => new Float32Array(n * k);
+      b = {
+        x: f32(C), n1: f32(C), qkv: f32(3 * C), split: [f32(C), f32(C), f32(C)], heads: f32(C), merged: f32(C),
+        o: f32(C), n2: f32(C), f: f32(4 * C),
+      };
+      this.work.set(n, b);
+    }
+    return b;
   }
 
   // The next id after the context: when the context is full, first refills from its last blockSize / 2 ids.

@@ -1,0 +1,145 @@
+// The "Build a GPT" benchmark: nanoGPT's cheap configuration trained for N steps by the chapter's Worker
+// (web/src/gpt/gpt-worker.js) in headless Chromium, on the package's threads, and by PyTorch on the CPU
+// (bench/gpt/train_torch.py) for the same steps on the same number of threads. Prints both wall times, the time per
+// step and the validation losses at steps 500, 1000, 1500 and 2000 (and at the last step).
+//
+//     npm run bench:gpt                          # 2000 steps, 2 threads
+//     npm run bench:gpt -- --steps 20 --threads 1
+//     npm run bench:gpt -- --skip-torch          # the browser only
+//
+// The browser side runs on Vite's dev server (started here as scripts/test-web.sh starts it: a free port, the
+// demo's config, cross-origin isolated so the package can use threads); the page is the corpus file itself, so no
+// panel of the lab computes beside the Worker. Training time excludes the evaluations on both sides. A shared
+// machine makes the figures vary with what else runs.
+import { spawn } from 'node:child_process';
+import { createServer } from 'node:net';
+import { parseArgs } from 'node:util';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+
+const REPO = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..');
+const { values: args } = parseArgs({
+  options: {
+    steps: { type: 'string', default: '2000' },
+    threads: { type: 'string', default: '2' },
+    seed: { type: 'string', default: '1337' },
+    'skip-torch': { type: 'boolean', default: false },
+  },
+});
+const steps = Number(args.steps);
+const threads = Number(args.threads);
+if (!Number.isInteger(steps) || steps < 1) throw new RangeError(`--steps must be an integer ≥ 1, got ${args.steps}`);
+if (!Number.isInteger(threads) || threads < 1 || threads > 4) throw new RangeError(`--threads must be 1 to 4, got ${args.threads}`);
+
+const freePort = () => new Promise((resolve, reject) => {
+  const s = createServer().listen(0, '127.0.0.1', () => {
+    const { port } = s.address();
+    s.close(() => resolve(port));
+  });
+  s.on('error', reject);
+});
+
+// Vite's dev server on a free port; resolves { url, stop } once it answers.
+async function serve() {
+  for (let attempt = 0; attempt < 3; attempt++) {
+    const port = await freePort();
+    const server = spawn(process.execPath, [path.join(REPO, 'node_modules/vite/bin/vite.js'), '--config', 'web/vite.config.js', '--clearScreen', 'false'], {
+      cwd: REPO, env: { ...process.env, PORT: String(port) }, stdio: ['ignore', 'ignore', 'inherit'],
+    });
+    const url = `http://127.0.0.1:${port}/`;
+    for (let k = 0; k < 120 && server.exitCode === null; k++) {
+      const ok = await fetch(url).then((r) => r.ok, () => false);
+      if (ok) return { url, stop: () => server.kill() };
+      await new Promise((r) => setTimeout(r, 500));
+    }
+    server.kill();
+  }
+  throw new Error('bench-gpt: the dev server did not start');
+}
+
+async function browserRun(url) {
+  process.env.XATTN_DEMO_URL = url;
+  const { launch } = await import('../../tests/browser/browser.js');
+  const browser = await launch();
+  try {
+    const page = await browser.context.newPage();
+    const errors = [];
+    page.on('pageerror', (e) => errors.push(e.message));
+    await page.exposeFunction('benchLog', (line) => console.log(`  browser: ${line}`));
+    await page.goto(new URL('data/tinyshakespeare.txt', url).href);
+    const result = await page.evaluate(async ({ steps, threads, seed }) => {
+      const text = await (await fetch('/data/tinyshakespeare.txt')).text();
+      const worker = new Worker('/src/gpt/gpt-worker.js', { type: 'module' });
+      const evals = {};
+      let lastLog = 0;
+      const info = { isolated: self.crossOriginIsolated, cores: navigator.hardwareConcurrency };
+      return new Promise((resolve, reject) => {
+        worker.onerror = (e) => reject(new Error(`worker: ${e.message}`));
+        worker.onmessage = ({ data: m }) => {
+          if (m.type === 'error') reject(new Error(`${m.request}: ${m.message}`));
+          else if (m.type === 'ready') {
+            info.parameterCount = m.parameterCount;
+            info.threads = m.config.threads;
+            self.benchLog(`ready: ${m.parameterCount} parameters, ${m.config.threads} thread(s), cross-origin isolated: ${info.isolated}`);
+            worker.postMessage({ type: 'start' });
+          } else if (m.type === 'progress' && (m.step - lastLog >= 100 || m.step === steps)) {
+            lastLog = m.step;
+            self.benchLog(`step ${m.step}  train loss ${m.trainLoss.toFixed(4)}  ${(1000 / m.stepsPerSecond).toFixed(1)} ms/step  ${(m.elapsedMs / 1000).toFixed(1)} s of training so far`);
+          } else if (m.type === 'eval') {
+            evals[m.step] = m.valLoss;
+            self.benchLog(`step ${m.step}  validation loss ${m.valLoss.toFixed(4)}`);
+          } else if (m.type === 'done') {
+            worker.terminate();
+            resolve({ ...info, elapsedMs: m.elapsedMs, step: m.step, evals });
+          }
+        };
+        worker.postMessage({ type: 'init', text, stage: 'gpt', seed, steps, evalEvery: 500, threads });
+      });
+    }, { steps, threads, seed: Number(args.seed) });
+    if (errors.length) throw new Error(`page errors: ${errors.join('; ')}`);
+    return result;
+  } finally {
+    await browser.close();
+  }
+}
+
+// train_torch.py's output, parsed: its total training time and validation losses.
+function torchRun() {
+  return new Promise((resolve, reject) => {
+    const py = spawn('/usr/bin/python3', [path.join(REPO, 'bench/gpt/train_torch.py'), '--steps', String(steps), '--threads', String(threads)], { cwd: REPO });
+    let out = '';
+    py.stdout.on('data', (d) => {
+      out += d;
+      for (const line of String(d).split('\n')) if (line.trim()) console.log(`  torch: ${line}`);
+    });
+    py.stderr.on('data', (d) => process.stderr.write(d));
+    py.on('close', (code) => {
+      if (code !== 0) return reject(new Error(`train_torch.py exited with ${code}`));
+      const total = out.match(/(\d+) steps in ([\d.]+) s of training/);
+      const evals = {};
+      for (const m of out.matchAll(/step +(\d+) +validation loss ([\d.]+)/g)) evals[Number(m[1])] = Number(m[2]);
+      return resolve({ elapsedMs: total ? 1000 * Number(total[2]) : NaN, evals });
+    });
+  });
+}
+
+const server = await serve();
+let browser;
+try {
+  console.log(`xattn in headless Chromium (the chapter's Worker), ${steps} steps, ${threads} thread(s):`);
+  browser = await browserRun(server.url);
+} finally {
+  server.stop();
+}
+let torch = null;
+if (!args['skip-torch']) {
+  console.log(`PyTorch (bench/gpt/train_torch.py), ${steps} steps, ${threads} thread(s):`);
+  torch = await torchRun();
+}
+
+const marks = [500, 1000, 1500, 2000, steps].filter((s, i, a) => s <= steps && a.indexOf(s) === i);
+const row = (name, r) => `${name.padEnd(24)} ${(r.elapsedMs / 1000).toFixed(1).padStart(8)} s ${(r.elapsedMs / steps).toFixed(1).padStart(9)} ms/step  `
+  + marks.map((s) => (r.evals[s] === undefined ? '     —' : r.evals[s].toFixed(4).padStart(6))).join('  ');
+console.log(`\n${'side'.padEnd(24)} ${'training'.padStart(10)} ${'per step'.padStart(15)}  validation loss at ${marks.join(', ')}`);
+console.log(row(`xattn, Chromium, ${browser.threads} thr`, browser));
+if (torch) console.log(row(`PyTorch CPU, ${threads} thr`, torch));
