@@ -242,7 +242,7 @@ test('the GPT: curves, attention, pause and resume, refusals, generation and its
   // A file that is not a model is refused in words, and the model stays.
   await page.setInputFiles('#gpt-import', { name: 'bad.safetensors', mimeType: 'application/octet-stream', buffer: Buffer.from('not a model') });
   await page.waitForFunction(() => window.__xattnDemo.gpt.lastError !== null, null, WAIT);
-  assert.match(await page.locator('#gpt-error').textContent(), /^Import: /);
+  assert.match(await page.locator('#gpt-error').textContent(), /^Import: The source is not a valid safetensors file/);
   assert.equal(await page.locator('#gpt-generate-button').isEnabled(), true);
 
   assert.deepEqual(page.errors, []);
@@ -293,6 +293,11 @@ test('a .txt dropped on the corpus line becomes the training text; a short or no
   await trainStage(page, 'gpt', 2);
   await waitDone(page, 'gpt');
   assert.deepEqual((await gpt(page)).vocab, ['\n', ' ', 'a', 'b', 'c']);
+  // A model of Tiny Shakespeare does not fit this text: the Worker's refusal is said in words, and the run stays.
+  await page.setInputFiles('#gpt-import', `build/artifacts/xattn-gpt-gpt-step${GPT_STEPS}.safetensors`);
+  await page.waitForFunction(() => window.__xattnDemo.gpt.lastError !== null, null, WAIT);
+  assert.equal(await page.locator('#gpt-error').textContent(), "Import: The file's vocabulary (65 characters) is not this text's (5 characters)");
+  assert.deepEqual([(await gpt(page)).stage, (await gpt(page)).imported], ['gpt', null]);
   // The corpus line's file input takes the same path.
   await page.setInputFiles('#gpt-corpus-file', { name: 'again.txt', mimeType: 'text/plain', buffer: Buffer.from('xy z\n'.repeat(3000)) });
   await page.waitForFunction(() => window.__xattnDemo.gpt.corpus.name === 'again.txt', null, WAIT);

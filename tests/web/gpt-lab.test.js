@@ -3,7 +3,7 @@
 import test from 'node:test';
 import assert from 'node:assert/strict';
 import { readGenerate, readProbe, readSeed, readSteps, showChar, unknownChars } from '../../web/src/gpt-lab/gpt-fields.js';
-import { courseRows, formatDuration, formatGain, formatLoss, formatReference, gptStatus } from '../../web/src/gpt-lab/gpt-format.js';
+import { courseRows, formatDuration, formatGain, formatLoss, formatReference, gptStatus, plainMessage } from '../../web/src/gpt-lab/gpt-format.js';
 import { attendedChars, heatOf, topKeys } from '../../web/src/gpt-lab/gpt-hover.js';
 
 const VOCAB = ['\n', ' ', '!', 'A', 'B', 'a', 'b', 'c'];
@@ -105,4 +105,12 @@ test('a hovered character maps each head’s weights onto the characters before 
   assert.ok(Math.abs(heat.get(1) - 0.4) < 1e-6);
   assert.deepEqual(topKeys(got[0].keys, 2).map((k) => k.pos), [3, 2]);
   assert.deepEqual([...heatOf([{ pos: 0, weight: 0 }]).values()], [0]);
+});
+
+test('a Worker’s error is said without the code names it starts with', () => {
+  assert.equal(plainMessage('readSafetensors: the source is not a valid safetensors file: too short'), 'The source is not a valid safetensors file: too short');
+  assert.equal(plainMessage('import: the file’s vocabulary (5 characters) is not this text’s (65 characters)'), 'The file’s vocabulary (5 characters) is not this text’s (65 characters)');
+  assert.equal(plainMessage('Stack.forward: T 9 is past the block size 8'), 'T 9 is past the block size 8');
+  assert.equal(plainMessage('a generation is already running (send stopGenerate first)'), 'A generation is already running (send stopGenerate first)');
+  assert.equal(plainMessage(''), 'something went wrong');
 });

@@ -58,3 +58,10 @@ export function gptStatus(state) {
   const verb = { training: 'Training', paused: 'Paused', done: 'Trained' }[state.phase];
   return `${verb} · ${parts.join(' · ')}.`;
 }
+
+// A Worker's error as the chapter says it: the message without the code names it starts with ("import: ",
+// "readSafetensors: "), which name the function for a developer and mean nothing to a learner; the rest is kept.
+export function plainMessage(message) {
+  const text = String(message ?? '').replace(/^(?:[A-Za-z_$][\w$.]*: )+/, '');
+  return text ? text[0].toUpperCase() + text.slice(1) : 'something went wrong';
+}

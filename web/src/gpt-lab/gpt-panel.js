@@ -10,7 +10,7 @@ import { GenerateView } from './generate-view.js';
 import { GptCharts } from './gpt-charts.js';
 import { GptClient } from './gpt-client.js';
 import { readGenerate, readProbe, readSeed, readSteps } from './gpt-fields.js';
-import { formatCount, gptStatus } from './gpt-format.js';
+import { formatCount, gptStatus, plainMessage } from './gpt-format.js';
 
 // stages: the course's, in order: [{ id, title, idea, reference }].
 export function setupGptPanel(root, stages) {
@@ -360,7 +360,7 @@ class GptPanel {
   onError({ message, request }) {
     const s = this.state;
     const what = { init: 'Building the model', start: 'Training', resume: 'Training', generate: 'Generate', export: 'Export', import: 'Import', setProbe: 'Probe line' }[request] ?? 'The model';
-    this.showError(`${what}: ${message}`);
+    this.showError(`${what}: ${plainMessage(message)}`);
     if (request === 'generate' || request === 'stopGenerate') s.generating = false;
     if (request === 'init') {
       this.pendingStart = false;
