@@ -6,7 +6,8 @@
 //
 // Speed does not depend on what the weights learned (every character costs the same work), so untrained weights
 // measure it as well as trained ones; --weights takes a file the chapter exported. Prints characters per second,
-// with and without the attention weights the chapter draws.
+// with and without the attention weights the chapter draws, by the wall clock and by this process's CPU time (on one
+// thread, the second is what a busy shared machine does not take away).
 import { readFileSync } from 'node:fs';
 import { parseArgs } from 'node:util';
 import { createXattn } from 'xattn';
@@ -31,9 +32,13 @@ console.log(`xattn ${xa.version} (${xa.kernels}), ${xa.threads} thread(s); model
 for (const attention of [false, true]) {
   generate(decoder, corpus.encode('\n'), { maxNew: 100, sampler: new Sampler({ seed: 1 }), attention }); // warm-up
   const t0 = performance.now();
+  const cpu0 = process.cpuUsage();
   const out = generate(decoder, corpus.encode('\n'), { maxNew: n, sampler: new Sampler({ seed: 2, topK: 10 }), attention });
   const s = (performance.now() - t0) / 1000;
-  console.log(`${n} characters in ${s.toFixed(2)} s: ${(n / s).toFixed(0)} characters/s${attention ? ' with the attention weights' : ''}`);
+  const cpu = process.cpuUsage(cpu0);
+  const cpuSeconds = (cpu.user + cpu.system) / 1e6;
+  console.log(`${n} characters in ${s.toFixed(2)} s: ${(n / s).toFixed(0)} characters/s${attention ? ' with the attention weights' : ''} `
+    + `(${(n / cpuSeconds).toFixed(0)} per second of this process's CPU time)`);
   if (!attention) console.log(`sample: ${JSON.stringify(corpus.decode(out.slice(0, 80)))}`);
 }
 decoder.dispose();
