@@ -212,6 +212,11 @@ test('the GPT: curves, attention, pause and resume, refusals, generation and its
   assert.ok(heated > 0, 'no earlier character is heated');
   const later = await spans.evaluateAll((all, p) => all.filter((s) => Number(s.dataset.pos) >= p && s.style.background !== '').length, pos);
   assert.equal(later, 0, 'a character cannot have attended to itself or later ones');
+  // From the keyboard: ← steps to the character before.
+  await page.focus('#gpt-output');
+  await page.keyboard.press('ArrowLeft');
+  assert.match(await page.locator('#gpt-hover').textContent(), new RegExp(`\\(character ${pos - 1}\\)`));
+  assert.match(await page.locator('#gpt-gen-status').textContent(), /^40 characters at \d+ per second \(each one a single position through the KV cache/);
   // Picking another layer and head re-heats the text with its weights.
   await page.locator('#gpt-strips .gpt-strip').first().click();
   assert.equal(await page.locator('#gpt-strips .gpt-strip').first().getAttribute('aria-pressed'), 'true');
@@ -258,6 +263,9 @@ test('a model imported on a fresh page builds its run on the text first, then wr
   const g = await gpt(page);
   assert.deepEqual([g.imported.stage, g.imported.step, g.phase, g.lastError], ['gpt', GPT_STEPS, 'paused', null]);
   assert.equal(await page.locator('#gpt-resume').isEnabled(), true);
+  // Its attention is drawn on the probe line at once: 4 layers of 4 heads.
+  await page.waitForFunction(() => window.__xattnDemo.gpt.attention?.step === 12, null, WAIT);
+  assert.equal(await page.locator('#gpt-attention canvas').count(), 16);
   await page.locator('#gpt-generate [name="maxNew"]').fill('20');
   await page.click('#gpt-generate-button');
   await page.waitForFunction(() => window.__xattnDemo.gpt.tokens === 20 && !window.__xattnDemo.gpt.generating, null, WAIT);

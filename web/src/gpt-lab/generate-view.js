@@ -21,9 +21,16 @@ export class GenerateView {
       const span = e.target.closest('span[data-pos]');
       if (span && this.tokens.has(Number(span.dataset.pos))) this.hover(Number(span.dataset.pos));
     });
-    output.addEventListener('focusin', (e) => {
-      const span = e.target.closest('span[data-pos]');
-      if (span && this.tokens.has(Number(span.dataset.pos))) this.hover(Number(span.dataset.pos));
+    // From the keyboard: the text takes the focus, and ← → step through the written characters.
+    output.tabIndex = 0;
+    output.addEventListener('keydown', (e) => {
+      if (e.key !== 'ArrowLeft' && e.key !== 'ArrowRight') return;
+      const written = [...this.tokens.keys()];
+      if (!written.length) return;
+      e.preventDefault();
+      const at = this.hovered ? written.indexOf(this.hovered.pos) : -1;
+      const next = at < 0 ? (e.key === 'ArrowLeft' ? written.length - 1 : 0) : Math.min(written.length - 1, Math.max(0, at + (e.key === 'ArrowLeft' ? -1 : 1)));
+      this.hover(written[next]);
     });
   }
 
@@ -49,7 +56,6 @@ export class GenerateView {
     span.textContent = c;
     if (token) {
       span.className = 'gen';
-      span.tabIndex = -1;
       this.tokens.set(pos, token);
     } else span.className = 'prompt';
     this.spans.push(span);

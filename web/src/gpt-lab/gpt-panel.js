@@ -334,7 +334,11 @@ class GptPanel {
   onGenerated(m) {
     this.state.generating = false;
     this.state.generated = { text: m.text, charsPerSecond: m.charsPerSecond };
-    this.$('gpt-gen-status').textContent = `${formatCount(this.state.tokens)} characters at ${Math.round(m.charsPerSecond)} per second (each step attends over the KV cache of the characters before it). Point at a written character to see what it attended to.`;
+    // The GPT writes through a KV cache per layer; the early stages run their whole window for each character.
+    const how = this.state.stage === 'gpt' ? 'each one a single position through the KV cache of the ones before it' : 'each one from a pass over the window before it';
+    this.$('gpt-gen-status').textContent =
+      `${formatCount(this.state.tokens)} characters at ${Math.round(m.charsPerSecond)} per second (${how}). ` +
+      'Point at a written character (or focus the text and use ← →) to see what it attended to.';
     this.draw();
   }
 
@@ -353,6 +357,9 @@ class GptPanel {
     s.steps = m.config.steps;
     // The imported model's loss is not known until it trains on: its row starts empty.
     s.results[m.stage] = { valLoss: null, sample: null, step: m.step, done: false, running: false };
+    // A new run: its curves start empty, and its attention is drawn on the probe line at once.
+    this.charts.reset();
+    this.sendProbe();
     this.$('gpt-io-note').textContent = `Imported the model of “${this.titles.get(m.stage) ?? m.stage}”, trained ${m.step} steps: Resume trains it on, Generate writes with it.`;
     this.draw();
   }
