@@ -34,6 +34,14 @@ async function trainStage(page, stage, steps) {
 const waitDone = (page, stage) =>
   page.waitForFunction((id) => window.__xattnDemo.gpt.phase === 'done' && window.__xattnDemo.gpt.results[id]?.done, stage, { timeout: 240_000 });
 
+// Generates from the page's form and waits for the whole text.
+async function generate(page, prompt, n) {
+  await page.locator('#gpt-generate [name="prompt"]').fill(prompt);
+  await page.locator('#gpt-generate [name="maxNew"]').fill(String(n));
+  await page.click('#gpt-generate-button');
+  await page.waitForFunction((k) => window.__xattnDemo.gpt.tokens === k && !window.__xattnDemo.gpt.generating, n, WAIT);
+}
+
 const row = (page, stage) => page.locator(`#gpt-losses tr[data-stage="${stage}"]`);
 
 async function openChapter() {
@@ -79,6 +87,10 @@ test('the bigram trains from its Train button into the loss table with a sample 
   assert.match(await page.locator('#gpt-status').textContent(), new RegExp(`^Trained · .*step ${BIGRAM_STEPS} of ${BIGRAM_STEPS}`));
   assert.equal(g.attention.layers.length, 0, 'a bigram has no attention');
   assert.match(await page.locator('#gpt-attention').textContent(), /no attention/);
+  await generate(page, 'ROMEO:', 20);
+  await page.locator('#gpt-output span.gen').nth(5).hover();
+  assert.match(await page.locator('#gpt-hover').textContent(), /^This model has no attention/);
+  assert.equal(await page.locator('#gpt-strips .gpt-strip').count(), 0);
 
   // The next stage with attention: its row sits under the bigram's, with what it changed, and its one head's
   // map is drawn on the probe cut to its 8 characters of context.
@@ -92,6 +104,12 @@ test('the bigram trains from its Train button into the loss table with a sample 
   assert.equal(await page.locator('#gpt-attention canvas').count(), 1);
   assert.match(await page.locator('#gpt-probe-note').textContent(), /sees 8 characters at once/);
   assert.match(await page.locator('#gpt-stages li[data-stage="bigram"] .gpt-stage-state').textContent(), /^done · validation loss \d\.\d\d$/);
+  // Its writing: a character past the 8 of context looked at the 8 before it, through one head.
+  await generate(page, 'ROMEO:', 20);
+  await page.locator('#gpt-output span.gen').nth(15).hover();
+  assert.match(await page.locator('#gpt-hover').textContent(), /\(character 21\) was written looking at the 8 characters before it/);
+  assert.equal(await page.locator('#gpt-strips .gpt-strip').count(), 1);
+  assert.equal(await page.locator('#gpt-strips .gpt-strip-chars span').count(), 8);
   await page.locator('#gpt-card').screenshot({ path: artifact('gpt-course') });
   assert.deepEqual(page.errors, []);
   await page.close();
