@@ -52,7 +52,12 @@ async function openChapter() {
 }
 
 test('the chapter lists the course’s stages in order over Tiny Shakespeare, each with its idea and reference', async () => {
-  const page = await openChapter();
+  const page = await openDemo(browser.context);
+  // The text is fetched when the chapter comes near the screen, not with the page.
+  assert.equal((await gpt(page)).corpus, null);
+  assert.match(await page.locator('#gpt-corpus-name').textContent(), /^loading Tiny Shakespeare/);
+  await page.locator('#gpt-card').scrollIntoViewIfNeeded();
+  await page.waitForFunction(() => window.__xattnDemo.gpt.corpus !== null, null, WAIT);
   const g = await gpt(page);
   assert.equal(g.corpus.name, 'Tiny Shakespeare');
   assert.equal(g.corpus.chars, 1115394);
@@ -334,8 +339,8 @@ test('a .txt dropped on the corpus line becomes the training text; a short or no
 
 test('on a phone the chapter keeps to the screen’s width', async () => {
   const page = await openDemo(browser.context, { viewport: { width: 390, height: 844 } });
-  await page.waitForFunction(() => window.__xattnDemo.gpt.corpus !== null, null, WAIT);
   await page.locator('#gpt-card').scrollIntoViewIfNeeded();
+  await page.waitForFunction(() => window.__xattnDemo.gpt.corpus !== null, null, WAIT);
   const widths = await page.evaluate(() => ({ page: document.documentElement.scrollWidth, card: document.getElementById('gpt-card').getBoundingClientRect().right }));
   assert.ok(widths.page <= 390 && widths.card <= 390, `page ${widths.page} px, card to ${widths.card} px`);
   await page.locator('#gpt-card').screenshot({ path: artifact('gpt-390') });

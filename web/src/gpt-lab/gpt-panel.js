@@ -16,7 +16,17 @@ import { formatCount, gptStatus, plainMessage } from './gpt-format.js';
 export function setupGptPanel(root, stages) {
   const panel = new GptPanel(root, stages);
   panel.listen();
-  panel.loadDefaultCorpus();
+  // The text (about 1 MB) is fetched when the chapter comes near the screen, not with the page: the lesson
+  // above it needs none of it.
+  const near = new IntersectionObserver(
+    (entries) => {
+      if (!entries.some((e) => e.isIntersecting)) return;
+      near.disconnect();
+      if (panel.state.corpus === null) panel.loadDefaultCorpus();
+    },
+    { rootMargin: '600px 0px' },
+  );
+  near.observe(root);
   // What the curves were given, beside the rest of the state, for the page's test hook.
   Object.defineProperty(panel.state, 'chartPoints', { get: () => panel.charts.points, enumerable: true });
   return panel.state;
