@@ -86,8 +86,9 @@ test('the course table: this run’s loss beside the reference, and what each st
 
 test('the status line says the stage, step, losses and pace', () => {
   const s = { phase: 'training', stageTitle: 'GPT', step: 20, steps: 2000, trainLoss: 3.1234, valLoss: null, stepsPerSecond: 12.34, elapsedMs: 1500 };
-  assert.equal(gptStatus(s), 'Training · GPT: step 20 of 2000 · training loss 3.12 · 12.3 steps/s · 1.5 s.');
-  assert.equal(gptStatus({ ...s, phase: 'paused', valLoss: 2.9 }), 'Paused · GPT: step 20 of 2000 · training loss 3.12 · validation loss 2.90 · 12.3 steps/s · 1.5 s.');
+  assert.equal(gptStatus(s), 'Training · GPT: step 20 of 2000 · training loss 3.12 · 12.3 steps/s · 1.5 s of training · about 2 min 40 s to go.');
+  assert.equal(gptStatus({ ...s, phase: 'paused', valLoss: 2.9 }), 'Paused · GPT: step 20 of 2000 · training loss 3.12 · validation loss 2.90 · 12.3 steps/s · 1.5 s of training.');
+  assert.equal(gptStatus({ ...s, step: 2000 }), 'Training · GPT: step 2000 of 2000 · training loss 3.12 · 12.3 steps/s · 1.5 s of training.');
   assert.equal(formatDuration(125_000), '2 min 05 s');
 });
 

@@ -54,7 +54,11 @@ export function gptStatus(state) {
   if (Number.isFinite(state.trainLoss)) parts.push(`training loss ${formatLoss(state.trainLoss)}`);
   if (Number.isFinite(state.valLoss)) parts.push(`validation loss ${formatLoss(state.valLoss)}`);
   if (state.stepsPerSecond) parts.push(`${formatNumber(state.stepsPerSecond)} steps/s`);
-  if (Number.isFinite(state.elapsedMs)) parts.push(formatDuration(state.elapsedMs));
+  if (Number.isFinite(state.elapsedMs)) parts.push(`${formatDuration(state.elapsedMs)} of training`);
+  // What is left at the last pace (evaluations not counted), while there is something left.
+  if (state.phase === 'training' && state.stepsPerSecond > 0 && state.steps > state.step) {
+    parts.push(`about ${formatDuration((1000 * (state.steps - state.step)) / state.stepsPerSecond)} to go`);
+  }
   const verb = { training: 'Training', paused: 'Paused', done: 'Trained' }[state.phase];
   return `${verb} · ${parts.join(' · ')}.`;
 }
