@@ -159,6 +159,8 @@ test('the GPT: curves, attention, pause and resume, refusals, generation and its
   assert.ok(p95 < 100, `95% of frame gaps under ${p95} ms while the GPT trained`);
   g = await gpt(page);
   assert.equal(g.step, GPT_STEPS);
+  // The maps were redrawn while the model trained, not only at step 0 and at the evaluation of the last step.
+  assert.ok(g.attentionSteps.some((st) => st > 0 && st < GPT_STEPS), `attention at steps ${g.attentionSteps}`);
   assert.ok(g.results.gpt.valLoss < Math.log(65) + 0.5, `GPT validation loss ${g.results.gpt.valLoss}`);
   const points = g.chartPoints;
   assert.ok(points.train >= GPT_STEPS / 2 && points.val >= 1, `chart points ${JSON.stringify(points)}`);

@@ -12,6 +12,8 @@ import { GptClient } from './gpt-client.js';
 import { readGenerate, readProbe, readSeed, readSteps } from './gpt-fields.js';
 import { formatCount, gptStatus, plainMessage } from './gpt-format.js';
 
+const PROBE_REFRESH_MS = 1000;
+
 // stages: the course's, in order: [{ id, title, idea, reference }].
 export function setupGptPanel(root, stages) {
   const panel = new GptPanel(root, stages);
@@ -52,6 +54,7 @@ function newGptState() {
     evals: [],
     attention: null,
     attentionReports: 0,
+    attentionSteps: [], // the step of each attention map received
     generating: false,
     generated: null, // { text, charsPerSecond } of the last finished generation
     tokens: 0,
@@ -68,6 +71,7 @@ class GptPanel {
     this.titles = new Map(stages.map((s) => [s.id, s.title]));
     this.state = newGptState();
     this.text = null;
+    this.probeAt = -Infinity; // when the probe's attention was last asked for
     this.runText = null; // the text the Worker's run was built on (an import is read against its vocabulary)
     this.course = new CourseView({ list: this.$('gpt-stages'), table: this.$('gpt-losses') }, stages, (id) => this.train(id));
     this.charts = new GptCharts(this.$('gpt-chart'));
@@ -229,7 +233,10 @@ class GptPanel {
     this.$('gpt-probe-error').hidden = !probe.problem;
     this.$('gpt-probe-error').textContent = probe.problem ?? '';
     this.$('gpt-probe-note').textContent = probe.note ?? '';
-    if (!probe.problem) this.client.setProbe(probe.value);
+    if (!probe.problem) {
+      this.probeAt = performance.now();
+      this.client.setProbe(probe.value);
+    }
   }
 
   generate() {
@@ -294,6 +301,9 @@ class GptPanel {
     s.progressReports++;
     if (s.results[s.stage]) s.results[s.stage].step = m.step;
     this.charts.addTrain(m.step, m.trainLoss);
+    // The maps as they form: between evaluations (every 100 steps) the probe is asked again now and then, one
+    // short forward in the Worker between two steps.
+    if (s.phase === 'training' && performance.now() - this.probeAt > PROBE_REFRESH_MS) this.sendProbe();
     this.draw();
   }
 
@@ -310,6 +320,7 @@ class GptPanel {
   onAttention(m) {
     this.state.attention = m;
     this.state.attentionReports++;
+    this.state.attentionSteps.push(m.step);
     if (m.layers.length) this.grid.setData(m);
     else this.grid.clear('This stage has no attention: each character is predicted from the one before it alone.');
   }
