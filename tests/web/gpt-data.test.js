@@ -23,6 +23,14 @@ test('the vocabulary and the 90/10 split are model.py’s', () => {
   assert.throws(() => corpus.encode('abc€'), /"€" at 3 is not in the vocabulary/);
 });
 
+test('characters are code points, sorted by code point as Python sorts them', () => {
+  const c = makeCorpus('b😀a\uffff😀b');
+  assert.deepEqual(c.chars, ['a', 'b', '\uffff', '😀']);
+  assert.deepEqual(Array.from(c.encode('😀a')), [3, 0]);
+  assert.equal(c.train.length + c.val.length, 6);
+  assert.equal(c.train.length, 5);
+});
+
 test('the validation windows and the training estimate’s windows are model.py’s', () => {
   const c = GPT_CONFIG;
   assert.deepEqual(validationOffsets(corpus.val.length, c.evalBatches, c.batchSize, c.blockSize), Array.from(golden.get('val_offsets').data));

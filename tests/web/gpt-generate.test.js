@@ -97,6 +97,8 @@ test('the sampler: seeded, greedy at temperature 0, top-k keeps the k most likel
   assert.deepEqual([...top2].sort(), [1, 3]);
   assert.equal(new Set(draws(new Sampler({ seed: 1, temperature: 5 }))).size, 5);
   assert.throws(() => new Sampler({ temperature: -1 }), /temperature/);
+  assert.throws(() => new Sampler({ seed: 1.5 }), /seed must be an integer/);
+  assert.throws(() => new Sampler({ topK: '3' }), /topK must be an integer/);
 });
 
 test('generate: the same seed gives the same text, tokens are reported in order', () => {

@@ -1,32 +1,33 @@
 // The character corpus of the "Build a GPT" chapter, as bench/gpt/model.py's load_corpus reads it: the vocabulary
-// is the text's distinct characters in sorted order (by UTF-16 code unit, which for Tiny Shakespeare's ASCII is
-// Python's code-point order), each character's id its index there, and the first 90% of the ids (int(0.9 · n))
-// train while the rest validate.
+// is the text's distinct characters (Unicode code points, as Python's str holds them) sorted by code point, each
+// character's id its index there, and the first 90% of the ids (int(0.9 · n)) train while the rest validate.
 
 // text → { chars, train, val, encode, decode }; train and val are Int32Arrays of ids.
 export function makeCorpus(text) {
   if (typeof text !== 'string' || text.length < 2) {
     throw new TypeError(`makeCorpus: text must be a string of at least 2 characters, got ${typeof text === 'string' ? `${text.length}` : typeof text}`);
   }
-  const chars = [...new Set(text)].sort((a, b) => (a < b ? -1 : a > b ? 1 : 0));
+  const chars = [...new Set(text)].sort((a, b) => a.codePointAt(0) - b.codePointAt(0));
   const vocab = makeVocab(chars);
   const ids = vocab.encode(text);
   const n = Math.floor(0.9 * ids.length);
   return { ...vocab, train: ids.subarray(0, n), val: ids.subarray(n) };
 }
 
-// The encoder and decoder of a vocabulary (an array of single characters, id = index).
+// The encoder and decoder of a vocabulary (an array of characters, id = index).
 export function makeVocab(chars) {
   const index = new Map(chars.map((c, i) => [c, i]));
   if (index.size !== chars.length) throw new RangeError('makeVocab: the vocabulary repeats a character');
   return {
     chars,
-    // A string → Int32Array of ids; a character outside the vocabulary is refused, naming it.
+    // A string → Int32Array of ids, one per character; a character outside the vocabulary is refused, naming it
+    // and its place (counted in characters).
     encode(s) {
-      const ids = new Int32Array(s.length);
-      for (let i = 0; i < s.length; i++) {
-        const id = index.get(s[i]);
-        if (id === undefined) throw new RangeError(`encode: character ${JSON.stringify(s[i])} at ${i} is not in the vocabulary`);
+      const list = Array.from(s);
+      const ids = new Int32Array(list.length);
+      for (let i = 0; i < list.length; i++) {
+        const id = index.get(list[i]);
+        if (id === undefined) throw new RangeError(`encode: character ${JSON.stringify(list[i])} at ${i} is not in the vocabulary`);
         ids[i] = id;
       }
       return ids;

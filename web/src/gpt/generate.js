@@ -187,8 +187,9 @@ export class Sampler {
   constructor({ temperature = 1, topK = 0, seed = 0 } = {}) {
     if (!(Number.isFinite(temperature) && temperature >= 0)) throw new RangeError(`Sampler: temperature must be a finite number ≥ 0, got ${temperature}`);
     if (!(Number.isInteger(topK) && topK >= 0)) throw new RangeError(`Sampler: topK must be an integer ≥ 0, got ${topK}`);
+    if (!(Number.isInteger(seed) && seed >= 0 && seed <= 0xffffffff)) throw new RangeError(`Sampler: seed must be an integer in [0, 4294967295], got ${seed}`);
     Object.assign(this, { temperature, topK });
-    this.rng = new Prng(seed >>> 0, 11);
+    this.rng = new Prng(seed, 11);
   }
 
   // logits (V) → an id.

@@ -2,7 +2,8 @@
 // a handler of requests that answers through post(message, transfer). gpt-worker.js wires it to the Worker's
 // messages; the tests drive it in Node. Training runs in an async loop that yields to the event loop after every
 // step, so the requests that arrive meanwhile (pause, setProbe, generate, export, …) are handled between steps.
-import { GptRun } from './gpt-run.js';
+import { GptRun, checkCorpus } from './gpt-run.js';
+import { makeCorpus } from './corpus.js';
 import { COURSE, stageOf } from './course.js';
 import { Sampler, makeDecoder } from './generate.js';
 import { readModel, writeModel } from './checkpoint.js';
@@ -157,9 +158,12 @@ export function createGptHost(post, load) {
     const want = n === undefined ? s.training.maxIters : n;
     if (!Number.isInteger(want) || want < 1) throw new RangeError(`init: steps must be an integer ≥ 1, got ${n}`);
     if (!Number.isInteger(every) || every < 1) throw new RangeError(`init: evalEvery must be an integer ≥ 1, got ${every}`);
-    if (!Number.isInteger(seed) || seed < 0) throw new RangeError(`init: seed must be an integer ≥ 0, got ${seed}`);
+    if (!Number.isInteger(seed) || seed < 0 || seed > 0xffffffff) throw new RangeError(`init: seed must be an integer in [0, 4294967295], got ${seed}`);
+    // The text is checked before the package is touched: a refused init leaves the run as it was.
+    const corpus = makeCorpus(text);
+    checkCorpus(corpus, s.model.blockSize);
     await ensurePackage(threads);
-    replaceRun(new GptRun(xa, text, { stage, seed }));
+    replaceRun(new GptRun(xa, corpus, { stage, seed }));
     steps = want;
     evalEvery = every;
     send({ type: 'ready', ...describe(), parameterCount: run.model.parameterCount, vocab: run.corpus.chars });
@@ -195,11 +199,20 @@ export function createGptHost(post, load) {
     if (!run) throw new Error(`${type}: send init first`);
   };
 
+  // An init (or import) in progress: requests that arrive meanwhile wait for it, so a page may send init and then
+  // start (or setProbe, generate…) without waiting for ready.
+  let settling = Promise.resolve();
+
   // Handles one request; errors become { type: 'error', message, request }.
   return async function handle(request) {
     const type = request?.type;
     try {
-      if (type === 'init') return await init(request);
+      if (type === 'init') {
+        const previous = settling;
+        settling = previous.catch(() => {}).then(() => init(request));
+        return await settling;
+      }
+      await settling.catch(() => {});
       if (type === 'dispose') {
         replaceRun(null);
         xa?.dispose();

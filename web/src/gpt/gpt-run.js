@@ -10,6 +10,15 @@ import { Sampler, generate, makeDecoder } from './generate.js';
 import { stageOf } from './course.js';
 import { crossEntropy } from '../train/cross-entropy.js';
 
+// Both parts of the text must hold a window of blockSize + 1 characters (else a RangeError saying which is short).
+export function checkCorpus(corpus, blockSize) {
+  for (const [part, data] of [['training', corpus.train], ['validation', corpus.val]]) {
+    if (data.length < blockSize + 2) {
+      throw new RangeError(`the text's ${part} part (${part === 'training' ? 'the first 90%' : 'the last 10%'}) has ${data.length} characters; windows of ${blockSize} + 1 need at least ${blockSize + 2}`);
+    }
+  }
+}
+
 export class GptRun {
   // xa: the package; text: the corpus; stage: a course stage id (course.js); seed: the run's seed; model: an
   // imported model to continue from (its configuration must be the stage's shape for this text), at `step`.
@@ -19,11 +28,12 @@ export class GptRun {
     this.corpus = typeof text === 'string' ? makeCorpus(text) : text;
     this.settings = { ...this.stage.training };
     const s = this.settings;
+    const blockSize = model ? model.config.blockSize : this.stage.model.blockSize;
+    checkCorpus(this.corpus, blockSize);
     this.model = model ?? this.stage.build(xa, this.corpus.chars.length, seed);
     this.optimizer = new AdamW(this.model.params, {
       beta1: s.beta1, beta2: s.beta2, weightDecay: s.weightDecay, decayed: this.model.decayed(),
     });
-    const { blockSize } = this.model.config;
     this.batches = new BatchSource(this.corpus.train, { B: s.batchSize, T: blockSize, seed });
     this.seed = seed;
     this.step = step;
@@ -73,8 +83,8 @@ export class GptRun {
   setProbe(text) {
     if (typeof text !== 'string' || text.length === 0) throw new TypeError('setProbe: text must be a non-empty string');
     const { blockSize } = this.model.config;
-    if (text.length > blockSize) throw new RangeError(`setProbe: the probe has ${text.length} characters, the model sees at most ${blockSize}`);
-    this.corpus.encode(text);
+    const n = this.corpus.encode(text).length;
+    if (n > blockSize) throw new RangeError(`setProbe: the probe has ${n} characters, the model sees at most ${blockSize}`);
     this.probe = text;
   }
 
