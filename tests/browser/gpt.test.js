@@ -245,6 +245,8 @@ test('the GPT: curves, attention, pause and resume, refusals, generation and its
   // Picking another layer and head re-heats the text with its weights.
   await page.locator('#gpt-strips .gpt-strip').first().click();
   assert.equal(await page.locator('#gpt-strips .gpt-strip').first().getAttribute('aria-pressed'), 'true');
+  // The picked strip is framed, not filled: its characters' heat stays readable.
+  assert.equal(await page.locator('#gpt-strips .gpt-strip').first().evaluate((b) => getComputedStyle(b).backgroundColor), 'rgba(0, 0, 0, 0)');
   await page.locator('#gpt-card').screenshot({ path: artifact('gpt-generated') });
 
   // Stop ends a long generation early, with the text so far.
