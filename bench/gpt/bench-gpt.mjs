@@ -134,7 +134,11 @@ try {
 let torch = null;
 if (!args['skip-torch']) {
   console.log(`PyTorch (bench/gpt/train_torch.py), ${steps} steps, ${threads} thread(s):`);
-  torch = await torchRun();
+  // A failed PyTorch run (no torch, not OpenBLAS: bench/gpt/setup.sh) still leaves the browser's figures printed.
+  torch = await torchRun().catch((err) => {
+    console.error(`PyTorch's side did not run: ${err.message}`);
+    return null;
+  });
 }
 
 const marks = [500, 1000, 1500, 2000, steps].filter((s, i, a) => s <= steps && a.indexOf(s) === i);

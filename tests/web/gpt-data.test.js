@@ -29,6 +29,11 @@ test('characters are code points, sorted by code point as Python sorts them', ()
   assert.deepEqual(Array.from(c.encode('😀a')), [3, 0]);
   assert.equal(c.train.length + c.val.length, 6);
   assert.equal(c.train.length, 5);
+  assert.throws(() => c.encode('ab😁'), /"😁" at 2 is not in the vocabulary/);
+  // A lone surrogate is a character of its own, as in Python.
+  const lone = makeCorpus('a\ud800b\ud800');
+  assert.deepEqual(lone.chars, ['a', 'b', '\ud800']);
+  assert.deepEqual(Array.from(lone.encode('\ud800a')), [2, 0]);
 });
 
 test('the validation windows and the training estimate’s windows are model.py’s', () => {

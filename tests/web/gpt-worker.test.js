@@ -120,3 +120,26 @@ test('pause stops training between steps; errors name the request and leave the 
   assert.equal(h.of('generated')[0]?.text.length, 5, JSON.stringify(h.of('error')));
   await h.handle({ type: 'dispose' });
 });
+
+test('stopGenerate ends a generation early; dispose ends training, and the host wants an init after it', async () => {
+  const h = host();
+  await h.handle({ type: 'init', text, stage: 'four-heads', seed: 4, steps: 100000, threads: 1 });
+  const generating = h.handle({ type: 'generate', prompt: 'KING', maxNew: 100000, temperature: 1, topK: 5, seed: 2 });
+  await h.next('token');
+  await h.handle({ type: 'stopGenerate' });
+  await generating;
+  const generated = h.of('generated')[0].text;
+  assert.ok(generated.length >= 1 && generated.length < 1000, `${generated.length} characters`);
+  assert.equal(generated, h.of('token').map((t) => t.char).join(''));
+
+  const training = h.handle({ type: 'start' });
+  await h.next('progress');
+  await h.handle({ type: 'dispose' });
+  await training;
+  const count = h.messages.length;
+  await new Promise((resolve) => setTimeout(resolve, 50));
+  assert.equal(h.messages.length, count, 'nothing after dispose');
+  assert.equal(h.of('done').length, 0);
+  await h.handle({ type: 'start' });
+  assert.match(h.of('error').at(-1).message, /start: send init first/);
+});

@@ -18,19 +18,30 @@ export function makeCorpus(text) {
 export function makeVocab(chars) {
   const index = new Map(chars.map((c, i) => [c, i]));
   if (index.size !== chars.length) throw new RangeError('makeVocab: the vocabulary repeats a character');
+  // Ids by code point for the Basic Multilingual Plane (−1: none), so a megabyte of text encodes in a few
+  // milliseconds; characters past it go through the map.
+  const bmp = new Int32Array(0x10000).fill(-1);
+  chars.forEach((c, i) => {
+    if (c.length === 1) bmp[c.charCodeAt(0)] = i;
+  });
   return {
     chars,
     // A string → Int32Array of ids, one per character; a character outside the vocabulary is refused, naming it
     // and its place (counted in characters).
     encode(s) {
-      const list = Array.from(s);
-      const ids = new Int32Array(list.length);
-      for (let i = 0; i < list.length; i++) {
-        const id = index.get(list[i]);
-        if (id === undefined) throw new RangeError(`encode: character ${JSON.stringify(list[i])} at ${i} is not in the vocabulary`);
-        ids[i] = id;
+      const ids = new Int32Array(s.length);  // at least as many code units as characters
+      let n = 0;
+      for (let i = 0; i < s.length; n++) {
+        const unit = s.charCodeAt(i);
+        // A high surrogate and the low one after it are one character.
+        const low = i + 1 < s.length ? s.charCodeAt(i + 1) : 0;
+        const width = unit >= 0xd800 && unit <= 0xdbff && low >= 0xdc00 && low <= 0xdfff ? 2 : 1;
+        const id = width === 1 ? bmp[unit] : (index.get(s.slice(i, i + 2)) ?? -1);
+        if (id < 0) throw new RangeError(`encode: character ${JSON.stringify(s.slice(i, i + width))} at ${n} is not in the vocabulary`);
+        ids[n] = id;
+        i += width;
       }
-      return ids;
+      return ids.slice(0, n);
     },
     decode(ids) {
       let s = '';

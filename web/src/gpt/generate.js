@@ -1,6 +1,6 @@
-// Generation with a KV cache: the model's layers composed from their parts on the package (layerNorm, linear, a
-// KvCache per layer that keeps every past position's keys and values, the exact GELU of gelu.js), so each new
-// character costs one position's work instead of a forward over the whole context. The result is the full
+// Generation with a KV cache: the model's layers composed from their parts (the package's linear, a KvCache per
+// layer that keeps every past position's keys and values; LayerNorm and the exact GELU of gelu.js in JS), so each
+// new character costs one position's work instead of a forward over the whole context. The result is the full
 // forward's (tests/web/gpt-generate.test.js checks the logits position by position).
 //
 // The model knows blockSize positions. nanoGPT crops the context to the last blockSize characters and runs the
@@ -54,7 +54,7 @@ export class Decoder {
     const weightsOut = [];
     model.layers.forEach((_, l) => {
       const t = (name, s) => ({ data: params[`layers.${l}.${name}`], shape: s });
-      xa.layerNorm({ data: x, shape }, [C], { weight: t('norm1.weight', [C]), bias: t('norm1.bias', [C]), out: b.n1 });
+      layerNormRows(x, params[`layers.${l}.norm1.weight`], params[`layers.${l}.norm1.bias`], b.n1, C);
       xa.linear({ data: b.n1, shape }, t('self_attn.in_proj_weight', [3 * C, C]), t('self_attn.in_proj_bias', [3 * C]), { out: b.qkv }); // (1, n, 3C)
       // (1, n, 3C) → q, k, v (1, H, n, D); one position is already in that order.
       const part = (which) => {
@@ -74,7 +74,7 @@ export class Decoder {
       }
       xa.linear({ data: b.merged, shape }, t('self_attn.out_proj.weight', [C, C]), t('self_attn.out_proj.bias', [C]), { out: b.o });
       for (let k = 0; k < x.length; k++) x[k] += b.o[k];
-      xa.layerNorm({ data: x, shape }, [C], { weight: t('norm2.weight', [C]), bias: t('norm2.bias', [C]), out: b.n2 });
+      layerNormRows(x, params[`layers.${l}.norm2.weight`], params[`layers.${l}.norm2.bias`], b.n2, C);
       xa.linear({ data: b.n2, shape }, t('linear1.weight', [4 * C, C]), t('linear1.bias', [4 * C]), { out: b.f }); // (1, n, 4C)
       geluInPlace(b.f);
       xa.linear({ data: b.f, shape: [1, n, 4 * C] }, t('linear2.weight', [C, 4 * C]), t('linear2.bias', [C]), { out: b.o });
@@ -87,9 +87,9 @@ export class Decoder {
       }
     });
     for (const id of ids) this.context.push(id);
-    const last = { data: x.subarray((n - 1) * C), shape: [1, C] };
-    const h = xa.layerNorm(last, [C], { weight: model.norm('weight'), bias: model.norm('bias') }).output;
-    const logits = xa.linear(h, { data: params['head.weight'], shape: [V, C] }).output.data;       // (V)
+    const h = new Float32Array(C);                                                                 // (1, C)
+    layerNormRows(x.subarray((n - 1) * C), params['norm.weight'], params['norm.bias'], h, C);
+    const logits = xa.linear({ data: h, shape: [1, C] }, { data: params['head.weight'], shape: [V, C] }).output.data; // (V)
     return { logits, attention: attention ? weightsOut : null };
   }
 
@@ -180,6 +180,22 @@ export class WindowDecoder {
 // The decoder a model has: the KV cache for the GPT's blocks, the window otherwise.
 export function makeDecoder(model) {
   return model.layers.length > 0 ? new Decoder(model) : new WindowDecoder(model);
+}
+
+// LayerNorm over rows of C (eps 1e-5, the layers' and model.py's), in JS: a row of 128 costs less here than a call
+// into the package does. Mean and biased variance summed in float64, as the package sums them.
+function layerNormRows(x, weight, bias, out, C) {
+  for (let r = 0; r < x.length / C; r++) {
+    const o = r * C;
+    let mean = 0;
+    for (let c = 0; c < C; c++) mean += x[o + c];
+    mean /= C;
+    let variance = 0;
+    for (let c = 0; c < C; c++) variance += (x[o + c] - mean) ** 2;
+    const scale = 1 / Math.sqrt(variance / C + 1e-5);
+    for (let c = 0; c < C; c++) out[o + c] = (x[o + c] - mean) * scale * weight[c] + bias[c];
+  }
+  return out;
 }
 
 // A sampler: temperature (> 0; 0 picks the most likely), top-k (0 or ≥ the vocabulary: all), seeded.

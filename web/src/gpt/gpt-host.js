@@ -4,7 +4,7 @@
 // step, so the requests that arrive meanwhile (pause, setProbe, generate, export, …) are handled between steps.
 import { GptRun, checkCorpus } from './gpt-run.js';
 import { makeCorpus } from './corpus.js';
-import { COURSE, stageOf } from './course.js';
+import { stageOf } from './course.js';
 import { Sampler, makeDecoder } from './generate.js';
 import { readModel, writeModel } from './checkpoint.js';
 
@@ -72,7 +72,7 @@ export function createGptHost(post, load) {
     wantPause = false;
     const mine = runId;
     let lastProgress = -Infinity;
-    let since = { t: now(), step: run.step, ms: 0 };
+    let since = { step: run.step, ms: 0 };  // since the last progress: steps and their training time
     try {
       while (runId === mine && !wantPause && run.step < steps) {
         // A generation runs alone: training waits for it.
@@ -91,7 +91,7 @@ export function createGptHost(post, load) {
             type: 'progress', step: run.step, steps, trainLoss: loss, lr,
             stepsPerSecond: since.ms > 0 ? (1000 * taken) / since.ms : 0, elapsedMs: trainedMs,
           });
-          since = { t: now(), step: run.step, ms: 0 };
+          since = { step: run.step, ms: 0 };
         }
         let valLoss = null;
         if (run.step % evalEvery === 0 || last) valLoss = evaluate();
@@ -251,4 +251,3 @@ export function createGptHost(post, load) {
   };
 }
 
-export { COURSE };
