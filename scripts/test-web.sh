@@ -5,9 +5,9 @@
 #                               and the server's rules against Vite's dev server, which `npm start` runs
 #   scripts/test-web.sh long    (npm run test:long) the learner's walks through every panel (tests/browser: the
 #                               lab's passes, training, decoding, the multi-head walk, heads and averaging,
-#                               isolation) against the dev server; then the production build (`vite build`,
+#                               Build a GPT, isolation) against the dev server; then the production build (`vite build`,
 #                               served by `vite preview`): the page loads and computes, the server's rules, the
-#                               Workers that must bundle (training, the package's own Worker) and cross-origin
+#                               Workers that must bundle (training, Build a GPT, the package's own Worker) and cross-origin
 #                               isolation
 #   scripts/test-web.sh         both
 # Servers are stopped on exit; screenshots go to build/artifacts/. Exits non-zero on any failure.
@@ -108,6 +108,9 @@ if long; then
   built tests/browser/server.test.js
   # The training panel's own Worker must bundle too: the accuracy test against the built page.
   built tests/browser/training.test.js "reaches 95% held-out"
+  # The "Build a GPT" chapter's Worker (the model, its training and its KV-cache generation) must bundle too: the
+  # chapter's walk against the built page.
+  built tests/browser/gpt.test.js
   # And the package's own Worker (createXattnWorker), as the decoding panel and the multi-head walk use it: the
   # triangle against full causal attention, and the walk against torch's fixture, on the built page.
   built tests/browser/decoding.test.js "each step fills one row"

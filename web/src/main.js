@@ -1,6 +1,6 @@
 // The page's wiring: the status line, the compute workers, and each chapter's panel, connected to one
 // another; and window.__xattnDemo, the page's data for the browser tests and the console. What each chapter
-// does lives in its folder (lesson, masks, heads, averaging, multihead, scaling, speed, train, decode).
+// does lives in its folder (lesson, masks, heads, averaging, multihead, scaling, speed, train, decode, gpt-lab).
 import './styles.css';
 import { WorkerPool } from './worker-pool.js';
 import { createStatus } from './shared/status.js';
@@ -12,6 +12,8 @@ import { setupSpeedPanel } from './speed/speed-panel.js';
 import { setupTrainPanel } from './train/train-panel.js';
 import { setupDecodePanel } from './decode/decode-panel.js';
 import { setupWalkPanel } from './multihead/walk-panel.js';
+import { setupGptPanel } from './gpt-lab/gpt-panel.js';
+import { COURSE } from './gpt/course.js';
 
 const $ = (id) => document.getElementById(id);
 
@@ -71,6 +73,11 @@ const training = setupTrainPanel($('train-card'));
 const decoding = setupDecodePanel($('decode-card'), {
   runTiming: () => status.track(pool.sideJob('decodeTiming', {}, { onProgress: status.progress }), 'timing decoding steps'),
 });
+// Build a GPT: the course's stages, each trained in the chapter's own Worker.
+const gpt = setupGptPanel(
+  $('gpt-card'),
+  COURSE.map(({ id, title, idea, referenceLoss }) => ({ id, title, idea, reference: referenceLoss })),
+);
 
 // For the browser tests and for curious people in the console: the page's own data, not pixels.
 window.__xattnDemo = {
@@ -120,4 +127,7 @@ window.__xattnDemo = {
   decode: decoding,
   // The multi-head walk: its settings, every step, the module's own output and weights, and the gap between.
   multihead,
+  // Build a GPT: the stage the Worker holds, its step and losses, each stage's result (validation loss, sample),
+  // the probe's attention, the last generation, exports and imports, the chapter's last error.
+  gpt,
 };
