@@ -12,10 +12,16 @@
 // panel of the lab computes beside the Worker. Training time excludes the evaluations on both sides. A shared
 // machine makes the figures vary with what else runs.
 import { spawn } from 'node:child_process';
+import { readFileSync, writeFileSync } from 'node:fs';
 import { createServer } from 'node:net';
 import { parseArgs } from 'node:util';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
+
+import { cpuIdentity } from '../js/machine.mjs';
+import { measureSimdPeak, parallelPeakProbe } from '../js/wasm-probes.mjs';
+import { gptSection, withGptSection } from './gpt-results.mjs';
+import { GPT_CONFIG } from '../../web/src/gpt/schedule.js';
 
 const REPO = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..');
 const { values: args } = parseArgs({
@@ -80,6 +86,7 @@ async function browserRun(url) {
           else if (m.type === 'ready') {
             info.parameterCount = m.parameterCount;
             info.threads = m.config.threads;
+            info.config = { ...m.config, vocab: m.vocab.length };
             self.benchLog(`ready: ${m.parameterCount} parameters, ${m.config.threads} thread(s), cross-origin isolated: ${info.isolated}`);
             worker.postMessage({ type: 'start' });
           } else if (m.type === 'progress' && (m.step - lastLog >= 100 || m.step === steps)) {
@@ -147,3 +154,35 @@ const row = (name, r) => `${name.padEnd(24)} ${(r.elapsedMs / 1000).toFixed(1).p
 console.log(`\n${'side'.padEnd(24)} ${'training'.padStart(10)} ${'per step'.padStart(15)}  validation loss at ${marks.join(', ')}`);
 console.log(row(`xattn, Chromium, ${browser.threads} thr`, browser));
 if (torch) console.log(row(`PyTorch CPU, ${threads} thr`, torch));
+
+// The plain wasm SIMD peak on as many threads as both sides trained on, timed here after the runs: the median
+// of 7 timings of the peak loop on every thread at once.
+async function peakGflops(n) {
+  if (n === 1) return measureSimdPeak() / 1e9;
+  const probe = await parallelPeakProbe(n);
+  try {
+    probe.run();
+    const rates = [];
+    for (let k = 0; k < 7; k++) {
+      const t0 = performance.now();
+      probe.run();
+      rates.push(probe.flops / ((performance.now() - t0) / 1000) / 1e9);
+    }
+    return rates.sort((a, b) => a - b)[3];
+  } finally {
+    await probe.close();
+  }
+}
+
+const peak = await peakGflops(threads);
+const section = gptSection({ steps, threads, config: browser.config, browser, torch, peakGflops: peak });
+console.log(`\nProducts of a training step: ${(section.flopsPerStep / 1e9).toFixed(2)} GFLOP; wasm SIMD peak on ${threads} thread(s), timed here: ${peak.toFixed(1)} GFLOP/s`);
+console.log(`xattn: ${section.xattn.gflops} GFLOP/s, ${section.xattnPercentOfPeak}% of the peak` +
+  (section.pytorch ? `; PyTorch: ${section.pytorch.gflops} GFLOP/s; xattn at ${section.speedVsPytorch}× PyTorch's speed; twice PyTorch's would be ${section.twiceTorchPercentOfPeak}% of the peak in products alone` : ''));
+// A full run (the configuration's steps on both sides) is the one the performance page shows.
+if (steps === GPT_CONFIG.maxIters && torch) {
+  const file = path.join(REPO, 'bench/results.json');
+  const previous = JSON.parse(readFileSync(file, 'utf8'));
+  writeFileSync(file, `${JSON.stringify(withGptSection(previous, cpuIdentity().kind, section), null, 2)}\n`);
+  console.log('Written to bench/results.json (npm run docs:perf puts it on docs/performance.md).');
+}

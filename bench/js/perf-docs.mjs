@@ -64,10 +64,36 @@ export function renderWindow(run) {
     `${w.ratio.toFixed(2)}× the cells' share (${w.kernelRatio.toFixed(2)}× less the copies a one-key window takes too).`;
 }
 
+// The "Build a GPT" benchmark's paragraph (npm run bench:gpt, bench/gpt/gpt-results.mjs), for the performance page.
+export function renderGpt(run) {
+  const g = run.gpt;
+  if (!g?.xattn) return null;
+  const where = run.machineKind ?? run.machine ?? 'an unnamed machine';
+  const losses = (side) => Object.entries(side.validationLoss ?? {}).map(([step, loss]) => `${Number(loss).toFixed(3)} at ${step}`).join(', ');
+  const lines = [
+    `Training nanoGPT's character model of Tiny Shakespeare (\`npm run bench:gpt\`, ${g.steps} steps, ${g.threads} threads), ${where}, ` +
+      `${typeof g.date === 'string' ? g.date.slice(0, 10) : 'undated'}: ${(g.flopsPerStep / 1e9).toFixed(2)} GFLOP of products a step. ` +
+      `The lab's Worker in headless Chromium: ${g.xattn.seconds.toFixed(1)} s (${g.xattn.msPerStep.toFixed(1)} ms a step, ` +
+      `${g.xattn.gflops.toFixed(1)} GFLOP/s${typeof g.xattnPercentOfPeak === 'number' ? `, ${g.xattnPercentOfPeak}% of the ${g.peakGflops.toFixed(1)} GFLOP/s wasm SIMD peak on ${g.threads} threads` : ''}); ` +
+      `validation loss ${losses(g.xattn)}.`,
+  ];
+  if (g.pytorch) {
+    lines.push(
+      `PyTorch on the CPU, same threads: ${g.pytorch.seconds.toFixed(1)} s (${g.pytorch.msPerStep.toFixed(1)} ms a step, ` +
+        `${g.pytorch.gflops.toFixed(1)} GFLOP/s); validation loss ${losses(g.pytorch)}. xattn trains at ${g.speedVsPytorch.toFixed(2)}× PyTorch's speed` +
+        (typeof g.twiceTorchPercentOfPeak === 'number'
+          ? `; twice PyTorch's speed would take ${g.twiceTorchPercentOfPeak}% of the wasm SIMD peak in products alone.`
+          : '.'),
+    );
+  }
+  return lines.join(' ');
+}
+
 export function renderTables(json) {
   const runs = runsOf(json);
-  const windows = runs.map(renderWindow).filter(Boolean);
-  return { readme: renderRun(runs[0]), performance: [...runs.map(renderRun), ...windows].join('\n\n') };
+  const attention = runs.filter((r) => Array.isArray(r.results) && r.results.length > 0);
+  const notes = [...runs.map(renderWindow), ...runs.map(renderGpt)].filter(Boolean);
+  return { readme: renderRun(attention[0]), performance: [...attention.map(renderRun), ...notes].join('\n\n') };
 }
 
 // The text between the markers, as a file carries it (null when the file has no markers).

@@ -19,7 +19,6 @@
 // Shapes are B·H × L × E with S = L and Ev = E (legend: B batch, H heads, L query length, S key length,
 // E query/key dim, Ev value dim). FLOPs = 4·B·H·L·S·E. With --shapes the JSON is written only when --out is given,
 // so a partial run never replaces the published results.
-import { execFileSync } from 'node:child_process';
 import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -37,6 +36,7 @@ import { measureThreads } from './threads.mjs';
 import { measureWindow } from './window.mjs';
 import { interleave, warmUp } from './timing.mjs';
 import { measureSimdPeak, simdPeakProbe } from './wasm-probes.mjs';
+import { cpuIdentity } from './machine.mjs';
 import { relaxedSimdSupported } from '../../js/detect.js';
 
 const SHAPES = ['1x128x64', '8x256x64', '12x197x64', '32x512x64', '8x1024x64', '1x2048x64'];
@@ -55,20 +55,6 @@ const { values: args } = parseArgs({
     'budget-ms': { type: 'string', default: '10000' },
   },
 });
-
-// The CPU's model name, and the machine kind a run is filed under in bench/results.json: the model name with the
-// CPU family, since cloud hosts name different generations alike ('AMD EPYC' is a Zen 3 core in family 25 and a
-// Zen 5 core in family 26).
-function cpuIdentity() {
-  let lines = [];
-  try {
-    lines = execFileSync('lscpu', { encoding: 'utf8' }).split('\n');
-  } catch { /* no lscpu: fall back to what Node knows */ }
-  const field = (name) => lines.find((l) => l.startsWith(`${name}:`))?.slice(name.length + 1).trim();
-  const model = field('Model name') ?? os.cpus()[0]?.model ?? 'unknown';
-  const family = field('CPU family');
-  return { model, kind: family ? `${model} (family ${family})` : model };
-}
 
 // How this process's allocator treats freed memory (scripts/bench.sh sets it for every process of the bench): with
 // glibc's defaults, fresh multi-MiB results cost page faults in some processes and not in others.

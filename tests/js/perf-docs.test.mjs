@@ -6,6 +6,7 @@ import { test } from 'node:test';
 
 import { FILES, RESULTS, renderRun, renderTables, replaceBetween, tableIn } from '../../bench/js/perf-docs.mjs';
 import { mergeRun } from '../../bench/js/report.mjs';
+import { gptSection, trainingFlopsPerStep, withGptSection } from '../../bench/gpt/gpt-results.mjs';
 
 const results = JSON.parse(readFileSync(RESULTS, 'utf8'));
 
@@ -74,4 +75,35 @@ test("the performance page says the sliding window's share of the time beside it
   assert.match(page, /0\.0750 of the time for 0\.0606 of the cells, 1\.24× the cells' share \(1\.10× less/);
   assert.doesNotMatch(renderTables({ runs: [windowed] }).readme, /Sliding window/);
   assert.doesNotMatch(renderTables({ runs: [run] }).performance, /Sliding window/);
+});
+
+test("a training step's products for nanoGPT's model, counted by hand", () => {
+  // 4 layers × (768 tokens × 24 · 128² + 2 · 12 · 64² · 128) + 768 · 2 · 128 · 65, times 3 for the backward.
+  const forward = 4 * (768 * 24 * 128 * 128 + 2 * 12 * 64 * 64 * 128) + 768 * 2 * 128 * 65;
+  assert.equal(trainingFlopsPerStep({ nLayer: 4, nEmbd: 128, blockSize: 64, batchSize: 12, vocab: 65 }), 3 * forward);
+});
+
+test('the GPT benchmark: its section, filed under its machine kind, and its paragraph on the performance page', () => {
+  const config = { nLayer: 4, nEmbd: 128, blockSize: 64, batchSize: 12, vocab: 65 };
+  const flops = trainingFlopsPerStep(config);
+  const section = gptSection({
+    steps: 2000, threads: 2, config, peakGflops: 100, date: '2026-01-02T00:00:00Z',
+    browser: { elapsedMs: 2000 * 200, evals: { 500: 2.3, 2000: 1.9 } },
+    torch: { elapsedMs: 2000 * 100, evals: { 500: 2.2, 2000: 1.88 } },
+  });
+  assert.equal(section.xattn.msPerStep, 200);
+  assert.equal(section.xattn.gflops, Number((flops / 0.2 / 1e9).toFixed(1)));
+  assert.equal(section.speedVsPytorch, 0.5);
+  assert.equal(section.twiceTorchPercentOfPeak, Math.round((2 * flops) / 0.1 / 1e9));
+  // Filed in its kind's run, in place; a kind without an attention run gets a run of its own, last.
+  const withIt = withGptSection({ runs: [run, { machineKind: 'other', results: [] }] }, run.machineKind, section);
+  assert.deepEqual(withIt.runs.map((r) => r.machineKind), [run.machineKind, 'other']);
+  assert.equal(withIt.runs[0].gpt, section);
+  assert.deepEqual(withGptSection({ runs: [run] }, 'new kind', section).runs.map((r) => r.machineKind), [run.machineKind, 'new kind']);
+  const tables = renderTables(withGptSection({ runs: [run] }, 'new kind', section));
+  assert.equal(tables.readme, renderRun(run), "the README keeps the newest attention run's table");
+  assert.match(tables.performance, /`npm run bench:gpt`, 2000 steps, 2 threads\), new kind, 2026-01-02/);
+  assert.match(tables.performance, /400\.0 s \(200\.0 ms a step, .* GFLOP\/s, \d+% of the 100\.0 GFLOP\/s wasm SIMD peak on 2 threads\); validation loss 2\.300 at 500, 1\.900 at 2000\./);
+  assert.match(tables.performance, /xattn trains at 0\.50× PyTorch's speed; twice PyTorch's speed would take \d+% of the wasm SIMD peak/);
+  assert.doesNotMatch(renderTables({ runs: [run] }).performance, /bench:gpt/);
 });
