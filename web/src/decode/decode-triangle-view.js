@@ -3,7 +3,7 @@
 // query left blank (they did not exist yet: nothing is masked), rows not decoded yet blank, the latest row
 // outlined. Hover or the arrow keys read a cell into the readout.
 import { SEQUENTIAL, cssColor, lutIndex } from '../shared/colormap.js';
-import { fitCanvas } from '../shared/heatmap.js';
+import { drawColorBar, fitCanvas } from '../shared/heatmap.js';
 import { formatNumber } from '../shared/shapes.js';
 import { cellKind } from './decode-rows.js';
 
@@ -17,11 +17,7 @@ export class TriangleView {
     this.triangle = null;
     this.h = 0;
     this.cursor = null;
-    const ctx = legend.getContext('2d');
-    for (let x = 0; x < legend.width; x++) {
-      ctx.fillStyle = cssColor(SEQUENTIAL, Math.round((x / (legend.width - 1)) * 255));
-      ctx.fillRect(x, 0, 1, legend.height);
-    }
+    drawColorBar(legend);
     canvas.addEventListener('mousemove', (e) => this.point(this.cellAt(e)));
     canvas.addEventListener('mouseleave', () => this.point(null));
     canvas.addEventListener('keydown', (e) => this.key(e));

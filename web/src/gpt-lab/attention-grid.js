@@ -2,18 +2,14 @@
 // row of heads per layer, each (T, T) (query i down, key j across; above the diagonal is the future, which
 // a causal model never sees, so it stays dark). One colour scale 0 … 1 for all. Pointing at a cell says
 // which character looks at which, and how much.
-import { SEQUENTIAL, cssColor } from '../shared/colormap.js';
-import { drawMatrix, fitCanvas } from '../shared/heatmap.js';
+import { SEQUENTIAL } from '../shared/colormap.js';
+import { drawColorBar, drawMatrix, fitCanvas } from '../shared/heatmap.js';
 import { showChar } from './gpt-fields.js';
 
 export class AttentionGrid {
   constructor({ grid, legend, readout }) {
     Object.assign(this, { grid, readout });
-    const ctx = legend.getContext('2d');
-    for (let x = 0; x < legend.width; x++) {
-      ctx.fillStyle = cssColor(SEQUENTIAL, Math.round((x / (legend.width - 1)) * 255));
-      ctx.fillRect(x, 0, 1, legend.height);
-    }
+    drawColorBar(legend);
     this.data = null;
     this.cells = [];
     this.shape = '';

@@ -1,6 +1,6 @@
 // Heads side by side: every head's weights for one batch element, or for every batch element on demand.
-import { SEQUENTIAL, cssColor } from '../shared/colormap.js';
-import { drawMatrix } from '../shared/heatmap.js';
+import { SEQUENTIAL } from '../shared/colormap.js';
+import { drawColorBar, drawMatrix } from '../shared/heatmap.js';
 import { formatNumber } from '../shared/shapes.js';
 
 // One thumbnail per head (weights of batch element b), or on demand per head and batch element, all on
@@ -116,15 +116,8 @@ export class HeadsView {
     }
     this.grid.replaceChildren(...children);
     this.grid.dataset.scaleMax = String(hi);
-    drawLegendBar(this.legend);
+    drawColorBar(this.legend);
     this.legendTicks.replaceChildren(...['0', formatNumber(hi)].map((t) => Object.assign(document.createElement('span'), { textContent: t })));
   }
 }
 
-function drawLegendBar(canvas) {
-  const ctx = canvas.getContext('2d');
-  for (let x = 0; x < canvas.width; x++) {
-    ctx.fillStyle = cssColor(SEQUENTIAL, Math.round((x / (canvas.width - 1)) * 255));
-    ctx.fillRect(x, 0, 1, canvas.height);
-  }
-}

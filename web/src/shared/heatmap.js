@@ -1,7 +1,17 @@
 // Drawing a matrix on a canvas: one pixel per cell (or per block of cells, max-pooled, when the matrix has
 // more cells than the canvas has pixels), scaled up without smoothing so cells stay crisp squares.
-import { lutIndex } from './colormap.js';
+import { SEQUENTIAL, cssColor, lutIndex } from './colormap.js';
 import { downsampleAll, downsampleMax } from './downsample.js';
+
+// A colour bar across the canvas: the scale from its first colour (left) to its last (right), for a heatmap's
+// legend.
+export function drawColorBar(canvas, lut = SEQUENTIAL) {
+  const ctx = canvas.getContext('2d');
+  for (let x = 0; x < canvas.width; x++) {
+    ctx.fillStyle = cssColor(lut, Math.round((x / (canvas.width - 1)) * 255));
+    ctx.fillRect(x, 0, 1, canvas.height);
+  }
+}
 
 // Masked cells are a neutral grey that the viridis scale never produces; fully masked rows get red hatching.
 // NaN (a weight that is not a number: the scores overflowed) is a loud pink that neither scale produces,

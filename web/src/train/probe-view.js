@@ -1,17 +1,13 @@
 // Every head's weights for the training panel's probe sequence, side by side on one colour scale (0 … 1,
 // a weight's whole range), with the probe's letters on the axes, and the model's answer under them.
-import { SEQUENTIAL, cssColor } from '../shared/colormap.js';
-import { drawMatrix, fitCanvas } from '../shared/heatmap.js';
+import { SEQUENTIAL } from '../shared/colormap.js';
+import { drawColorBar, drawMatrix, fitCanvas } from '../shared/heatmap.js';
 import { classLabel, tokenLetter } from './tasks.js';
 
 export class ProbeView {
   constructor({ grid, answer, legend }) {
     Object.assign(this, { grid, answer });
-    const ctx = legend.getContext('2d');
-    for (let x = 0; x < legend.width; x++) {
-      ctx.fillStyle = cssColor(SEQUENTIAL, Math.round((x / (legend.width - 1)) * 255));
-      ctx.fillRect(x, 0, 1, legend.height);
-    }
+    drawColorBar(legend);
     this.probe = null;
     this.figures = [];
     new ResizeObserver(() => this.draw()).observe(grid);
