@@ -101,10 +101,12 @@ export function formatRefusals(records, impls) {
   return [...unavailable, ...lines].join('\n');
 }
 
-// The file's runs with this one first, in place of the previous run of its machine kind.
+// The file's runs with this one first, in place of the previous run of its machine kind. The GPT benchmark's
+// section (npm run bench:gpt, a bench of its own) stays with its machine kind's run.
 export function mergeRun(previous, run) {
   const runs = Array.isArray(previous?.runs) ? previous.runs : [];
-  return { runs: [run, ...runs.filter((r) => r.machineKind !== run.machineKind)] };
+  const gpt = runs.find((r) => r.machineKind === run.machineKind)?.gpt;
+  return { runs: [gpt && !run.gpt ? { ...run, gpt } : run, ...runs.filter((r) => r.machineKind !== run.machineKind)] };
 }
 
 export function writeResults(file, meta, records) {

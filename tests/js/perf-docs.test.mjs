@@ -63,6 +63,10 @@ test('a bench run replaces the previous run of its machine kind and keeps the ot
   assert.deepEqual(mergeRun({ runs: [a1] }, b1), { runs: [b1, a1] });
   assert.deepEqual(mergeRun({ runs: [b1, a1] }, a2), { runs: [a2, b1] });
   assert.deepEqual(mergeRun({ date: 'an old single-run file' }, a1), { runs: [a1] });
+  // The GPT benchmark's section, written by a bench of its own, stays with its machine kind's run.
+  const gpt = { steps: 2000 };
+  assert.deepEqual(mergeRun({ runs: [{ ...a1, gpt }, b1] }, a2), { runs: [{ ...a2, gpt }, b1] });
+  assert.deepEqual(mergeRun({ runs: [{ ...b1, gpt }] }, a2), { runs: [a2, { ...b1, gpt }] });
 });
 
 test("the performance page says the sliding window's share of the time beside its share of the cells", () => {
