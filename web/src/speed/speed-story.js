@@ -1,6 +1,7 @@
 // What the speed comparison's figures say, in sentences that follow them (pure): how far each implementation
-// is from the peak and from the others, and, when the figures go against what a learner expects (the scalar
-// build or plain JavaScript ahead of SIMD, more threads slower than one), why that happens at this size.
+// is from the peak and from the others, and why the order is what it is at this size: SIMD ahead of the scalar
+// build or behind it (behind, with plain JavaScript too, where each call's fixed cost outweighs its arithmetic),
+// and more threads faster than one or slower.
 import { formatNumber } from '../shared/shapes.js';
 
 const fmtG = (g) => (g >= 10 ? g.toFixed(1) : g.toFixed(2));
@@ -9,46 +10,87 @@ const fmtG = (g) => (g >= 10 ? g.toFixed(1) : g.toFixed(2));
 const SMALL_FLOPS = 1e8;
 
 // result: the worker's speed answer { flops, results, peak, cores }; threads: threadsSummary's line (or null).
-// Returns { html, notes }: notes names the cases explained ('scalar', 'js', 'threads').
+// Returns { html, notes }: notes names the cases explained, in order: 'scalar' (the scalar build ahead of SIMD)
+// or 'simd' (SIMD ahead of it), 'js' (plain JavaScript ahead of SIMD), 'threads' (more threads slower than 1)
+// or 'threads-help' (faster).
 export function speedStory({ flops, results, peak, cores }, threads) {
   const by = Object.fromEntries(results.filter((r) => !r.unavailable).map((r) => [r.kind, r]));
-  const simd = by.simd;
-  const parts = [];
-  const notes = [];
-  if (!simd) return { html: '<p>The SIMD build did not run here, so there is nothing to compare it with.</p>', notes };
-  const share = peak ? `, ${((100 * simd.gflops) / peak).toFixed(0)}% of this browser's peak` : '';
-  parts.push(
-    `The SIMD build on 1 thread ran at <strong>${fmtG(simd.gflops)} GFLOP/s</strong>${share}` +
+  if (!by.simd) return { html: '<p>The SIMD build did not run here, so there is nothing to compare it with.</p>', notes: [] };
+  const told = [figures(by, flops, peak), simdAgainstScalar(by, flops), javascriptAhead(by, flops), threadsStory(threads, cores, flops)].filter(Boolean);
+  return { html: told.map((t) => `<p>${t.text}</p>`).join(''), notes: told.map((t) => t.note).filter(Boolean) };
+}
+
+// Each implementation's GFLOP/s, SIMD's as a share of the peak.
+function figures(by, flops, peak) {
+  const share = peak ? `, ${((100 * by.simd.gflops) / peak).toFixed(0)}% of this browser's peak` : '';
+  return {
+    text:
+      `The SIMD build on 1 thread ran at <strong>${fmtG(by.simd.gflops)} GFLOP/s</strong>${share}` +
       (by.scalar ? `; the scalar build at ${fmtG(by.scalar.gflops)}` : '') +
       (by.js ? `; plain JavaScript (the float64 reference) at ${fmtG(by.js.gflops)}` : '') +
       ` on ${formatNumber(flops)} flops per call.`,
-  );
-  const fixedCost =
-    `At ${formatNumber(flops)} flops a call is short, and much of its time is what every call costs whatever its size: ` +
-    `entering WebAssembly, copying Q, K and V in and the output out, setting up the kernels. SIMD makes only the arithmetic faster, ` +
-    `so it has little to speed up here; where the arithmetic dominates (try L = S = 1024) it leads.`;
-  if (by.scalar && by.scalar.gflops > simd.gflops) {
-    notes.push('scalar');
-    parts.push(`The scalar build was faster than SIMD here (${fmtG(by.scalar.gflops)} against ${fmtG(simd.gflops)} GFLOP/s). ${fixedCost}`);
+  };
+}
+
+// Why SIMD does not lead on a short call: what every call pays whatever its size.
+const fixedCost = (flops) =>
+  `At ${formatNumber(flops)} flops a call is short, and much of its time is what every call costs whatever its size: ` +
+  `entering WebAssembly, copying Q, K and V in and the output out, setting up the kernels. SIMD makes only the arithmetic faster, ` +
+  `so it has little to speed up here; where the arithmetic dominates (try L = S = 1024) it leads.`;
+
+// The SIMD build against the scalar one, whichever is ahead.
+function simdAgainstScalar({ simd, scalar }, flops) {
+  if (!scalar) return null;
+  if (scalar.gflops > simd.gflops) {
+    return { note: 'scalar', text: `The scalar build was faster than SIMD here (${fmtG(scalar.gflops)} against ${fmtG(simd.gflops)} GFLOP/s). ${fixedCost(flops)}` };
   }
-  if (by.js && by.js.gflops > simd.gflops) {
-    notes.push('js');
-    parts.push(
-      `Plain JavaScript was faster than the SIMD build here (${fmtG(by.js.gflops)} against ${fmtG(simd.gflops)} GFLOP/s): it works on the page's ` +
-        `arrays where they are and copies nothing.` + (notes.includes('scalar') ? '' : ` ${fixedCost}`),
-    );
-  }
-  if (threads?.ratio && threads.ratio < 1) {
-    notes.push('threads');
-    parts.push(
-      `${threads.threads} threads were slower than 1 thread here (${threads.ratio.toFixed(2)}× as fast). A thread helps only with a core to ` +
-        `itself: this browser reports ${cores ?? 'an unknown number of'} core${cores === 1 ? '' : 's'}, shared with everything else running on ` +
-        `the machine, and every call also pays for waking the other threads and waiting for the last of them.` +
+  const times = simd.gflops / scalar.gflops;
+  return {
+    note: 'simd',
+    text:
+      `SIMD was ${times.toFixed(1)}× the scalar build: each of its multiplications and additions works on four float32 numbers ` +
+      `at once (wasm's f32x4) where the scalar build's work on one.` +
+      (times < 4
+        ? ` It stays short of 4× because not every step is such arithmetic: the softmax's exponentials, reading Q, K and V ` +
+          `from memory and each call's fixed cost gain less or nothing.`
+        : ''),
+  };
+}
+
+// Plain JavaScript ahead of the SIMD build: it copies nothing.
+function javascriptAhead({ simd, scalar, js }, flops) {
+  if (!js || js.gflops <= simd.gflops) return null;
+  const saidFixedCost = scalar && scalar.gflops > simd.gflops;
+  return {
+    note: 'js',
+    text:
+      `Plain JavaScript was faster than the SIMD build here (${fmtG(js.gflops)} against ${fmtG(simd.gflops)} GFLOP/s): it works on the page's ` +
+      `arrays where they are and copies nothing.` + (saidFixedCost ? '' : ` ${fixedCost(flops)}`),
+  };
+}
+
+// All threads against 1, whichever is ahead; nothing when the page ran 1 thread only (threadsSummary says why).
+function threadsStory(threads, cores, flops) {
+  if (!threads?.ratio) return null;
+  const shared =
+    `this browser reports ${cores ?? 'an unknown number of'} core${cores === 1 ? '' : 's'}, shared with everything else running on the machine`;
+  if (threads.ratio < 1) {
+    return {
+      note: 'threads',
+      text:
+        `${threads.threads} threads were slower than 1 thread here (${threads.ratio.toFixed(2)}× as fast). A thread helps only with a core to ` +
+        `itself: ${shared}, and every call also pays for waking the other threads and waiting for the last of them.` +
         (flops < SMALL_FLOPS ? ' On a call this small that cost is most of the time.' : ' Run it again when the machine is idle.'),
-    );
+    };
   }
-  if (!notes.length && by.scalar) {
-    parts.push(`SIMD was ${(simd.gflops / by.scalar.gflops).toFixed(1)}× the scalar build` + (by.js ? ` and ${(simd.gflops / by.js.gflops).toFixed(1)}× plain JavaScript.` : '.'));
-  }
-  return { html: parts.map((p) => `<p>${p}</p>`).join(''), notes };
+  return {
+    note: 'threads-help',
+    text:
+      `${threads.threads} threads were ${threads.ratio.toFixed(2)}× as fast as 1 thread: the call's work is cut into tasks that the threads ` +
+      `take in turn, each on a core of its own.` +
+      (threads.ratio < threads.threads
+        ? ` It stays short of ${threads.threads}× because every call pays for waking the other threads and waiting for the last ` +
+          `of them, and ${shared}.`
+        : ''),
+  };
 }
