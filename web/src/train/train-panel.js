@@ -44,6 +44,7 @@ function newTrainState() {
     evals: [],
     probe: null,
     pattern: null,
+    pace: null, // steps per second the worker's run waits by (0: full speed), as the worker last said
     stepsPerSecond: null,
     computeStepsPerSecond: null,
     snapshots: 0,
@@ -154,7 +155,7 @@ class TrainPanel {
       this.charts.reset();
     }
     state.snapshots++;
-    Object.assign(state, { step: m.step, running: m.running, settings: m.settings, probe: m.probe });
+    Object.assign(state, { step: m.step, running: m.running, settings: m.settings, probe: m.probe, pace: m.pace });
     state.stepsPerSecond = m.stepsPerSecond;
     state.computeStepsPerSecond = m.computeStepsPerSecond;
     state.evals.push(...m.evals);

@@ -4,7 +4,10 @@ import { formatNumber } from '../shared/shapes.js';
 
 const pct = (x) => `${(100 * x).toFixed(1)}%`;
 
-// state: { running, step, stepsPerSecond, computeStepsPerSecond, evals }.
+// While training, the pace the worker's steps wait by (what it last said, so a change shows once it applies).
+const paceWords = (pace) => (pace > 0 ? `at a pace of ${formatNumber(pace)} steps/s` : 'at full speed');
+
+// state: { running, pace, step, stepsPerSecond, computeStepsPerSecond, evals }.
 export function trainStatus(state) {
   const last = state.evals.at(-1);
   const speed = state.stepsPerSecond
@@ -16,7 +19,8 @@ export function trainStatus(state) {
   const held = last
     ? ` · held-out (${last.step === state.step ? 'now' : `step ${last.step}`}): exact sequences ${pct(last.sequence)}, tokens ${pct(last.token)}, loss ${formatNumber(last.loss)}`
     : '';
-  return `${state.running ? 'Training' : 'Paused'} at step ${state.step}${speed}${held}.`;
+  const doing = state.running ? `Training ${paceWords(state.pace)}: step` : 'Paused at step';
+  return `${doing} ${state.step}${speed}${held}.`;
 }
 
 // pattern: patternMatch's findings; L: the probe's length.

@@ -6,7 +6,8 @@
 // second; { type: 'pace', pace } changes the pace of the run in progress; { type: 'pause' }; { type: 'export' };
 // { type: 'load', bytes, fallback } starts a run from an .npz (its settings from the archive comment, else
 // `fallback`), at the step the file was trained to.
-// Worker → page: { type: 'ready' }, { type: 'snapshot', … } while training and after each change,
+// Worker → page: { type: 'ready' }, { type: 'snapshot', … } while training and after each change (a new pace
+// included: its `pace` is the one the steps now wait by),
 // { type: 'exported', bytes, filename }, { type: 'loaded', settings, step }, { type: 'error', message }.
 import { createXattn } from 'xattn';
 import { Trainer } from './trainer.js';
@@ -59,6 +60,7 @@ function snapshot() {
     losses: pending.losses,
     evals: pending.evals,
     probe: trainer.probeWeights(),
+    pace: pacing.pace,
     stepsPerSecond: rate.steps > 0 ? (1000 * rate.steps) / (now() - rate.since) : null,
     computeStepsPerSecond: rate.ms > 0 ? (1000 * rate.steps) / rate.ms : null,
   };
@@ -85,12 +87,14 @@ function setPace(pace) {
   pacing = { pace, t: now(), step: trainer.step };
 }
 
-// A new pace during a run: steps per second are measured afresh from here (the time so far is kept).
+// A new pace during a run: steps per second are measured afresh from here (the time so far is kept), and a
+// snapshot tells the page the pace the steps now wait by.
 function changePace(pace) {
   if (!running) return;
   trainedMs += now() - rate.since;
   rate = { steps: 0, ms: 0, since: now() };
   setPace(pace);
+  snapshot();
 }
 
 async function train({ until, pace }) {
