@@ -1,260 +1,160 @@
 // The "Build a GPT" Worker's protocol (PROTOCOL.md), apart from the Worker itself: createGptHost(post, load) gives
 // a handler of requests that answers through post(message, transfer). gpt-worker.js wires it to the Worker's
-// messages; the tests drive it in Node. Training runs in an async loop that yields to the event loop after every
-// step, so the requests that arrive meanwhile (pause, setProbe, generate, export, …) are handled between steps.
+// messages; the tests drive it in Node. GptHost holds the run and answers each request; the training loop
+// (gpt-training.js), generation (gpt-generation.js) and import (gpt-import.js) are in files of their own.
 import { GptRun, checkCorpus } from './gpt-run.js';
 import { makeCorpus } from './corpus.js';
 import { stageOf } from './course.js';
-import { Sampler, makeDecoder } from './generate.js';
-import { readModel, writeModel } from './checkpoint.js';
-
-const PROGRESS_MS = 100;        // progress at most ~10 times a second
-const SAMPLE_CHARS = 120;       // the sample sent with each evaluation
-
-// A macrotask without setTimeout's clamping (nested timeouts wait ≥ 4 ms in browsers): a message to ourselves.
-function yieldToEvents() {
-  if (typeof MessageChannel === 'undefined') return new Promise((resolve) => setTimeout(resolve, 0));
-  return new Promise((resolve) => {
-    const channel = new MessageChannel();
-    channel.port1.onmessage = () => {
-      channel.port1.close();
-      resolve();
-    };
-    channel.port2.postMessage(null);
-  });
-}
-
-const now = () => performance.now();
+import { writeModel } from './checkpoint.js';
+import { train } from './gpt-training.js';
+import { generateText } from './gpt-generation.js';
+import { importedRun } from './gpt-import.js';
 
 // post(message, transfer?) sends a reply; load(threads) → Promise of the package (createXattn({ threads })).
+// Returns handle(request) → a Promise that settles when the request has been answered (training: when it stops).
 export function createGptHost(post, load) {
-  let xa = null;
-  let xaThreads;
-  let run = null;
-  let runId = 0;           // a new init or import replaces the run; loops of an older one stop
-  let steps = 0;
-  let evalEvery = 100;
-  let training = false;    // the loop is running
-  let wantPause = false;
-  let trainedMs = 0;       // training time of this run (evaluations, samples and pauses not counted)
-  let generation = null;   // { stop: boolean, done: Promise } while a generation runs
+  const host = new GptHost(post, load);
+  return (request) => host.handle(request);
+}
 
-  function send(message, transfer) {
-    post(message, transfer ?? []);
+// The requests that need a run, each answered by a GptHost method (init and dispose come first, in handle).
+const ANSWERS = {
+  start: (host) => train(host),
+  resume: (host) => train(host),
+  pause: (host) => host.pause(),
+  setProbe: (host, request) => host.setProbe(request.text),
+  generate: (host, request) => generateText(host, request),
+  stopGenerate: (host) => host.stopGenerate(),
+  export: (host) => host.exportModel(),
+  import: (host, request) => host.importModel(request),
+};
+
+// The checks init makes before anything is touched; returns the number of steps to train.
+function checkInit({ text, stage, seed, steps, evalEvery }) {
+  if (typeof text !== 'string') throw new TypeError('init: text must be a string');
+  const s = stageOf(stage);
+  const want = steps === undefined ? s.training.maxIters : steps;
+  if (!Number.isInteger(want) || want < 1) throw new RangeError(`init: steps must be an integer ≥ 1, got ${steps}`);
+  if (!Number.isInteger(evalEvery) || evalEvery < 1) throw new RangeError(`init: evalEvery must be an integer ≥ 1, got ${evalEvery}`);
+  if (!Number.isInteger(seed) || seed < 0 || seed > 0xffffffff) throw new RangeError(`init: seed must be an integer in [0, 4294967295], got ${seed}`);
+  return want;
+}
+
+class GptHost {
+  constructor(post, load) {
+    this.post = post;
+    this.load = load;
+    this.xa = null; // the package, loaded for xaThreads threads
+    this.xaThreads = undefined;
+    this.run = null;
+    this.runId = 0; // a new init or import replaces the run; loops of an older one stop
+    this.steps = 0;
+    this.evalEvery = 100;
+    this.training = false; // the loop is running
+    this.wantPause = false;
+    this.trainedMs = 0; // training time of this run (evaluations, samples and pauses not counted)
+    this.generation = null; // { stop: boolean, done: Promise } while a generation runs
+    // An init (or import) in progress: requests that arrive meanwhile wait for it, so a page may send init and
+    // then start (or setProbe, generate…) without waiting for ready.
+    this.settling = Promise.resolve();
   }
 
-  function describe() {
-    return {
-      stage: run.stage.id,
-      config: { ...run.config, ...run.settings, steps, evalEvery, threads: xa.threads },
-    };
+  send(message, transfer) {
+    this.post(message, transfer ?? []);
   }
-
-  function evaluate() {
-    const { trainLoss, valLoss } = run.evaluate();
-    send({ type: 'eval', step: run.step, trainLoss, valLoss });
-    const layers = run.probeAttention();
-    send({ type: 'attention', step: run.step, probe: run.probe, layers }, layers.map((l) => l.weights.buffer));
-    send({ type: 'sample', step: run.step, text: run.sample(SAMPLE_CHARS) });
-    return valLoss;
-  }
-
-  async function train() {
-    if (training) {
-      wantPause = false;  // a resume before the loop saw the pause: it goes on
-      return;
-    }
-    if (run.step >= steps) {
-      send({ type: 'done', step: run.step, valLoss: run.estimate(run.corpus.val), elapsedMs: trainedMs });
-      return;
-    }
-    training = true;
-    wantPause = false;
-    const mine = runId;
-    let lastProgress = -Infinity;
-    let since = { step: run.step, ms: 0 };  // since the last progress: steps and their training time
-    try {
-      while (runId === mine && !wantPause && run.step < steps) {
-        // A generation runs alone: training waits for it.
-        if (generation) await generation.done;
-        if (runId !== mine || wantPause) break;
-        const t0 = now();
-        const { loss, lr } = run.trainStep();
-        const dt = now() - t0;
-        trainedMs += dt;
-        since.ms += dt;
-        const last = run.step >= steps;
-        if (now() - lastProgress >= PROGRESS_MS || last) {
-          lastProgress = now();
-          const taken = run.step - since.step;
-          send({
-            type: 'progress', step: run.step, steps, trainLoss: loss, lr,
-            stepsPerSecond: since.ms > 0 ? (1000 * taken) / since.ms : 0, elapsedMs: trainedMs,
-          });
-          since = { step: run.step, ms: 0 };
-        }
-        let valLoss = null;
-        if (run.step % evalEvery === 0 || last) valLoss = evaluate();
-        if (last) send({ type: 'done', step: run.step, valLoss, elapsedMs: trainedMs });
-        await yieldToEvents();
-      }
-    } finally {
-      if (runId === mine) training = false;
-    }
-    if (runId === mine && wantPause && run.step < steps) send({ type: 'paused', step: run.step });
-  }
-
-  async function generateText({ prompt = '', maxNew = 200, temperature = 1, topK = 0, seed = 0 }) {
-    if (generation) throw new Error('a generation is already running (send stopGenerate first)');
-    if (!Number.isInteger(maxNew) || maxNew < 1) throw new RangeError(`maxNew must be an integer ≥ 1, got ${maxNew}`);
-    if (typeof prompt !== 'string') throw new TypeError('prompt must be a string');
-    const sampler = new Sampler({ temperature, topK, seed });
-    const ids = run.promptIds(prompt);
-    let release;
-    generation = { stop: false, done: new Promise((resolve) => { release = resolve; }) };
-    const decoder = makeDecoder(run.model);
-    let text = '';
-    const t0 = now();
-    try {
-      let r = decoder.prompt(ids, { attention: true });
-      for (let i = 0; i < maxNew && !generation.stop; i++) {
-        const id = sampler.pick(r.logits);
-        const char = run.corpus.chars[id];
-        text += char;
-        send({ type: 'token', index: i, char, attention: r.attention }, r.attention.map((a) => a.weights.buffer));
-        if (i + 1 < maxNew) r = decoder.next(id, { attention: true });
-        await yieldToEvents();
-      }
-      const seconds = (now() - t0) / 1000;
-      send({ type: 'generated', text, charsPerSecond: seconds > 0 ? text.length / seconds : 0 });
-    } finally {
-      decoder.dispose();
-      generation = null;
-      release();
-    }
-  }
-
-  function replaceRun(next) {
-    runId++;
-    training = false;
-    if (generation) generation.stop = true;
-    run?.dispose();
-    run = next;
-    trainedMs = 0;
-  }
-
-  async function ensurePackage(threads) {
-    if (xa && threads === xaThreads) return;
-    replaceRun(null);
-    xa?.dispose();
-    xa = null;
-    xa = await load(threads);
-    xaThreads = threads;
-  }
-
-  async function init({ text, stage = 'gpt', seed = 1337, steps: n, evalEvery: every = 100, threads }) {
-    if (typeof text !== 'string') throw new TypeError('init: text must be a string');
-    const s = stageOf(stage);
-    const want = n === undefined ? s.training.maxIters : n;
-    if (!Number.isInteger(want) || want < 1) throw new RangeError(`init: steps must be an integer ≥ 1, got ${n}`);
-    if (!Number.isInteger(every) || every < 1) throw new RangeError(`init: evalEvery must be an integer ≥ 1, got ${every}`);
-    if (!Number.isInteger(seed) || seed < 0 || seed > 0xffffffff) throw new RangeError(`init: seed must be an integer in [0, 4294967295], got ${seed}`);
-    // The text is checked before the package is touched: a refused init leaves the run as it was.
-    const corpus = makeCorpus(text);
-    checkCorpus(corpus, s.model.blockSize);
-    await ensurePackage(threads);
-    replaceRun(new GptRun(xa, corpus, { stage, seed }));
-    steps = want;
-    evalEvery = every;
-    send({ type: 'ready', ...describe(), parameterCount: run.model.parameterCount, vocab: run.corpus.chars });
-  }
-
-  // A file the lab exported says its vocabulary, stage and step. One without them (PyTorch's model.py saved with
-  // safetensors.torch.save_file) is read as nanoGPT's model (its 4 heads; the shapes give the rest) over this
-  // text's vocabulary, which is how load_corpus builds it, when its token embedding has that many rows.
-  function importModel({ bytes }) {
-    if (!(bytes instanceof ArrayBuffer)) throw new TypeError('import: bytes must be an ArrayBuffer (a .safetensors file)');
-    const { model, metadata } = readModel(xa, new Uint8Array(bytes), { nHead: stageOf('gpt').model.nHead });
-    let chars = null;
-    try {
-      chars = JSON.parse(metadata.vocab ?? 'null');
-    } catch {
-      chars = null;
-    }
-    const ours = run.corpus.chars;
-    const fits = Array.isArray(chars)
-      ? chars.length === ours.length && chars.every((c, i) => c === ours[i])
-      : metadata.vocab === undefined && model.config.vocab === ours.length;
-    const stage = metadata.stage ?? 'gpt';
-    if (!fits) {
-      model.dispose();
-      throw new RangeError(`import: the file's vocabulary (${Array.isArray(chars) ? `${chars.length} characters` : `${model.config.vocab} ids`}) is not this text's (${ours.length} characters)`);
-    }
-    const step = Number.isSafeInteger(Number(metadata.step)) ? Number(metadata.step) : 0;
-    let next;
-    try {
-      next = new GptRun(xa, run.corpus, { stage, seed: run.seed, model, step });
-    } catch (err) {
-      model.dispose();
-      throw err;
-    }
-    replaceRun(next);
-    send({ type: 'imported', ...describe(), step });
-  }
-
-  const needRun = (type) => {
-    if (!run) throw new Error(`${type}: send init first`);
-  };
-
-  // An init (or import) in progress: requests that arrive meanwhile wait for it, so a page may send init and then
-  // start (or setProbe, generate…) without waiting for ready.
-  let settling = Promise.resolve();
 
   // Handles one request; errors become { type: 'error', message, request }.
-  return async function handle(request) {
+  async handle(request) {
     const type = request?.type;
     try {
       if (type === 'init') {
-        const previous = settling;
-        settling = previous.catch(() => {}).then(() => init(request));
-        return await settling;
+        const previous = this.settling;
+        this.settling = previous.catch(() => {}).then(() => this.init(request));
+        return await this.settling;
       }
-      await settling.catch(() => {});
-      if (type === 'dispose') {
-        replaceRun(null);
-        xa?.dispose();
-        xa = null;
-        return undefined;
-      }
-      needRun(type);
-      if (type === 'start' || type === 'resume') return await train();
-      if (type === 'pause') {
-        if (training) wantPause = true;
-        else send({ type: 'paused', step: run.step });
-        return undefined;
-      }
-      if (type === 'setProbe') {
-        run.setProbe(request.text);
-        const layers = run.probeAttention();
-        send({ type: 'attention', step: run.step, probe: run.probe, layers }, layers.map((l) => l.weights.buffer));
-        return undefined;
-      }
-      if (type === 'generate') return await generateText(request);
-      if (type === 'stopGenerate') {
-        if (generation) generation.stop = true;
-        return undefined;
-      }
-      if (type === 'export') {
-        const bytes = writeModel(run.model, { chars: run.corpus.chars, stage: run.stage.id, step: run.step }).buffer;
-        send({ type: 'exported', bytes }, [bytes]);
-        return undefined;
-      }
-      if (type === 'import') return importModel(request);
-      throw new Error(`unknown request ${JSON.stringify(type)}`);
+      await this.settling.catch(() => {});
+      if (type === 'dispose') return this.dispose();
+      if (!this.run) throw new Error(`${type}: send init first`);
+      if (!Object.hasOwn(ANSWERS, type)) throw new Error(`unknown request ${JSON.stringify(type)}`);
+      return await ANSWERS[type](this, request);
     } catch (err) {
-      send({ type: 'error', message: err && err.message ? err.message : String(err), request: type });
+      this.send({ type: 'error', message: err && err.message ? err.message : String(err), request: type });
       return undefined;
     }
-  };
-}
+  }
 
+  describe() {
+    return {
+      stage: this.run.stage.id,
+      config: { ...this.run.config, ...this.run.settings, steps: this.steps, evalEvery: this.evalEvery, threads: this.xa.threads },
+    };
+  }
+
+  sendAttention() {
+    const layers = this.run.probeAttention();
+    this.send({ type: 'attention', step: this.run.step, probe: this.run.probe, layers }, layers.map((l) => l.weights.buffer));
+  }
+
+  // Ends the run in progress (its training loop and generation stop) and puts `next` (or none) in its place.
+  replaceRun(next) {
+    this.runId++;
+    this.training = false;
+    if (this.generation) this.generation.stop = true;
+    this.run?.dispose();
+    this.run = next;
+    this.trainedMs = 0;
+  }
+
+  async ensurePackage(threads) {
+    if (this.xa && threads === this.xaThreads) return;
+    this.replaceRun(null);
+    this.xa?.dispose();
+    this.xa = null;
+    this.xa = await this.load(threads);
+    this.xaThreads = threads;
+  }
+
+  async init({ text, stage = 'gpt', seed = 1337, steps, evalEvery = 100, threads }) {
+    const want = checkInit({ text, stage, seed, steps, evalEvery });
+    // The text is checked before the package is touched: a refused init leaves the run as it was.
+    const corpus = makeCorpus(text);
+    checkCorpus(corpus, stageOf(stage).model.blockSize);
+    await this.ensurePackage(threads);
+    this.replaceRun(new GptRun(this.xa, corpus, { stage, seed }));
+    this.steps = want;
+    this.evalEvery = evalEvery;
+    this.send({ type: 'ready', ...this.describe(), parameterCount: this.run.model.parameterCount, vocab: this.run.corpus.chars });
+  }
+
+  dispose() {
+    this.replaceRun(null);
+    this.xa?.dispose();
+    this.xa = null;
+  }
+
+  pause() {
+    if (this.training) this.wantPause = true;
+    else this.send({ type: 'paused', step: this.run.step });
+  }
+
+  setProbe(text) {
+    this.run.setProbe(text);
+    this.sendAttention();
+  }
+
+  stopGenerate() {
+    if (this.generation) this.generation.stop = true;
+  }
+
+  exportModel() {
+    const { run } = this;
+    const bytes = writeModel(run.model, { chars: run.corpus.chars, stage: run.stage.id, step: run.step }).buffer;
+    this.send({ type: 'exported', bytes }, [bytes]);
+  }
+
+  importModel({ bytes }) {
+    const { next, step } = importedRun(this.xa, this.run, bytes);
+    this.replaceRun(next);
+    this.send({ type: 'imported', ...this.describe(), step });
+  }
+}
