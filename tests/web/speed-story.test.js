@@ -64,6 +64,22 @@ test('slower threads on a small call: the cost of waking them is most of its tim
   assert.match(text, /On a call this small that cost is most of the time\./);
 });
 
+test('figures within 5% of each other are about as fast, never "faster", even when they print the same', () => {
+  // A run seen on a busy machine: both builds at 0.18 GFLOP/s to the table's two decimals, the scalar one a hair ahead.
+  const level = story(answer(LESSON, { simd: 0.1799, threads: { gflops: 0.1799 * 0.98, threads: 2 }, scalar: 0.1804, js: 0.37 }));
+  assert.deepEqual(level.notes, ['even', 'js', 'threads-even']);
+  assert.match(level.text, /The scalar build ran about as fast as SIMD here \(0\.18 against 0\.18 GFLOP\/s\)\. At 1\.02e\+5 flops a call is short/);
+  assert.match(level.text, /2 threads ran about as fast as 1 thread here \(0\.98×\)\. A thread helps only with a core to itself/);
+  assert.doesNotMatch(level.text, /faster than SIMD|slower than 1 thread|SIMD was/);
+  assert.equal(level.text.match(/a call is short/g).length, 1, 'plain JavaScript ahead does not repeat the fixed cost');
+  // Just outside the band either way, the order is said.
+  assert.deepEqual(story(answer(LESSON, { simd: 1, scalar: 1.06 })).notes, ['scalar']);
+  assert.deepEqual(story(answer(LESSON, { simd: 1.06, scalar: 1 })).notes, ['simd']);
+  assert.deepEqual(story(answer(LESSON, { simd: 1, threads: { gflops: 0.94, threads: 2 } })).notes, ['threads']);
+  assert.deepEqual(story(answer(LESSON, { simd: 1, threads: { gflops: 1.06, threads: 2 } })).notes, ['threads-help']);
+  assert.deepEqual(story(answer(LESSON, { simd: 1, js: 1.04 })).notes, []);
+});
+
 test('SIMD ahead of the scalar build: four numbers per instruction, and why less than 4×', () => {
   const { text, notes } = story(answer(LONG, { simd: 6.3, scalar: 1.9, js: 0.8 }));
   assert.deepEqual(notes, ['simd']);

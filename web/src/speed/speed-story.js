@@ -1,18 +1,21 @@
 // What the speed comparison's figures say, in sentences that follow them (pure): how far each implementation
 // is from the peak and from the others, and why the order is what it is at this size: SIMD ahead of the scalar
-// build or behind it (behind, with plain JavaScript too, where each call's fixed cost outweighs its arithmetic),
-// and more threads faster than one or slower.
+// build, level with it or behind it (level or behind, with plain JavaScript ahead too, where each call's fixed
+// cost outweighs its arithmetic), and more threads faster than one, level or slower.
 import { formatNumber } from '../shared/shapes.js';
 
 const fmtG = (g) => (g >= 10 ? g.toFixed(1) : g.toFixed(2));
+// Timings on a shared machine move by a few percent from one run to the next: two figures within this factor of
+// each other are said to be about the same, never one "faster" than the other.
+export const EVEN = 1.05;
 // Below this many flops a call's fixed cost (entering WebAssembly, copying Q, K, V in and the output out,
 // setting up the kernels) is a large part of its time.
 const SMALL_FLOPS = 1e8;
 
 // result: the worker's speed answer { flops, results, peak, cores }; threads: threadsSummary's line (or null).
-// Returns { html, notes }: notes names the cases explained, in order: 'scalar' (the scalar build ahead of SIMD)
-// or 'simd' (SIMD ahead of it), 'js' (plain JavaScript ahead of SIMD), 'threads' (more threads slower than 1)
-// or 'threads-help' (faster).
+// Returns { html, notes }: notes names the cases explained, in order: 'scalar' (the scalar build ahead of SIMD),
+// 'simd' (SIMD ahead of it) or 'even' (neither); 'js' (plain JavaScript ahead of SIMD); 'threads' (more threads
+// slower than 1), 'threads-help' (faster) or 'threads-even' (neither).
 export function speedStory({ flops, results, peak, cores }, threads) {
   const by = Object.fromEntries(results.filter((r) => !r.unavailable).map((r) => [r.kind, r]));
   if (!by.simd) return { html: '<p>The SIMD build did not run here, so there is nothing to compare it with.</p>', notes: [] };
@@ -41,8 +44,12 @@ const fixedCost = (flops) =>
 // The SIMD build against the scalar one, whichever is ahead.
 function simdAgainstScalar({ simd, scalar }, flops) {
   if (!scalar) return null;
-  if (scalar.gflops > simd.gflops) {
-    return { note: 'scalar', text: `The scalar build was faster than SIMD here (${fmtG(scalar.gflops)} against ${fmtG(simd.gflops)} GFLOP/s). ${fixedCost(flops)}` };
+  const figures = `(${fmtG(scalar.gflops)} against ${fmtG(simd.gflops)} GFLOP/s)`;
+  if (scalar.gflops > EVEN * simd.gflops) {
+    return { note: 'scalar', text: `The scalar build was faster than SIMD here ${figures}. ${fixedCost(flops)}` };
+  }
+  if (simd.gflops <= EVEN * scalar.gflops) {
+    return { note: 'even', text: `The scalar build ran about as fast as SIMD here ${figures}. ${fixedCost(flops)}` };
   }
   const times = simd.gflops / scalar.gflops;
   return {
@@ -59,8 +66,8 @@ function simdAgainstScalar({ simd, scalar }, flops) {
 
 // Plain JavaScript ahead of the SIMD build: it copies nothing.
 function javascriptAhead({ simd, scalar, js }, flops) {
-  if (!js || js.gflops <= simd.gflops) return null;
-  const saidFixedCost = scalar && scalar.gflops > simd.gflops;
+  if (!js || js.gflops <= EVEN * simd.gflops) return null;
+  const saidFixedCost = scalar && EVEN * scalar.gflops >= simd.gflops;
   return {
     note: 'js',
     text:
@@ -72,25 +79,30 @@ function javascriptAhead({ simd, scalar, js }, flops) {
 // All threads against 1, whichever is ahead; nothing when the page ran 1 thread only (threadsSummary says why).
 function threadsStory(threads, cores, flops) {
   if (!threads?.ratio) return null;
-  const shared =
-    `this browser reports ${cores ?? 'an unknown number of'} core${cores === 1 ? '' : 's'}, shared with everything else running on the machine`;
-  if (threads.ratio < 1) {
-    return {
-      note: 'threads',
-      text:
-        `${threads.threads} threads were slower than 1 thread here (${threads.ratio.toFixed(2)}× as fast). A thread helps only with a core to ` +
-        `itself: ${shared}, and every call also pays for waking the other threads and waiting for the last of them.` +
-        (flops < SMALL_FLOPS ? ' On a call this small that cost is most of the time.' : ' Run it again when the machine is idle.'),
-    };
-  }
+  const { ratio, threads: n } = threads;
+  if (ratio > EVEN) return threadsHelp(n, ratio, cores);
+  const said = ratio < 1 / EVEN ? `were slower than 1 thread here (${ratio.toFixed(2)}× as fast)` : `ran about as fast as 1 thread here (${ratio.toFixed(2)}×)`;
+  return {
+    note: ratio < 1 / EVEN ? 'threads' : 'threads-even',
+    text:
+      `${n} threads ${said}. A thread helps only with a core to itself: ${sharedCores(cores)}, and every call also pays for waking ` +
+      `the other threads and waiting for the last of them.` +
+      (flops < SMALL_FLOPS ? ' On a call this small that cost is most of the time.' : ' Run it again when the machine is idle.'),
+  };
+}
+
+const sharedCores = (cores) =>
+  `this browser reports ${cores ?? 'an unknown number of'} core${cores === 1 ? '' : 's'}, shared with everything else running on the machine`;
+
+function threadsHelp(n, ratio, cores) {
   return {
     note: 'threads-help',
     text:
-      `${threads.threads} threads were ${threads.ratio.toFixed(2)}× as fast as 1 thread: the call's work is cut into tasks that the threads ` +
-      `take in turn, each on a core of its own.` +
-      (threads.ratio < threads.threads
-        ? ` It stays short of ${threads.threads}× because every call pays for waking the other threads and waiting for the last ` +
-          `of them, and ${shared}.`
+      `${n} threads were ${ratio.toFixed(2)}× as fast as 1 thread: the call's work is cut into tasks that the threads take in turn, ` +
+      `each on a core of its own.` +
+      (ratio < n
+        ? ` It stays short of ${n}× because every call pays for waking the other threads and waiting for the last of them, and ` +
+          `${sharedCores(cores)}.`
         : ''),
   };
 }

@@ -38,7 +38,9 @@ export function renderSpeed({ table, intro, chart, threads, story }, result) {
   const { flops, dims, results, peak } = result;
   const summary = threadsSummary({ flops, results });
   renderThreads(threads, summary);
-  story.innerHTML = speedStory(result, summary).html;
+  const told = speedStory(result, summary);
+  story.innerHTML = told.html;
+  story.dataset.notes = told.notes.join(' '); // the cases it explains, for tests and the curious
   story.hidden = false;
   intro.textContent =
     `${describeProblem(dims)} with the current mask: 2·B·H·L·S·(E + Ev) = ${flops.toExponential(3)} flops per call ` +
@@ -60,7 +62,7 @@ export function renderSpeed({ table, intro, chart, threads, story }, result) {
     .map((r) =>
       r.unavailable
         ? `<tr data-kind="${r.kind}"><th scope="row">${escape(r.name)}</th><td colspan="5" class="muted">not available here: ${escape(r.unavailable)}</td></tr>`
-        : `<tr data-kind="${r.kind}" data-threads="${r.threads}"><th scope="row">${escape(r.name)}</th><td class="num">${fmtMs(r.ms)}</td><td class="num calls">${r.calls}</td>` +
+        : `<tr data-kind="${r.kind}" data-threads="${r.threads}" data-gflops="${r.gflops}"><th scope="row">${escape(r.name)}</th><td class="num">${fmtMs(r.ms)}</td><td class="num calls">${r.calls}</td>` +
           `<td class="num">${fmtG(r.gflops)}</td><td class="num">${(r.ms / fastest).toFixed(1)}×</td>` +
           `<td class="num">${r.maxDiff === null ? 'reference' : r.maxDiff.toExponential(1)}</td></tr>`,
     )
