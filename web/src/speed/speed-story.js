@@ -35,21 +35,25 @@ function figures(by, flops, peak) {
   };
 }
 
-// Why SIMD does not lead on a short call: what every call pays whatever its size.
-const fixedCost = (flops) =>
-  `At ${formatNumber(flops)} flops a call is short, and much of its time is what every call costs whatever its size: ` +
-  `entering WebAssembly, copying Q, K and V in and the output out, setting up the kernels. SIMD makes only the arithmetic faster, ` +
-  `so it has little to speed up here; where the arithmetic dominates (try L = S = 1024) it leads.`;
+// Why SIMD does not lead: on a short call, what every call pays whatever its size; on a long one, where the
+// arithmetic dominates, nothing about the call itself.
+const whySimdDoesNotLead = (flops) =>
+  flops < SMALL_FLOPS
+    ? `At ${formatNumber(flops)} flops a call is short, and much of its time is what every call costs whatever its size: ` +
+      `entering WebAssembly, copying Q, K and V in and the output out, setting up the kernels. SIMD makes only the arithmetic faster, ` +
+      `so it has little to speed up here; where the arithmetic dominates (try L = S = 1024) it leads.`
+    : `At ${formatNumber(flops)} flops per call the arithmetic dominates, and SIMD, which makes it faster, should lead; ` +
+      `something else running on the machine while this was timed can upset the order: run it again when the machine is idle.`;
 
 // The SIMD build against the scalar one, whichever is ahead.
 function simdAgainstScalar({ simd, scalar }, flops) {
   if (!scalar) return null;
   const figures = `(${fmtG(scalar.gflops)} against ${fmtG(simd.gflops)} GFLOP/s)`;
   if (scalar.gflops > EVEN * simd.gflops) {
-    return { note: 'scalar', text: `The scalar build was faster than SIMD here ${figures}. ${fixedCost(flops)}` };
+    return { note: 'scalar', text: `The scalar build was faster than SIMD here ${figures}. ${whySimdDoesNotLead(flops)}` };
   }
   if (simd.gflops <= EVEN * scalar.gflops) {
-    return { note: 'even', text: `The scalar build ran about as fast as SIMD here ${figures}. ${fixedCost(flops)}` };
+    return { note: 'even', text: `The scalar build ran about as fast as SIMD here ${figures}. ${whySimdDoesNotLead(flops)}` };
   }
   const times = simd.gflops / scalar.gflops;
   return {
@@ -67,12 +71,12 @@ function simdAgainstScalar({ simd, scalar }, flops) {
 // Plain JavaScript ahead of the SIMD build: it copies nothing.
 function javascriptAhead({ simd, scalar, js }, flops) {
   if (!js || js.gflops <= EVEN * simd.gflops) return null;
-  const saidFixedCost = scalar && EVEN * scalar.gflops >= simd.gflops;
+  const saidWhy = scalar && EVEN * scalar.gflops >= simd.gflops;
   return {
     note: 'js',
     text:
       `Plain JavaScript was faster than the SIMD build here (${fmtG(js.gflops)} against ${fmtG(simd.gflops)} GFLOP/s): it works on the page's ` +
-      `arrays where they are and copies nothing.` + (saidFixedCost ? '' : ` ${fixedCost(flops)}`),
+      `arrays where they are and copies nothing.` + (saidWhy ? '' : ` ${whySimdDoesNotLead(flops)}`),
   };
 }
 
