@@ -17,7 +17,7 @@ export function createGptHost(post, load) {
   return (request) => host.handle(request);
 }
 
-// The requests that need a run, each answered by a GptHost method (init and dispose come first, in handle).
+// The requests that need a run, and their answers (init and dispose come first, in handle).
 const ANSWERS = {
   start: (host) => train(host),
   resume: (host) => train(host),

@@ -19,7 +19,8 @@ const SMALL_FLOPS = 1e8;
 export function speedStory({ flops, results, peak, cores }, threads) {
   const by = Object.fromEntries(results.filter((r) => !r.unavailable).map((r) => [r.kind, r]));
   if (!by.simd) return { html: '<p>The SIMD build did not run here, so there is nothing to compare it with.</p>', notes: [] };
-  const told = [figures(by, flops, peak), simdAgainstScalar(by, flops), javascriptAhead(by, flops), threadsStory(threads, cores, flops)].filter(Boolean);
+  const told = [figures(by, flops, peak), simdAgainstScalar(by, flops), javascriptAhead(by, flops), threadsStory(threads, cores, flops)]
+    .filter(Boolean);
   return { html: told.map((t) => `<p>${t.text}</p>`).join(''), notes: told.map((t) => t.note).filter(Boolean) };
 }
 
@@ -85,9 +86,10 @@ function threadsStory(threads, cores, flops) {
   if (!threads?.ratio) return null;
   const { ratio, threads: n } = threads;
   if (ratio > EVEN) return threadsHelp(n, ratio, cores);
-  const said = ratio < 1 / EVEN ? `were slower than 1 thread here (${ratio.toFixed(2)}× as fast)` : `ran about as fast as 1 thread here (${ratio.toFixed(2)}×)`;
+  const slower = ratio < 1 / EVEN;
+  const said = slower ? `were slower than 1 thread here (${ratio.toFixed(2)}× as fast)` : `ran about as fast as 1 thread here (${ratio.toFixed(2)}×)`;
   return {
-    note: ratio < 1 / EVEN ? 'threads' : 'threads-even',
+    note: slower ? 'threads' : 'threads-even',
     text:
       `${n} threads ${said}. A thread helps only with a core to itself: ${sharedCores(cores)}, and every call also pays for waking ` +
       `the other threads and waiting for the last of them.` +
