@@ -1,6 +1,7 @@
 // torch.nn.MultiheadAttention's forward: project, split heads, attend (the SDPA core), merge heads, project.
 #include "xattn/mha.hpp"
 
+#include "alloc_room.hpp"
 #include "mha_internal.hpp"
 #include "xattn/sdpa_backward.hpp"
 
@@ -195,14 +196,10 @@ std::size_t MultiheadAttention::parameter_bytes(const MhaConfig& c) { return par
 
 Status MultiheadAttention::create(const MhaConfig& config, std::unique_ptr<MultiheadAttention>* out) {
     if (Status st = check_config(config); !st.ok()) return st;
-    // malloc, not new: in wasm (built without exceptions) even a nothrow new aborts the module when it fails.
-    Storage storage(static_cast<float*>(std::malloc(parameter_bytes(config))));
-    // The module object itself is small: 64 KiB to spare makes sure its allocation cannot fail.
-    void* spare = storage ? std::malloc(std::size_t{1} << 16) : nullptr;
-    if (!spare)
+    Storage storage(static_cast<float*>(std::malloc(parameter_bytes(config))));  // malloc, not new (alloc_room.hpp)
+    if (!detail::allocated_with_room(storage.get()))
         return Status::fail(kFn, Message::parameters_too_large, {Argument::embed_dim},
                             {num(config.embed_dim), num(parameter_bytes(config))});
-    std::free(spare);
     out->reset(new MultiheadAttention(config, std::move(storage)));
     return {};
 }
