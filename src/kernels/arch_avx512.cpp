@@ -3,13 +3,7 @@
 #include "kernels/kernels.hpp"
 
 #if defined(__AVX512F__)
-// GCC 12's AVX-512 intrinsics start from a deliberately undefined register (`__Y = __Y`), which its
-// uninitialized-use warnings report wherever one is inlined (GCC bug 105593, fixed in GCC 13).
-#if defined(__GNUC__) && !defined(__clang__)
-#pragma GCC diagnostic ignored "-Wuninitialized"
-#pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
-#endif
-#include "kernels/arch_ops.hpp"
+#include "kernels/arch_ops.hpp"  // first: see its note on AVX-512
 #include "kernels/attention.hpp"
 #include "kernels/attention_backward.hpp"
 #include "kernels/attention_decode.hpp"
