@@ -8,18 +8,20 @@ export const LIFE = Symbol('xattn instance');
 export const DISPOSE = Symbol.dispose ?? Symbol.for('Symbol.dispose');
 
 // For the objects an instance makes that own a handle in its module (MultiheadAttention modules, KV caches,
-// encoder layers): own(state, object) gives `object`, made over `state` ({ handle, disposed, … }), its dispose()
-// and [Symbol.dispose] and the instance's life token, and registers it so that garbage collection frees the
-// handle of an object dropped without dispose(). Returns `object`. dispose() is idempotent; after a module
-// failure, or once the instance is disposed, the handle's memory is gone with the module and freeing it does
-// nothing.
+// encoder layers): own(state, object, releaseFirst?) gives `object`, made over `state` ({ handle, disposed, … }),
+// its dispose() and [Symbol.dispose] and the instance's life token, and registers it so that garbage collection
+// frees the handle of an object dropped without dispose(). Returns `object`. dispose() is idempotent, and runs
+// releaseFirst, when given, before it frees the handle (what else the object holds in the module, such as an
+// encoder layer's kept forwards, each with a registration of its own); after a module failure, or once the
+// instance is disposed, the handle's memory is gone with the module and freeing it does nothing.
 export function handleOwner(boundary, life) {
   const registry = new FinalizationRegistry((handle) => boundary.destroy(handle));
-  return function own(state, object) {
+  return function own(state, object, releaseFirst) {
     function dispose() {
       if (state.disposed) return;
       state.disposed = true;
       registry.unregister(object);
+      releaseFirst?.();
       boundary.destroy(state.handle);
     }
     // The instance lives as long as any object it made.
