@@ -9,12 +9,10 @@ import { makeBoundary } from './boundary.js';
 import { encoderFunctions } from './encoder.js';
 import { kvFunctions } from './kv-cache.js';
 import { layerFunctions } from './layers.js';
-import { LIFE } from './life.js';
+import { DISPOSE, LIFE } from './life.js';
 import { mhaFunctions } from './mha.js';
 import { rotaryFunctions } from './rotary.js';
 import { sdpaFunctions } from './sdpa.js';
-
-const DISPOSE = Symbol.dispose ?? Symbol.for('Symbol.dispose');
 
 // Releases instances dropped without dispose(): the held value is the boundary's release, which holds the module
 // but not the instance, so it never keeps the instance alive.

@@ -2,18 +2,18 @@
 // Emscripten factory into the xattn API. The entries differ only in how they compile the .wasm, load a
 // build's glue, and what threads their environment offers.
 import { makeXattn } from './api.js';
+import { DEFAULT_MAX_THREADS, DEFAULT_SPIN_MICROSECONDS, MAX_SPIN_MICROSECONDS } from './boundary-schema.js';
 import { relaxedSimdSupported, simdSupported } from './detect.js';
 import { hint, locator } from './wasm-paths.js';
 
 // The threaded build's most: the calling thread and up to 3 pool workers, started while it loads
 // (scripts/build-wasm.sh).
 export const MAX_THREADS = 4;
+// The defaults are C++'s (src/xattn/threads.hpp, through the generated schema): min(DEFAULT_MAX_THREADS, cores)
+// threads, and how long the threaded build's helpers poll for the next call before they sleep.
+export { DEFAULT_MAX_THREADS, DEFAULT_SPIN_MICROSECONDS, MAX_SPIN_MICROSECONDS };
 
 const OPTIONS = ['simd', 'threads', 'relaxedSimd', 'spinMicroseconds', 'wasmPaths'];
-
-// How long the threaded build's helpers poll for the next call before they sleep (src/xattn/threads.hpp).
-export const DEFAULT_SPIN_MICROSECONDS = 200;
-export const MAX_SPIN_MICROSECONDS = 1_000_000;
 
 // Each build's name in messages. The relaxed ones are the SIMD ones with every a·b + c one f32x4.relaxed_madd.
 export const BUILD_NAMES = {
@@ -68,7 +68,8 @@ export function chooseBuild(options, env) {
     const why = env.sharedMemory();
     if (why) throw new Error(`createXattn: threads: ${forcedThreads} needs shared memory, which is unavailable: ${why}`);
   }
-  const threads = forcedThreads ?? (simd && !env.sharedMemory() ? Math.max(1, Math.min(MAX_THREADS, env.defaultThreads())) : 1);
+  const threads = forcedThreads ??
+    (simd && !env.sharedMemory() ? Math.max(1, Math.min(DEFAULT_MAX_THREADS, MAX_THREADS, env.defaultThreads())) : 1);
   const build = !simd ? 'scalar' : `${relaxedSimd ? 'relaxed-' : ''}simd${threads > 1 ? '-threads' : ''}`;
   // Taken whatever the thread count (with one thread there is no helper to poll), so that code choosing the
   // count by the environment can pass it alike.

@@ -2,7 +2,7 @@
 // appended a few positions at a time and attended without being copied in again (src/xattn/kv_cache.hpp).
 // Like MultiheadAttention modules, caches are freed by dispose(), `using` (Symbol.dispose), or garbage
 // collection of a cache never disposed.
-import { LIFE } from './life.js';
+import { handleOwner } from './life.js';
 import { integerList, ruleFields } from './rules.js';
 import {
   checkBoolean, checkInteger, checkMask, checkNumber, checkOptions, checkOut, checkOutLength, checkTensors,
@@ -14,7 +14,6 @@ const ROTARY = ['base', 'rotaryDim', 'interleaved'];
 const ATTEND_OPTIONS = ['scale', 'isCausal', 'attnMask', 'needWeights', 'out', 'softcap', 'window', 'alibiSlopes'];
 const APPEND_OPTIONS = ['counts'];
 const DIM_LIMIT = 0x7fffffff;
-const DISPOSE = Symbol.dispose ?? Symbol.for('Symbol.dispose');
 
 function checkConfig(config) {
   if (config === undefined) throw new TypeError(`${CREATE}: config { kvHeads, headDim, capacity, … } is required`);
@@ -105,7 +104,7 @@ function held(state, values) {
 
 export function kvFunctions(boundary, life) {
   const { guarded } = boundary;
-  const registry = new FinalizationRegistry((handle) => boundary.destroy(handle));
+  const own = handleOwner(boundary, life);
 
   function createKvCache(config) {
     return guarded(() => {
@@ -119,13 +118,7 @@ export function kvFunctions(boundary, life) {
   }
 
   function makeCache(state) {
-    function dispose() {
-      if (state.disposed) return;
-      state.disposed = true;
-      registry.unregister(cache);
-      boundary.destroy(state.handle);
-    }
-    const cache = {
+    return own(state, {
       /** Positions held: the most any batch element holds. */
       get length() {
         ensureLive(state, 'length');
@@ -158,13 +151,7 @@ export function kvFunctions(boundary, life) {
       }),
       keys: () => guarded(() => held(state, false)),
       values: () => guarded(() => held(state, true)),
-      dispose,
-      [DISPOSE]: dispose,
-      // The instance lives as long as any of its caches.
-      [LIFE]: life,
-    };
-    registry.register(cache, state.handle, cache);
-    return cache;
+    });
   }
 
   return { createKvCache };

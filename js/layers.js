@@ -34,88 +34,86 @@ function checkNormalizedShape(fn, given) {
   return shape;
 }
 
-export function layerFunctions(boundary) {
-  const { guarded, prepare } = boundary;
+// The bias, when given: a tensor, or null / undefined for none.
+const optionalBias = (fn, bias) => (bias === undefined || bias === null ? null : checkTensor(fn, 'bias', bias));
 
-  // The bias, when given: a tensor, or null / undefined for none.
-  const optionalBias = (fn, bias) => (bias === undefined || bias === null ? null : checkTensor(fn, 'bias', bias));
+function linear(boundary, input, weight, bias, options) {
+  const x = checkTensor(LINEAR, 'input', input);
+  const w = checkTensor(LINEAR, 'weight', weight);
+  const b = optionalBias(LINEAR, bias);
+  const o = checkOptions(LINEAR, 'options', options, ['out']);
+  const out = checkOut(LINEAR, o.out);
+  const reply = boundary.prepare('linear', { input: x.shape, weight: w.shape, bias: b ? b.shape : null, hasBias: b !== null }, LINEAR);
+  checkOutLength(LINEAR, out, reply.outputShape);
+  const inputs = [['input', x.data], ['weight', w.data]];
+  if (b) inputs.push(['bias', b.data]);
+  return run(boundary, LINEAR, reply, inputs, [['output', 'output', reply.outputShape, out]]);
+}
 
-  function linear(input, weight, bias, options) {
-    return guarded(() => {
-      const x = checkTensor(LINEAR, 'input', input);
-      const w = checkTensor(LINEAR, 'weight', weight);
-      const b = optionalBias(LINEAR, bias);
-      const o = checkOptions(LINEAR, 'options', options, ['out']);
-      const out = checkOut(LINEAR, o.out);
-      const reply = prepare('linear', { input: x.shape, weight: w.shape, bias: b ? b.shape : null, hasBias: b !== null }, LINEAR);
-      checkOutLength(LINEAR, out, reply.outputShape);
-      const inputs = [['input', x.data], ['weight', w.data]];
-      if (b) inputs.push(['bias', b.data]);
-      return run(boundary, LINEAR, reply, inputs, [['output', 'output', reply.outputShape, out]]);
-    });
-  }
+function linearGrad(boundary, input, weight, bias, gradOutput) {
+  const x = checkTensor(LINEAR_GRAD, 'input', input);
+  const w = checkTensor(LINEAR_GRAD, 'weight', weight);
+  const b = optionalBias(LINEAR_GRAD, bias);
+  const dy = checkTensor(LINEAR_GRAD, 'gradOutput', gradOutput);
+  const reply = boundary.prepare('linearBackward', {
+    input: x.shape, weight: w.shape, bias: b ? b.shape : null, hasBias: b !== null, gradOutput: dy.shape,
+  }, LINEAR_GRAD);
+  const outputs = [['gradInput', 'gradInput', x.shape], ['gradWeight', 'gradWeight', w.shape]];
+  if (b) outputs.push(['gradBias', 'gradBias', b.shape]);
+  return run(boundary, LINEAR_GRAD, reply, [['input', x.data], ['weight', w.data], ['gradOutput', dy.data]], outputs);
+}
 
-  function linearGrad(input, weight, bias, gradOutput) {
-    return guarded(() => {
-      const x = checkTensor(LINEAR_GRAD, 'input', input);
-      const w = checkTensor(LINEAR_GRAD, 'weight', weight);
-      const b = optionalBias(LINEAR_GRAD, bias);
-      const dy = checkTensor(LINEAR_GRAD, 'gradOutput', gradOutput);
-      const reply = prepare('linearBackward', {
-        input: x.shape, weight: w.shape, bias: b ? b.shape : null, hasBias: b !== null, gradOutput: dy.shape,
-      }, LINEAR_GRAD);
-      const outputs = [['gradInput', 'gradInput', x.shape], ['gradWeight', 'gradWeight', w.shape]];
-      if (b) outputs.push(['gradBias', 'gradBias', b.shape]);
-      return run(boundary, LINEAR_GRAD, reply, [['input', x.data], ['weight', w.data], ['gradOutput', dy.data]], outputs);
-    });
-  }
-
-  // The options both layerNorm calls take: { weight, bias, eps }, and out for the forward.
-  function normCall(fn, input, normalizedShape, gradOutput, options) {
-    const x = checkTensor(fn, 'input', input);
-    const ns = checkNormalizedShape(fn, normalizedShape);
-    const o = checkOptions(fn, 'options', options, gradOutput ? ['weight', 'bias', 'eps'] : ['weight', 'bias', 'eps', 'out']);
-    const w = o.weight === undefined || o.weight === null ? null : checkTensor(fn, 'weight', o.weight);
-    const b = o.bias === undefined || o.bias === null ? null : checkTensor(fn, 'bias', o.bias);
-    const eps = o.eps === undefined ? 1e-5 : checkNumber(fn, 'eps', o.eps);
-    // Only normalizedShape crosses: the weight's and bias's data are placed by it, so their shapes are checked here.
-    for (const [name, t] of [['weight', w], ['bias', b]]) {
-      if (t && t.shape.join() !== ns.join()) {
-        throw new RangeError(`${fn}: ${name} shape ${shapeString(t.shape)} != normalizedShape (input ${shapeString(x.shape)}, normalizedShape ${shapeString(ns)})`);
-      }
+// The options both layerNorm calls take: { weight, bias, eps }, and out for the forward.
+function normCall(fn, input, normalizedShape, gradOutput, options) {
+  const x = checkTensor(fn, 'input', input);
+  const ns = checkNormalizedShape(fn, normalizedShape);
+  const o = checkOptions(fn, 'options', options, gradOutput ? ['weight', 'bias', 'eps'] : ['weight', 'bias', 'eps', 'out']);
+  const w = o.weight === undefined || o.weight === null ? null : checkTensor(fn, 'weight', o.weight);
+  const b = o.bias === undefined || o.bias === null ? null : checkTensor(fn, 'bias', o.bias);
+  const eps = o.eps === undefined ? 1e-5 : checkNumber(fn, 'eps', o.eps);
+  // Only normalizedShape crosses: the weight's and bias's data are placed by it, so their shapes are checked here.
+  for (const [name, t] of [['weight', w], ['bias', b]]) {
+    if (t && t.shape.join() !== ns.join()) {
+      throw new RangeError(`${fn}: ${name} shape ${shapeString(t.shape)} != normalizedShape (input ${shapeString(x.shape)}, normalizedShape ${shapeString(ns)})`);
     }
-    const dy = gradOutput ? checkTensor(fn, 'gradOutput', gradOutput) : null;
-    return {
-      x, w, b, dy, out: gradOutput ? undefined : checkOut(fn, o.out),
-      call: { input: x.shape, normalizedShape: ns, hasWeight: w !== null, hasBias: b !== null, eps, gradOutput: dy ? dy.shape : null },
-    };
   }
+  const dy = gradOutput ? checkTensor(fn, 'gradOutput', gradOutput) : null;
+  return {
+    x, w, b, dy, out: gradOutput ? undefined : checkOut(fn, o.out),
+    call: { input: x.shape, normalizedShape: ns, hasWeight: w !== null, hasBias: b !== null, eps, gradOutput: dy ? dy.shape : null },
+  };
+}
 
-  function layerNorm(input, normalizedShape, options) {
-    return guarded(() => {
-      const { x, w, b, out, call } = normCall(LAYER_NORM, input, normalizedShape, null, options);
-      const reply = prepare('layerNorm', call, LAYER_NORM);
-      checkOutLength(LAYER_NORM, out, reply.outputShape);
-      const inputs = [['input', x.data]];
-      if (w) inputs.push(['weight', w.data]);
-      if (b) inputs.push(['bias', b.data]);
-      return run(boundary, LAYER_NORM, reply, inputs, [['output', 'output', reply.outputShape, out]]);
-    });
-  }
+function layerNorm(boundary, input, normalizedShape, options) {
+  const { x, w, b, out, call } = normCall(LAYER_NORM, input, normalizedShape, null, options);
+  const reply = boundary.prepare('layerNorm', call, LAYER_NORM);
+  checkOutLength(LAYER_NORM, out, reply.outputShape);
+  const inputs = [['input', x.data]];
+  if (w) inputs.push(['weight', w.data]);
+  if (b) inputs.push(['bias', b.data]);
+  return run(boundary, LAYER_NORM, reply, inputs, [['output', 'output', reply.outputShape, out]]);
+}
 
-  function layerNormGrad(input, normalizedShape, gradOutput, options) {
-    return guarded(() => {
-      if (gradOutput === undefined) throw new TypeError(`${LAYER_NORM_GRAD}: gradOutput is required (shaped like input)`);
-      const { x, w, b, dy, call } = normCall(LAYER_NORM_GRAD, input, normalizedShape, gradOutput, options);
-      const reply = prepare('layerNormBackward', call, LAYER_NORM_GRAD);
-      const inputs = [['input', x.data], ['gradOutput', dy.data]];
-      if (w) inputs.push(['weight', w.data]);
-      const outputs = [['gradInput', 'gradInput', x.shape]];
-      if (w) outputs.push(['gradWeight', 'gradWeight', w.shape]);
-      if (b) outputs.push(['gradBias', 'gradBias', b.shape]);
-      return run(boundary, LAYER_NORM_GRAD, reply, inputs, outputs);
-    });
-  }
+function layerNormGrad(boundary, input, normalizedShape, gradOutput, options) {
+  if (gradOutput === undefined) throw new TypeError(`${LAYER_NORM_GRAD}: gradOutput is required (shaped like input)`);
+  const { x, w, b, dy, call } = normCall(LAYER_NORM_GRAD, input, normalizedShape, gradOutput, options);
+  const reply = boundary.prepare('layerNormBackward', call, LAYER_NORM_GRAD);
+  const inputs = [['input', x.data], ['gradOutput', dy.data]];
+  if (w) inputs.push(['weight', w.data]);
+  const outputs = [['gradInput', 'gradInput', x.shape]];
+  if (w) outputs.push(['gradWeight', 'gradWeight', w.shape]);
+  if (b) outputs.push(['gradBias', 'gradBias', b.shape]);
+  return run(boundary, LAYER_NORM_GRAD, reply, inputs, outputs);
+}
 
-  return { linear, linearGrad, layerNorm, layerNormGrad };
+// The four calls of an instance, each inside the boundary's guard.
+export function layerFunctions(boundary) {
+  const { guarded } = boundary;
+  return {
+    linear: (input, weight, bias, options) => guarded(() => linear(boundary, input, weight, bias, options)),
+    linearGrad: (input, weight, bias, gradOutput) => guarded(() => linearGrad(boundary, input, weight, bias, gradOutput)),
+    layerNorm: (input, normalizedShape, options) => guarded(() => layerNorm(boundary, input, normalizedShape, options)),
+    layerNormGrad: (input, normalizedShape, gradOutput, options) =>
+      guarded(() => layerNormGrad(boundary, input, normalizedShape, gradOutput, options)),
+  };
 }

@@ -3,7 +3,7 @@
 // setParameters, loadStateDict and the backward's gradParameters all read; dispose() frees them, and so does
 // garbage collection of a module that was never disposed (FinalizationRegistry). Modules support `using`
 // (Symbol.dispose).
-import { LIFE } from './life.js';
+import { handleOwner } from './life.js';
 import { parameterMethods } from './mha-state.js';
 import { ruleFields } from './rules.js';
 import {
@@ -19,8 +19,6 @@ const FORWARD_OPTIONS = ['keyPaddingMask', 'attnMask', 'needWeights', 'averageAt
 const BACKWARD_OPTIONS = ['keyPaddingMask', 'attnMask', 'isCausal', 'training', 'seed', ...RULES];
 // Largest embedDim, kdim, vdim and numHeads: well past anything 2 GiB of parameters can hold.
 const DIM_LIMIT = 1 << 24;
-// Symbol.dispose where the engine has it (Node 20 does); the well-known fallback name elsewhere.
-const DISPOSE = Symbol.dispose ?? Symbol.for('Symbol.dispose');
 
 function checkConfig(config) {
   if (config === undefined) throw new TypeError(`${CREATE_MHA}: config { embedDim, numHeads, … } is required`);
@@ -130,8 +128,7 @@ function backward(state, query, key, value, gradOutput, options) {
 
 export function mhaFunctions(boundary, life) {
   const { guarded } = boundary;
-  // Frees the parameters of modules dropped without dispose().
-  const registry = new FinalizationRegistry((handle) => boundary.destroy(handle));
+  const own = handleOwner(boundary, life);
 
   function createMultiheadAttention(config) {
     return guarded(() => {
@@ -146,27 +143,14 @@ export function mhaFunctions(boundary, life) {
   function makeModule(state) {
     const { methods, gradients } = parameterMethods(state, { usable: (method) => ensureLive(state, method), className: 'MultiheadAttention' });
     state.gradients = gradients;
-    // Idempotent; after a module failure, or once the instance is disposed, the memory is gone with it.
-    function dispose() {
-      if (state.disposed) return;
-      state.disposed = true;
-      registry.unregister(module);
-      boundary.destroy(state.handle);
-    }
-    const module = {
+    return own(state, {
       forward: (query, key, value, options) => guarded(() => forward(state, query, key, value, options)),
       backward: (query, key, value, gradOutput, options) =>
         guarded(() => backward(state, query, key, value, gradOutput, options)),
       ...methods,
-      dispose,
-      [DISPOSE]: dispose,
       /** The configuration, with every default filled in. */
       get config() { return { ...state.config }; },
-      // The instance lives as long as any of its modules.
-      [LIFE]: life,
-    };
-    registry.register(module, state.handle, module);
-    return module;
+    });
   }
 
   return { createMultiheadAttention };

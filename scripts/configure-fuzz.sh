@@ -4,4 +4,4 @@
 # objects: scripts/fuzz.sh (the fuzz targets) and scripts/test-sanitizers.sh (the doctest suite).
 set -euo pipefail
 cd "$(dirname "$0")/.."
-CC=clang-14 CXX=clang++-14 cmake -S . -B build/fuzz -DCMAKE_BUILD_TYPE=RelWithDebInfo -DXATTN_FUZZ=ON >/dev/null
+CC=clang-14 CXX=clang++-14 cmake -S . -B build/fuzz -DCMAKE_BUILD_TYPE=RelWithDebInfo -DXATTN_FUZZ=ON -DXATTN_BUILD_TESTS=ON >/dev/null

@@ -1,6 +1,8 @@
 #!/usr/bin/env bash
 # C++ users' view of xattn, after scripts/test-native.sh built build/native:
 #   1. cmake --install puts the library, the public headers (only those) and a package config under a prefix;
+#      the library is the one built for users, without any of the testing library's hooks (checked with nm
+#      against the testing library, which must hold every one of them, so that the check can fail);
 #   2. a separate project (tests/consumer) finds it with find_package(xattn), links xattn::xattn, and runs;
 #   3. the same project configures against the source tree through FetchContent, where xattn's tests,
 #      benchmarks and test oracle must stay out of the way (configure only: the build above proves the code);
@@ -18,11 +20,34 @@ case "$part" in quick|long|all) ;; *) echo "usage: scripts/test-consumer.sh [qui
 if [ ! -f build/native/CMakeCache.txt ]; then
   cmake -S . -B build/native -DCMAKE_BUILD_TYPE=Release >/dev/null
 fi
-cmake --build build/native -j"$(nproc)" --target xattn >/dev/null
+cmake --build build/native -j"$(nproc)" --target xattn xattn_testing >/dev/null
 work=build/consumer
 rm -rf "$work"
 prefix=$PWD/$work/prefix
 cmake --install build/native --prefix "$prefix" >/dev/null
+
+# Nothing for tests in the installed library: none of the functions the testing library adds (the pool's test
+# settings and counters, the kernel set a test chooses, the probes of each set's ops) is defined in it.
+hooks='xattn::kernels::(set_min_work_per_worker|set_every_worker_takes_part|helpers_asleep|helper_tasks_run|use_kernels|probes_of|avx512_probes|avx2_probes|sse41_probes|scalar_probes)\('
+defined() { nm -C --defined-only "$1" | { grep -oE "$hooks" || true; } | sort -u; }
+testing_has=$(defined build/native/libxattn_testing.a)
+if [ "$(echo "$testing_has" | wc -l)" -ne 10 ]; then
+  echo "test-consumer: the testing library should define all 10 test hooks; nm finds:" >&2
+  echo "$testing_has" >&2
+  exit 1
+fi
+installed=$(find "$prefix" -name '*.a')
+if [ "$(basename "$installed")" != libxattn.a ]; then
+  echo "test-consumer: the install should hold one library, libxattn.a; it holds: $installed" >&2
+  exit 1
+fi
+shipped_has=$(defined "$installed")
+if [ -n "$shipped_has" ]; then
+  echo "test-consumer: the installed library defines test hooks:" >&2
+  echo "$shipped_has" >&2
+  exit 1
+fi
+echo "test-consumer: the installed library defines none of the testing library's 10 hooks"
 
 # Exactly the public headers: src/xattn/*.hpp, never the internal kernels/ headers or the test oracle.
 want=$(cd src && ls xattn/*.hpp | sort)

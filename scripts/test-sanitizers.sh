@@ -13,6 +13,6 @@ export UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1
 # One process for the whole suite: the sanitizers' start-up cost is paid once.
 timeout 1800 ./build/fuzz/xattn_tests  # bounded: a hang fails the run
 
-cmake -S . -B build/tsan -DCMAKE_BUILD_TYPE=RelWithDebInfo -DXATTN_TSAN=ON >/dev/null
+cmake -S . -B build/tsan -DCMAKE_BUILD_TYPE=RelWithDebInfo -DXATTN_TSAN=ON -DXATTN_BUILD_TESTS=ON >/dev/null
 cmake --build build/tsan -j"$(nproc)" --target xattn_tsan_tests
 TSAN_OPTIONS=halt_on_error=1:second_deadlock_stack=1 timeout 1800 ./build/tsan/xattn_tsan_tests -tc="threads*,kv cache*,*backward*"

@@ -10,6 +10,7 @@
 #include <stdexcept>
 #include <type_traits>
 
+#include "alloc_room.hpp"
 #include "kernels/half.hpp"
 #include "kernels/kernels.hpp"
 #include "kernels/kv_layout.hpp"
@@ -59,14 +60,12 @@ std::uint64_t KvCache::storage_bytes(const KvCacheConfig& c) {
 
 Status KvCache::create(const KvCacheConfig& config, std::unique_ptr<KvCache>* out) {
     if (Status st = check_config(config); !st.ok()) return st;
-    // calloc, not new: in wasm (built without exceptions) a failing new aborts the module. Zeroed, so that the
-    // unused positions of a partly filled key block, which the decoding kernel reads (and ignores), are numbers.
+    // calloc, not new (alloc_room.hpp). Zeroed, so that the unused positions of a partly filled key block, which the
+    // decoding kernel reads (and ignores), are numbers.
     const std::uint64_t bytes = storage_bytes(config);
     Storage storage(bytes <= SIZE_MAX ? static_cast<unsigned char*>(std::calloc(static_cast<std::size_t>(bytes), 1)) : nullptr);
-    void* spare = storage ? std::malloc(std::size_t{1} << 16) : nullptr;  // room for the object itself
-    if (!spare)
+    if (!detail::allocated_with_room(storage.get()))
         return Status::fail(Function::kv_create, Message::cache_too_large, {}, {static_cast<double>(bytes)});
-    std::free(spare);
     out->reset(new KvCache(config, std::move(storage)));
     return {};
 }

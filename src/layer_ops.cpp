@@ -2,18 +2,17 @@
 //
 // The elementwise passes are plain loops without branches, which the compiler vectorises (SIMD128 in the wasm
 // builds): GELU's erf is a rational function of float32 operations, its derivative's exp the softmax's
-// (kernels/exp2.hpp on one float at a time).
+// (gelu.hpp).
 #include "layer_ops.hpp"
 
 #include <algorithm>
 #include <cmath>
 #include <vector>
 
+#include "gelu.hpp"
 #include "kernels/dropout_hash.hpp"
-#include "kernels/exp2.hpp"
 #include "kernels/kernels.hpp"
 #include "kernels/parallel.hpp"
-#include "kernels/simd_scalar.hpp"
 #include "xattn/layers.hpp"
 
 namespace xattn::detail {
@@ -62,44 +61,7 @@ kernels::LinearProblem weight_grad_problem(unsigned threads, std::size_t rows, s
     return p;
 }
 
-// erf(u) = u · P(u²) / Q(u²) for |u| <= 3.92, beyond which erf rounds to ±1 in float32: a rational fit within
-// 1.4e-9 of erf (src/fit_erf.py); evaluated in float32 it is within 3.5e-7 (6 units in the last place of 1).
-inline float erf_rational(float u) {
-    const float c = u > 3.92f ? 3.92f : u < -3.92f ? -3.92f : u;  // a NaN u stays NaN (and so does r)
-    const float t = c * c;
-    float p = -1.333473948e-08f;
-    p = p * t + 4.717557208e-06f;
-    p = p * t + 3.803619281e-04f;
-    p = p * t + 3.832353717e-03f;
-    p = p * t + 5.427813749e-02f;
-    p = p * t + 1.847012611e-01f;
-    p = p * t + 1.128379181e+00f;
-    float q = 6.341667150e-05f;
-    q = q * t + 1.305011334e-03f;
-    q = q * t + 1.543086364e-02f;
-    q = q * t + 1.137754276e-01f;
-    q = q * t + 4.970207591e-01f;
-    q = q * t + 1.0f;
-    const float r = c * p / q;
-    return u > 3.92f ? 1.0f : u < -3.92f ? -1.0f : r;  // exactly ±1 past the clamp: GELU is 0 or x there
-}
-
-constexpr float kInvSqrt2 = 0.707106781186547524f;
-constexpr float kInvSqrt2Pi = 0.398942280401432678f;
-
-inline float gelu_value(float x) { return 0.5f * x * (1.0f + erf_rational(x * kInvSqrt2)); }
-
-// Φ(x) + x · φ(x): the normal CDF and x times its density.
-inline float gelu_slope(float x) {
-    const float cdf = 0.5f * (1.0f + erf_rational(x * kInvSqrt2));
-    const float density = kInvSqrt2Pi * kernels::exp_nonpositive<kernels::ScalarOps>(-0.5f * x * x);
-    return cdf + x * density;
-}
-
 }  // namespace
-
-float gelu(float x) { return gelu_value(x); }
-float gelu_derivative(float x) { return gelu_slope(x); }
 
 void Products::forward(std::size_t rows, std::size_t in, std::size_t out, const float* x, const float* w,
                        const float* b, float* y) const {
@@ -221,7 +183,7 @@ void activation_forward(Activation activation, const float* f, std::size_t n, fl
         return;
     }
     for_chunks(n, threads, 30.0, [&](std::size_t begin, std::size_t end) {
-        for (std::size_t i = begin; i < end; ++i) g[i] = gelu_value(f[i]);
+        for (std::size_t i = begin; i < end; ++i) g[i] = gelu(f[i]);
     });
 }
 
@@ -233,7 +195,7 @@ void activation_backward(Activation activation, const float* f, float* d, std::s
         return;
     }
     for_chunks(n, threads, 50.0, [&](std::size_t begin, std::size_t end) {
-        for (std::size_t i = begin; i < end; ++i) d[i] *= gelu_slope(f[i]);
+        for (std::size_t i = begin; i < end; ++i) d[i] *= gelu_derivative(f[i]);
     });
 }
 

@@ -51,14 +51,11 @@ void layer_norm_rows_backward(const float* x, std::size_t rows, std::size_t D, c
 std::uint64_t layer_norm_backward_scratch(std::size_t rows, std::size_t D);
 
 // g = activation(f), n values. GELU is the exact (erf) form, 0.5 · x · (1 + erf(x / sqrt 2)), with erf in
-// float32 within a few units in the last place (layer_ops.cpp).
+// float32 within a few units in the last place (gelu.hpp).
 void activation_forward(Activation activation, const float* f, std::size_t n, float* g, unsigned threads);
 // d *= activation'(f), n values: the gradient reaching g becomes the one reaching f. ReLU's derivative is 0 at
 // 0, as PyTorch's.
 void activation_backward(Activation activation, const float* f, float* d, std::size_t n, unsigned threads);
-// The scalar functions the passes compute, for the tests.
-float gelu(float x);
-float gelu_derivative(float x);
 
 // x[i] = keep(i) ? x[i] / (1 − p) : 0 for i < n, keep(i) = dropout_keeps(seed, p, i): position i is the element's
 // index in the tensor as laid out.

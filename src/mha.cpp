@@ -1,6 +1,7 @@
 // torch.nn.MultiheadAttention's forward: project, split heads, attend (the SDPA core), merge heads, project.
 #include "xattn/mha.hpp"
 
+#include "alloc_room.hpp"
 #include "mha_internal.hpp"
 #include "xattn/sdpa_backward.hpp"
 
@@ -80,6 +81,94 @@ MhaMaskPlan merged_mask_plan(MaskKind kpm_kind, MaskKind attn_kind, bool per_hea
     return mp;
 }
 
+// The sizes a call's query, key and value give: L, S and N (1 when unbatched).
+struct CallDims {
+    bool batched = true;
+    std::size_t L = 0, S = 0, N = 1;
+};
+
+// The query, key and value of a call, as given, for the messages that show all three.
+struct CallInputs {
+    const Shape& q;
+    const Shape& k;
+    const Shape& v;
+};
+
+// The inputs against the module: their ranks, embedding dims, batch sizes and key lengths; fills `d`.
+Status check_inputs(Function fn, const MhaConfig& c, const CallInputs& in, CallDims* d) {
+    const Shape &q = in.q, &k = in.k, &v = in.v;
+    const std::size_t E = c.embed_dim, kdim = c.kdim ? c.kdim : E, vdim = c.vdim ? c.vdim : E;
+    if (q.size() != 2 && q.size() != 3)
+        return Status::fail(fn, c.batch_first ? Message::mha_query_rank_batch_first : Message::mha_query_rank_seq_first,
+                            {}, {}, {q});
+    if (k.size() != q.size() || v.size() != q.size()) return Status::fail(fn, Message::mha_rank_mismatch, {}, {}, {q, k, v});
+    d->batched = q.size() == 3;
+    const bool bf = c.batch_first && d->batched;
+    // Positions of the sequence and batch dims in each input.
+    const std::size_t seq = bf ? 1 : 0, bat = bf ? 0 : 1;
+    d->L = q[seq], d->S = k[seq], d->N = d->batched ? q[bat] : 1;
+    const auto embedding = [&](Argument tensor, std::size_t got, Argument dim, std::size_t want) {
+        return Status::fail(fn, Message::mha_embedding_mismatch, {tensor, dim}, {num(got), num(want)}, {q, k, v});
+    };
+    if (q.back() != E) return embedding(Argument::query, q.back(), Argument::embed_dim, E);
+    if (k.back() != kdim) return embedding(Argument::key, k.back(), Argument::kdim, kdim);
+    if (v.back() != vdim) return embedding(Argument::value, v.back(), Argument::vdim, vdim);
+    if (d->batched && (k[bat] != d->N || v[bat] != d->N))
+        return Status::fail(fn, Message::mha_batch_mismatch, {}, {}, {q, k, v});
+    if (v[seq] != d->S) return Status::fail(fn, Message::mha_length_mismatch, {}, {}, {q, k, v});
+    return {};
+}
+
+// key_padding_mask (N, S), or (S) unbatched, and attn_mask (L, S) or (N·H, L, S), which `per_head` tells.
+Status check_masks(Function fn, std::size_t H, const CallDims& d, const CallInputs& in, MaskKind kpm_kind,
+                   const Shape& kpm, MaskKind attn_kind, const Shape& am, bool* per_head) {
+    if (kpm_kind != MaskKind::none) {
+        const Shape want = d.batched ? Shape{d.N, d.S} : Shape{d.S};
+        if (kpm != want)
+            return Status::fail(fn, d.batched ? Message::mha_padding_shape : Message::mha_padding_shape_unbatched,
+                                {Argument::key_padding_mask}, {}, {in.q, in.k, in.v, kpm, want});
+    }
+    *per_head = false;
+    if (attn_kind != MaskKind::none) {
+        const Shape two{d.L, d.S}, three{d.N * H, d.L, d.S};
+        *per_head = am == three && am.size() == 3;
+        if (am != two && !*per_head)
+            return Status::fail(fn, Message::mha_attn_mask_shape, {Argument::attn_mask}, {}, {in.q, in.k, in.v, am, two, three});
+    }
+    return {};
+}
+
+// Every tensor the call takes or makes within the size limit: the inputs, the projected keys and values
+// (N, S_total, E), and the per-head weights (N, H, L, S_total) when they are asked for.
+Status check_sizes(Function fn, std::size_t E, std::size_t H, const CallDims& d, std::size_t S_total,
+                   const CallInputs& in, bool need_weights) {
+    for (const auto& [name, shape] :
+         {std::pair{Argument::query, in.q}, std::pair{Argument::key, in.k}, std::pair{Argument::value, in.v},
+          std::pair{Argument::projected_key, Shape{d.N, S_total, E}},
+          std::pair{Argument::projected_value, Shape{d.N, S_total, E}}})
+        if (Status st = check_tensor_size(fn, name, shape); !st.ok()) return st;
+    if (need_weights)
+        if (Status st = check_tensor_size(fn, Argument::per_head_weights, Shape{d.N, H, d.L, S_total}); !st.ok())
+            return st;
+    return {};
+}
+
+// What the heads' attention is asked: the call's rules, the module's dropout when training, and the causal rule
+// as the merged mask plan leaves it to SDPA's flag.
+SdpaSettings heads_settings(const MhaConfig& c, const MhaSettings& s, const MhaMaskPlan& mp, bool need_weights) {
+    SdpaSettings sdpa;
+    sdpa.need_weights = need_weights;
+    if (s.training) sdpa.dropout_p = c.dropout;
+    sdpa.seed = s.seed;
+    sdpa.is_causal = mp.causal_flag;
+    sdpa.causal_alignment = s.causal_alignment;
+    sdpa.softcap = s.softcap;
+    sdpa.window = s.window;
+    sdpa.alibi_slopes = s.alibi_slopes;
+    sdpa.key_lengths = s.key_lengths;
+    return sdpa;
+}
+
 }  // namespace
 
 Status MultiheadAttention::check_config(const MhaConfig& c) {
@@ -107,14 +196,10 @@ std::size_t MultiheadAttention::parameter_bytes(const MhaConfig& c) { return par
 
 Status MultiheadAttention::create(const MhaConfig& config, std::unique_ptr<MultiheadAttention>* out) {
     if (Status st = check_config(config); !st.ok()) return st;
-    // malloc, not new: in wasm (built without exceptions) even a nothrow new aborts the module when it fails.
-    Storage storage(static_cast<float*>(std::malloc(parameter_bytes(config))));
-    // The module object itself is small: 64 KiB to spare makes sure its allocation cannot fail.
-    void* spare = storage ? std::malloc(std::size_t{1} << 16) : nullptr;
-    if (!spare)
+    Storage storage(static_cast<float*>(std::malloc(parameter_bytes(config))));  // malloc, not new (alloc_room.hpp)
+    if (!detail::allocated_with_room(storage.get()))
         return Status::fail(kFn, Message::parameters_too_large, {Argument::embed_dim},
                             {num(config.embed_dim), num(parameter_bytes(config))});
-    std::free(spare);
     out->reset(new MultiheadAttention(config, std::move(storage)));
     return {};
 }
@@ -253,82 +338,38 @@ Status MultiheadAttention::plan_call(const Shape& q, const Shape& k, const Shape
     // (The backward is refused with the forward's messages; only its own grad_output check is its own.)
     const Function fn = Function::mha_forward;
     const std::size_t E = config_.embed_dim, H = config_.num_heads;
-    if (q.size() != 2 && q.size() != 3)
-        return Status::fail(fn, config_.batch_first ? Message::mha_query_rank_batch_first : Message::mha_query_rank_seq_first,
-                            {}, {}, {q});
-    if (k.size() != q.size() || v.size() != q.size()) return Status::fail(fn, Message::mha_rank_mismatch, {}, {}, {q, k, v});
-    const bool batched = q.size() == 3;
-    const bool bf = config_.batch_first && batched;
-    // Positions of the sequence and batch dims in each input.
-    const std::size_t seq = bf ? 1 : 0, bat = bf ? 0 : 1;
-    const std::size_t L = q[seq], S = k[seq], N = batched ? q[bat] : 1;
-    const auto embedding = [&](Argument tensor, std::size_t got, Argument dim, std::size_t want) {
-        return Status::fail(fn, Message::mha_embedding_mismatch, {tensor, dim}, {num(got), num(want)}, {q, k, v});
-    };
-    if (q.back() != E) return embedding(Argument::query, q.back(), Argument::embed_dim, E);
-    if (k.back() != kdim()) return embedding(Argument::key, k.back(), Argument::kdim, kdim());
-    if (v.back() != vdim()) return embedding(Argument::value, v.back(), Argument::vdim, vdim());
-    if (batched && (k[bat] != N || v[bat] != N)) return Status::fail(fn, Message::mha_batch_mismatch, {}, {}, {q, k, v});
-    if (v[seq] != S) return Status::fail(fn, Message::mha_length_mismatch, {}, {}, {q, k, v});
-
-    const std::size_t S_total = S + (config_.add_bias_kv ? 1 : 0) + (config_.add_zero_attn ? 1 : 0);
-    if (kpm_kind != MaskKind::none) {
-        const Shape want = batched ? Shape{N, S} : Shape{S};
-        if (kpm != want)
-            return Status::fail(fn, batched ? Message::mha_padding_shape : Message::mha_padding_shape_unbatched,
-                                {Argument::key_padding_mask}, {}, {q, k, v, kpm, want});
-    }
+    const CallInputs in{q, k, v};
+    CallDims d;
+    if (Status st = check_inputs(fn, config_, in, &d); !st.ok()) return st;
+    const std::size_t S_total = d.S + (config_.add_bias_kv ? 1 : 0) + (config_.add_zero_attn ? 1 : 0);
     bool per_head = false;
-    if (attn_kind != MaskKind::none) {
-        const Shape two{L, S}, three{N * H, L, S};
-        per_head = am == three && am.size() == 3;
-        if (am != two && !per_head)
-            return Status::fail(fn, Message::mha_attn_mask_shape, {Argument::attn_mask}, {}, {q, k, v, am, two, three});
-    }
-
-    if (Status st = check_rules(fn, config_, settings, N, S); !st.ok()) return st;
-
+    if (Status st = check_masks(fn, H, d, in, kpm_kind, kpm, attn_kind, am, &per_head); !st.ok()) return st;
+    if (Status st = check_rules(fn, config_, settings, d.N, d.S); !st.ok()) return st;
     const bool need_weights = settings.need_weights && !backward;
-    Shape weights_shape = settings.average_attn_weights ? Shape{N, L, S_total} : Shape{N, H, L, S_total};
-    if (!batched) weights_shape.erase(weights_shape.begin());
-    for (const auto& [name, shape] :
-         {std::pair{Argument::query, q}, std::pair{Argument::key, k}, std::pair{Argument::value, v},
-          std::pair{Argument::projected_key, Shape{N, S_total, E}}, std::pair{Argument::projected_value, Shape{N, S_total, E}}})
-        if (Status st = check_tensor_size(fn, name, shape); !st.ok()) return st;
-    if (need_weights)
-        if (Status st = check_tensor_size(fn, Argument::per_head_weights, Shape{N, H, L, S_total}); !st.ok()) return st;
+    if (Status st = check_sizes(fn, E, H, d, S_total, in, need_weights); !st.ok()) return st;
 
     MhaPlan p;
-    p.batched = batched;
-    p.N = N, p.L = L, p.S = S, p.S_total = S_total;
+    p.batched = d.batched;
+    p.N = d.N, p.L = d.L, p.S = d.S, p.S_total = S_total;
     p.need_weights = need_weights;
     p.average_attn_weights = settings.average_attn_weights;
     p.is_causal = settings.is_causal;
     p.attn_mask_per_head = per_head;
     p.backward = backward;
     p.output_shape = q;
-    p.weights_shape = std::move(weights_shape);
-    p.query_rows = L * N, p.key_rows = S * N;
+    p.weights_shape = settings.average_attn_weights ? Shape{d.N, d.L, S_total} : Shape{d.N, H, d.L, S_total};
+    if (!d.batched) p.weights_shape.erase(p.weights_shape.begin());
+    p.query_rows = d.L * d.N, p.key_rows = d.S * d.N;
 
     p.mask = merged_mask_plan(kpm_kind, attn_kind, per_head, settings.is_causal,
-                              settings.causal_alignment == CausalAlignment::bottom_right, N, H, L, S, S_total);
+                              settings.causal_alignment == CausalAlignment::bottom_right, d.N, H, d.L, d.S, S_total);
     const MhaMaskPlan& mp = p.mask;
     if (mp.kind != MaskKind::none)
         if (Status st = check_tensor_size(fn, Argument::merged_mask, {mp.n, mp.h, mp.l, mp.s}); !st.ok()) return st;
 
     // The heads' attention, planned here, so the run plans (and allocates) nothing.
-    const std::size_t hd = E / H;
-    SdpaSettings sdpa;
-    sdpa.need_weights = need_weights;
-    if (settings.training) sdpa.dropout_p = config_.dropout;
-    sdpa.seed = settings.seed;
-    sdpa.is_causal = mp.causal_flag;
-    sdpa.causal_alignment = settings.causal_alignment;
-    sdpa.softcap = settings.softcap;
-    sdpa.window = settings.window;
-    sdpa.alibi_slopes = settings.alibi_slopes;
-    sdpa.key_lengths = settings.key_lengths;
-    const Shape qh{N, H, L, hd}, kh{N, H, S_total, hd};
+    const SdpaSettings sdpa = heads_settings(config_, settings, mp, need_weights);
+    const Shape qh{d.N, H, d.L, E / H}, kh{d.N, H, S_total, E / H};
     const Shape mask_shape = mp.kind == MaskKind::none ? Shape{} : Shape{mp.n, mp.h, mp.l, mp.s};
     const Status st = backward ? plan_sdpa_backward(qh, kh, kh, qh, mp.kind, mask_shape, sdpa, &p.attention)
                                : plan_sdpa(qh, kh, kh, mp.kind, mask_shape, sdpa, &p.attention);

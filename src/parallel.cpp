@@ -47,7 +47,12 @@ unsigned default_threads() {
 #endif
 }
 
-std::atomic<unsigned> g_threads{default_threads()};
+// The count, set to the default on first use: a static initializer of the program's may plan a call (or ask
+// num_threads()) before this file's own would have run.
+std::atomic<unsigned>& threads_in_force() {
+    static std::atomic<unsigned> n{default_threads()};
+    return n;
+}
 std::atomic<unsigned> g_spin_us{kDefaultSpinMicroseconds};
 
 }  // namespace
@@ -65,11 +70,11 @@ unsigned max_threads() { return XATTN_HAS_THREADS ? XATTN_MAX_THREADS : 1; }
 unsigned set_num_threads(unsigned n) {
     const unsigned clamped = n < 1 ? 1 : n > max_threads() ? max_threads() : n;
     kernels::start_helpers(clamped - 1);
-    g_threads.store(clamped, std::memory_order_relaxed);
+    threads_in_force().store(clamped, std::memory_order_relaxed);
     return clamped;
 }
 
-unsigned num_threads() { return g_threads.load(std::memory_order_relaxed); }
+unsigned num_threads() { return threads_in_force().load(std::memory_order_relaxed); }
 
 }  // namespace xattn
 

@@ -19,6 +19,7 @@
 #include <xtensor/xview.hpp>
 
 #include "golden.hpp"
+#include "kernel_probes/probes.hpp"
 #include "kernels/kernels.hpp"
 #include "sdpa_kernels.hpp"
 #include "random_inputs.hpp"

@@ -12,6 +12,7 @@
 #include <xtensor/xview.hpp>
 
 #include "golden.hpp"
+#include "kernel_probes/probes.hpp"
 #include "kernels/half.hpp"
 #include "kernels/kernels.hpp"
 #include "random_inputs.hpp"

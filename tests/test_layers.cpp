@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "errors.hpp"
+#include "gelu.hpp"
 #include "golden.hpp"
 #include "kernels/kernels.hpp"
 #include "layer_ops.hpp"

@@ -3,6 +3,7 @@
 // and helper threads really do run tasks, so these comparisons could fail.
 #include <doctest/doctest.h>
 
+#include <algorithm>
 #include <atomic>
 #include <chrono>
 #include <cmath>
@@ -79,7 +80,16 @@ void check_same_at_every_count(const std::string& label, bool force_split, const
 
 using test_inputs::randn;
 
+// The count this process started with, read while the program starts, before any test sets one.
+const unsigned threads_at_start = xattn::num_threads();
+
 }  // namespace
+
+TEST_CASE("threads: a process starts at min(4, its cores) threads, the default the JS package takes too") {
+    CHECK(xattn::kDefaultMaxThreads == 4);  // js/boundary-schema.js's DEFAULT_MAX_THREADS is generated from it
+    const unsigned cores = std::max(1u, std::thread::hardware_concurrency());
+    CHECK(threads_at_start == std::min(4u, cores));
+}
 
 TEST_CASE("threads: the count is clamped to [1, max_threads()] and read back") {
     CHECK(xattn::max_threads() >= 4);

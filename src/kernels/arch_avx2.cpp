@@ -3,7 +3,7 @@
 #include "kernels/kernels.hpp"
 
 #if defined(__AVX2__) && defined(__FMA__)
-#include "kernels/simd_xsimd.hpp"
+#include "kernels/arch_ops.hpp"
 #include "kernels/attention.hpp"
 #include "kernels/attention_backward.hpp"
 #include "kernels/attention_decode.hpp"
@@ -11,7 +11,7 @@
 
 namespace xattn::kernels {
 namespace {
-using Ops = XsimdOps<xsimd::fma3<xsimd::avx2>>;
+using Ops = Avx2Ops;
 // 12 accumulators of the 16 ymm registers: scores 6 keys × 2 vectors (16 queries), outputs 6 rows × 2 vectors
 // (16 columns), projections 4 rows × 3 vectors (24 columns). Key tiles of up to 96.
 // (8 accumulators were slower: 8 chains do not cover 2 FMA units × 4 cycles of latency. Outputs 6 × 2 were
@@ -26,18 +26,9 @@ const KernelSet kSet{"avx2+fma", &Attention::workspace, &Attention::run, &Linear
                     &Backward::run};
 }  // namespace
 const KernelSet* avx2_kernels() { return &kSet; }
-#ifdef XATTN_TESTING
-const KernelProbes* avx2_probes() {
-    static const KernelProbes probes{&Attention::widen, &Attention::exp2_values};
-    return &probes;
-}
-#endif
 }  // namespace xattn::kernels
 #else
 namespace xattn::kernels {
 const KernelSet* avx2_kernels() { return nullptr; }
-#ifdef XATTN_TESTING
-const KernelProbes* avx2_probes() { return nullptr; }
-#endif
 }  // namespace xattn::kernels
 #endif

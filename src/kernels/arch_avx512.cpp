@@ -3,13 +3,7 @@
 #include "kernels/kernels.hpp"
 
 #if defined(__AVX512F__)
-// GCC 12's AVX-512 intrinsics start from a deliberately undefined register (`__Y = __Y`), which its
-// uninitialized-use warnings report wherever one is inlined (GCC bug 105593, fixed in GCC 13).
-#if defined(__GNUC__) && !defined(__clang__)
-#pragma GCC diagnostic ignored "-Wuninitialized"
-#pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
-#endif
-#include "kernels/simd_xsimd.hpp"
+#include "kernels/arch_ops.hpp"  // first: see its note on AVX-512
 #include "kernels/attention.hpp"
 #include "kernels/attention_backward.hpp"
 #include "kernels/attention_decode.hpp"
@@ -17,7 +11,7 @@
 
 namespace xattn::kernels {
 namespace {
-using Ops = XsimdOps<xsimd::avx512f>;
+using Ops = Avx512Ops;
 // Scores 8 keys × 2 vectors (32 queries), outputs 4 rows × 4 vectors (64 columns): 16 accumulators of the 32
 // zmm registers. Key tiles of up to 96. Timed against 12 × 2 / 6 × 4, 6 × 2, 12 × 1 (16-query groups), 4 × 2,
 // P·V 2 × 4 and 6 × 4, and tiles of 64 and 128: none was faster beyond the noise, and P·V 2 × 4 was slower.
@@ -30,18 +24,9 @@ const KernelSet kSet{"avx512f", &Attention::workspace, &Attention::run, &Linear:
                     &Backward::run};
 }  // namespace
 const KernelSet* avx512_kernels() { return &kSet; }
-#ifdef XATTN_TESTING
-const KernelProbes* avx512_probes() {
-    static const KernelProbes probes{&Attention::widen, &Attention::exp2_values};
-    return &probes;
-}
-#endif
 }  // namespace xattn::kernels
 #else
 namespace xattn::kernels {
 const KernelSet* avx512_kernels() { return nullptr; }
-#ifdef XATTN_TESTING
-const KernelProbes* avx512_probes() { return nullptr; }
-#endif
 }  // namespace xattn::kernels
 #endif

@@ -19,10 +19,4 @@ const KernelSet kSet{"scalar", &Attention::workspace, &Attention::run, &Linear::
                     &Backward::run};
 }  // namespace
 const KernelSet& scalar_kernels() { return kSet; }
-#ifdef XATTN_TESTING
-const KernelProbes& scalar_probes() {
-    static const KernelProbes probes{&Attention::widen, &Attention::exp2_values};
-    return probes;
-}
-#endif
 }  // namespace xattn::kernels

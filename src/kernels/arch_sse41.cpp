@@ -5,10 +5,7 @@
 #include "kernels/kernels.hpp"
 
 #if defined(__SSE4_1__)
-#include "kernels/simd_xsimd.hpp"
-#if defined(__wasm_relaxed_simd__)
-#include "kernels/simd_relaxed.hpp"
-#endif
+#include "kernels/arch_ops.hpp"
 #include "kernels/attention.hpp"
 #include "kernels/attention_backward.hpp"
 #include "kernels/attention_decode.hpp"
@@ -16,11 +13,7 @@
 
 namespace xattn::kernels {
 namespace {
-#if defined(__wasm_relaxed_simd__)
-using Ops = RelaxedOps<xsimd::sse4_1>;
-#else
-using Ops = XsimdOps<xsimd::sse4_1>;
-#endif
+using Ops = Sse41Ops;
 // 8 accumulators: scores 2 keys × 4 vectors (16 queries), outputs 2 rows × 4 vectors (16 columns),
 // projections 2 rows × 4 vectors (16 columns). Key tiles of up to 96. V8 keeps 8 live accumulators
 // in registers and reaches the wasm SIMD peak; at 12 it spills and falls to about half.
@@ -57,20 +50,10 @@ const KernelSet kSet16 = kernel_set<Attention16, Linear16, Decode16>(XATTN_SSE41
 }  // namespace
 const KernelSet* sse41_kernels() { return &kSet; }
 const KernelSet* sse41_kernels_16() { return &kSet16; }
-#ifdef XATTN_TESTING
-// (Both blockings share their ops: these are the blocks of 8's.)
-const KernelProbes* sse41_probes() {
-    static const KernelProbes probes{&Attention::widen, &Attention::exp2_values};
-    return &probes;
-}
-#endif
 }  // namespace xattn::kernels
 #else
 namespace xattn::kernels {
 const KernelSet* sse41_kernels() { return nullptr; }
 const KernelSet* sse41_kernels_16() { return nullptr; }
-#ifdef XATTN_TESTING
-const KernelProbes* sse41_probes() { return nullptr; }
-#endif
 }  // namespace xattn::kernels
 #endif

@@ -232,11 +232,6 @@ struct AttentionKernel {
     }
 
     static void widen(const std::uint16_t* src, std::size_t n, float* dst) { widen_halves<O>(src, n, dst); }
-    static void exp2_values(const float* x, std::size_t n, float* out) {
-        std::size_t i = 0;
-        for (; i + W <= n; i += W) O::store(out + i, exp2_nonpositive<O>(O::load(x + i)));
-        for (; i < n; ++i) out[i] = exp2_nonpositive<ScalarOps>(x[i]);
-    }
 
     // A KV cache's key rows [k0, k0 + kn) into kt (kn, E), from its key blocks (kv_layout.hpp: element c of
     // the key in slot s at (s / 16 · E + c) · 16 + s % 16), widened from float16.

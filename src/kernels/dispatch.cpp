@@ -56,6 +56,7 @@ const KernelSet& best_kernels() {
     return *best;
 }
 
+#ifdef XATTN_TESTING
 namespace {
 std::atomic<const KernelSet*> chosen{nullptr};
 }  // namespace
@@ -66,14 +67,8 @@ const KernelSet& active_kernels() {
 }
 
 void use_kernels(const KernelSet* set) { chosen.store(set, std::memory_order_relaxed); }
-
-#ifdef XATTN_TESTING
-const KernelProbes& probes_of(const KernelSet& set) {
-    if (&set == avx512_kernels()) return *avx512_probes();
-    if (&set == avx2_kernels()) return *avx2_probes();
-    if (&set == sse41_kernels() || &set == sse41_kernels_16()) return *sse41_probes();
-    return scalar_probes();
-}
+#else
+const KernelSet& active_kernels() { return best_kernels(); }
 #endif
 
 std::vector<unsigned char> allocate_workspace(std::uint64_t bytes) {

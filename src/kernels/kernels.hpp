@@ -142,23 +142,6 @@ struct KernelSet {
     void (*backward)(const AttentionProblem&, void* workspace);
 };
 
-#ifdef XATTN_TESTING
-// A testing build's window on each set's own ops, for the tests to check against the scalar rules: the float16
-// widening (n values), and the softmax's exp2 (exp2.hpp) on n values <= 0, -inf or NaN, in whole vectors where
-// they fit.
-struct KernelProbes {
-    void (*widen_half)(const std::uint16_t* src, std::size_t n, float* dst);
-    void (*exp2_nonpositive)(const float* x, std::size_t n, float* out);
-};
-// The probes of `set`, one of available_kernels() (dispatch.cpp).
-const KernelProbes& probes_of(const KernelSet& set);
-// Each arch file's, beside its sets; null where the build has no such kernels.
-const KernelProbes* avx512_probes();
-const KernelProbes* avx2_probes();
-const KernelProbes* sse41_probes();
-const KernelProbes& scalar_probes();
-#endif
-
 // Defined in the per-arch files; null when this build has no such kernels.
 const KernelSet* avx512_kernels();
 const KernelSet* avx2_kernels();
@@ -179,11 +162,13 @@ const KernelSet* blocking_for(const KernelSet* set, bool many_registers);
 // Every set this build and CPU can run, the fastest instruction set first (the SSE4.1 set in its two blockings
 // in a row, blocks of 8 accumulators first; best_kernels picks between them).
 std::vector<const KernelSet*> available_kernels();
-// The set run_sdpa and MultiheadAttention use: best_kernels() unless use_kernels chose another.
+// The set run_sdpa and MultiheadAttention use: best_kernels(), or in a testing build the one use_kernels chose.
 const KernelSet& active_kernels();
-// For tests and benchmarks: run every later call with `set`, one of available_kernels()
-// (null: back to best_kernels()). Process-wide.
+#ifdef XATTN_TESTING
+// A testing build's (the doctest suite, the fuzzers, the benchmark): run every later call with `set`, one of
+// available_kernels() (null: back to best_kernels()). Process-wide.
 void use_kernels(const KernelSet* set);
+#endif
 
 // A workspace of `bytes` for the allocating entry points; throws std::bad_alloc where size_t cannot hold it.
 std::vector<unsigned char> allocate_workspace(std::uint64_t bytes);

@@ -1,6 +1,7 @@
 // The wasm boundary has one schema (src/bindings/call_record.hpp, src/xattn/messages.hpp): the JavaScript copy
 // is generated from it and must be current; every shipped build was compiled from the same lists; the shipped
-// builds export only the package's calls; and one call crosses into the module at most twice.
+// builds export only the package's calls; and one call crosses into the module at most twice. The copy also
+// carries C++'s thread defaults (src/xattn/threads.hpp), which createXattn uses.
 import assert from 'node:assert/strict';
 import { execFileSync } from 'node:child_process';
 import { readFile } from 'node:fs/promises';
@@ -9,9 +10,10 @@ import { fileURLToPath } from 'node:url';
 
 import { SIGNATURE } from '../../js/boundary-schema.js';
 import { makeXattn } from '../../js/api.js';
-import { instantiate } from '../../js/instantiate.js';
+import { chooseBuild, instantiate } from '../../js/instantiate.js';
 import { createXattn } from '../../js/node.js';
 import { relaxedSimdSupported } from '../../js/detect.js';
+import { schema } from '../../scripts/gen-boundary.mjs';
 import { randomTensor } from './test-data.mjs';
 
 const repo = fileURLToPath(new URL('../..', import.meta.url));
@@ -34,6 +36,19 @@ describe('the boundary schema', () => {
     const stale = new Proxy(started, { get: (m, key) => (key === 'signature' ? () => SIGNATURE + 1 : m[key]) });
     assert.throws(() => makeXattn(stale, { simd: true }), (e) => e.message.includes(`(${SIGNATURE + 1})`)
       && e.message.includes(`(${SIGNATURE})`) && /rebuild with npm run build:wasm/.test(e.message));
+  });
+});
+
+describe('the thread defaults', () => {
+  test("createXattn's are C++'s (src/xattn/threads.hpp): min(kDefaultMaxThreads, cores), and the helpers' polling", () => {
+    const cpp = schema();
+    const env = (cores) => ({ defaultThreads: () => cores, sharedMemory: () => null });
+    for (const cores of [1, 2, 3, 64]) {
+      assert.equal(chooseBuild({ simd: true }, env(cores)).threads, Math.min(cpp.defaultMaxThreads, cores), `${cores} cores`);
+    }
+    assert.equal(chooseBuild({ simd: true }, env(64)).spinMicroseconds, cpp.defaultSpinMicroseconds);
+    assert.equal(chooseBuild({ spinMicroseconds: cpp.maxSpinMicroseconds }, env(1)).spinMicroseconds, cpp.maxSpinMicroseconds);
+    assert.throws(() => chooseBuild({ spinMicroseconds: cpp.maxSpinMicroseconds + 1 }, env(1)), RangeError);
   });
 });
 
