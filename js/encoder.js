@@ -3,7 +3,7 @@
 // state_dict names: self_attn.in_proj_weight, …, linear1.weight, …, norm2.bias), which parameters(),
 // setParameters, loadStateDict and the backward's gradParameters all read (js/mha-state.js). dispose() frees
 // them, and so does garbage collection of a layer that was never disposed; layers support `using`.
-import { LIFE } from './life.js';
+import { DISPOSE, handleOwner } from './life.js';
 import { parameterMethods } from './mha-state.js';
 import {
   checkBoolean, checkInteger, checkMask, checkNumber, checkOptions, checkOut, checkOutLength, checkTensor, typeName,
@@ -15,7 +15,6 @@ const CALL_OPTIONS = ['srcMask', 'srcKeyPaddingMask', 'isCausal', 'training', 's
 const FORWARD_OPTIONS = [...CALL_OPTIONS, 'out', 'saveForBackward'];
 const BACKWARD_OPTIONS = [...CALL_OPTIONS, 'saved'];
 const DIM_LIMIT = 1 << 24;
-const DISPOSE = Symbol.dispose ?? Symbol.for('Symbol.dispose');
 
 // torch.nn.TransformerEncoderLayer's arguments and defaults, in camelCase.
 function checkConfig(config) {
@@ -156,7 +155,7 @@ function keptForwards(boundary) {
 
 export function encoderFunctions(boundary, life) {
   const { guarded } = boundary;
-  const registry = new FinalizationRegistry((handle) => boundary.destroy(handle));
+  const own = handleOwner(boundary, life);
   const forwards = keptForwards(boundary);
 
   function createTransformerEncoderLayer(config) {
@@ -175,25 +174,14 @@ export function encoderFunctions(boundary, life) {
   function makeLayer(state) {
     const { methods, gradients } = parameterMethods(state, { usable: (method) => ensureLive(state, method), className: 'TransformerEncoderLayer' });
     state.gradients = gradients;
-    function dispose() {
-      if (state.disposed) return;
-      state.disposed = true;
-      registry.unregister(layer);
-      for (const record of [...state.keptRecords]) record.end(true);
-      boundary.destroy(state.handle);
-    }
-    const layer = {
+    // Its dispose() first frees what its saving forwards kept.
+    return own(state, {
       forward: (src, options) => guarded(() => forward(state, src, options)),
       backward: (src, gradOutput, options) => guarded(() => backward(state, src, gradOutput, options)),
       ...methods,
-      dispose,
-      [DISPOSE]: dispose,
       /** The configuration, with every default filled in. */
       get config() { return { ...state.config }; },
-      [LIFE]: life,
-    };
-    registry.register(layer, state.handle, layer);
-    return layer;
+    }, () => { for (const record of [...state.keptRecords]) record.end(true); });
   }
 
   return { createTransformerEncoderLayer };

@@ -7,6 +7,7 @@
 #include <new>
 #include <stdexcept>
 
+#include "alloc_room.hpp"
 #include "kernels/carver.hpp"
 #include "kernels/kernels.hpp"
 #include "transformer_internal.hpp"
@@ -72,12 +73,9 @@ Status TransformerEncoderLayer::create(const EncoderLayerConfig& config, std::un
     if (Status st = MultiheadAttention::create(attention_config(config), &attn); !st.ok()) return st.as(kFn);
     // malloc, not new: in wasm (built without exceptions) even a nothrow new aborts the module when it fails.
     Storage storage(static_cast<float*>(std::malloc(own_floats(config) * sizeof(float))));
-    // The layer object and its table are small: 64 KiB to spare makes sure their allocations cannot fail.
-    void* spare = storage ? std::malloc(std::size_t{1} << 16) : nullptr;
-    if (!spare)
+    if (!detail::allocated_with_room(storage.get()))  // the layer object and its table are small
         return Status::fail(kFn, Message::parameters_too_large, {Argument::d_model},
                             {num(config.d_model), num(own_floats(config) * sizeof(float))});
-    std::free(spare);
     out->reset(new TransformerEncoderLayer(config, std::move(attn), std::move(storage)));
     return {};
 }
