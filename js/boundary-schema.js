@@ -2,7 +2,7 @@
 // The JavaScript side of the wasm boundary's schema (js/boundary.js reads it); tests/js/schema.test.mjs checks
 // that it is current, and the module's signature() must equal SIGNATURE.
 
-export const SIGNATURE = 3459624728;
+export const SIGNATURE = 3713684016;
 export const MAX_RANK = 16;
 export const MAX_LIST = 256;
 export const RECORD_SLOTS = 1024;
@@ -27,8 +27,8 @@ export const REQUESTS = {
   layerNorm: [["input","shape"],["normalizedShape","shape"],["hasWeight","flag"],["hasBias","flag"],["eps","number"]],
   layerNormBackward: [["input","shape"],["normalizedShape","shape"],["hasWeight","flag"],["hasBias","flag"],["eps","number"],["gradOutput","shape"]],
   encoderCreate: [["dModel","number"],["nhead","number"],["dimFeedforward","number"],["dropout","number"],["gelu","flag"],["layerNormEps","number"],["batchFirst","flag"],["normFirst","flag"],["initSeed","number"]],
-  encoderForward: [["module","number"],["src","shape"],["srcMask","shape"],["srcKeyPaddingMask","shape"],["maskKind","number"],["kpmKind","number"],["isCausal","flag"],["training","flag"],["seed","number"]],
-  encoderBackward: [["module","number"],["src","shape"],["srcMask","shape"],["srcKeyPaddingMask","shape"],["maskKind","number"],["kpmKind","number"],["isCausal","flag"],["training","flag"],["seed","number"],["gradOutput","shape"]],
+  encoderForward: [["module","number"],["src","shape"],["srcMask","shape"],["srcKeyPaddingMask","shape"],["maskKind","number"],["kpmKind","number"],["isCausal","flag"],["training","flag"],["seed","number"],["save","flag"]],
+  encoderBackward: [["module","number"],["src","shape"],["srcMask","shape"],["srcKeyPaddingMask","shape"],["maskKind","number"],["kpmKind","number"],["isCausal","flag"],["training","flag"],["seed","number"],["save","flag"],["gradOutput","shape"],["saved","number"]],
 };
 // A reply's fields, then TABLE_ENTRIES entries of [name index, offset, rank, d0, d1, d2].
 export const REPLY = [["query","address"],["key","address"],["value","address"],["attnMask","address"],["keyPaddingMask","address"],["gradOutput","address"],["output","address"],["weights","address"],["gradQuery","address"],["gradKey","address"],["gradValue","address"],["gradParameters","address"],["outputShape","shape"],["weightsShape","shape"],["handle","number"],["data","address"],["floats","number"],["length","number"],["scores","address"],["x","address"],["positions","address"],["input","address"],["weight","address"],["bias","address"],["gradInput","address"],["gradWeight","address"],["gradBias","address"],["restFrom","number"],["restData","address"]];
@@ -124,6 +124,10 @@ export const ARGUMENTS = [
   "activation",
   "linear1.weight",
   "feed-forward activations",
+  "options.saved",
+  "parameters",
+  "training",
+  "seed",
 ];
 export const MESSAGES = [
   null,
@@ -206,4 +210,7 @@ export const MESSAGES = [
   "{a0} shape {s1} != {s2} (N, L) ({a1} {s0})",
   "{a0} shape {s1} != {s2} (L,) ({a1} {s0})",
   "{a0} shape {s1} is neither {s2} (L, L) nor {s3} (N·nhead, L, L) ({a1} {s0})",
+  "{a0} was kept by another layer's forward",
+  "{a0} was used by a backward already, or released: a saving forward serves one backward",
+  "{a0} was kept by a forward with other {a1} than this call's: pass the forward's arguments, and change no parameter between the two",
 ];

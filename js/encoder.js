@@ -11,8 +11,9 @@ import {
 
 const CREATE = 'createTransformerEncoderLayer';
 const CONFIG = ['dModel', 'nhead', 'dimFeedforward', 'dropout', 'activation', 'layerNormEps', 'batchFirst', 'normFirst', 'initSeed'];
-const BACKWARD_OPTIONS = ['srcMask', 'srcKeyPaddingMask', 'isCausal', 'training', 'seed'];
-const FORWARD_OPTIONS = [...BACKWARD_OPTIONS, 'out'];
+const CALL_OPTIONS = ['srcMask', 'srcKeyPaddingMask', 'isCausal', 'training', 'seed'];
+const FORWARD_OPTIONS = [...CALL_OPTIONS, 'out', 'saveForBackward'];
+const BACKWARD_OPTIONS = [...CALL_OPTIONS, 'saved'];
 const DIM_LIMIT = 1 << 24;
 const DISPOSE = Symbol.dispose ?? Symbol.for('Symbol.dispose');
 
@@ -66,6 +67,8 @@ function layerCall(FN, state, allowed, src, gradOutput, options) {
       isCausal: checkBoolean(FN, 'isCausal', o.isCausal, false),
       training: checkBoolean(FN, 'training', o.training, false),
       seed: o.seed === undefined ? 0 : checkInteger(FN, 'seed', o.seed, 0, Number.MAX_SAFE_INTEGER),
+      save: false,
+      ...(dy ? { saved: 0 } : {}),
     },
   };
 }
@@ -75,11 +78,20 @@ function forward(state, src, options) {
   const { boundary } = state;
   ensureLive(state, 'forward');
   const { inputs, out, call } = layerCall(FN, state, FORWARD_OPTIONS, src, undefined, options);
+  call.save = checkBoolean(FN, 'saveForBackward', options?.saveForBackward, false);
   const reply = boundary.prepare('encoderForward', call, FN);
-  checkOutLength(FN, out, reply.outputShape);
-  for (const [field, data] of inputs) boundary.copyIn(reply[field], data);
-  boundary.execute(FN);
-  return { output: { data: boundary.copyOut(reply.output, boundary.count(reply.outputShape), out), shape: reply.outputShape } };
+  // A saving forward's activations live under their own handle from here on: its token frees them.
+  const saved = call.save ? state.keep(reply.handle) : null;
+  try {
+    checkOutLength(FN, out, reply.outputShape);
+    for (const [field, data] of inputs) boundary.copyIn(reply[field], data);
+    boundary.execute(FN);
+  } catch (e) {
+    saved?.dispose();
+    throw e;
+  }
+  const output = { data: boundary.copyOut(reply.output, boundary.count(reply.outputShape), out), shape: reply.outputShape };
+  return saved ? { output, saved } : { output };
 }
 
 function backward(state, src, gradOutput, options) {
@@ -88,9 +100,12 @@ function backward(state, src, gradOutput, options) {
   ensureLive(state, 'backward');
   if (gradOutput === undefined) throw new TypeError(`${FN}: gradOutput is required (shaped like the output, i.e. like src)`);
   const { inputs, shape, call } = layerCall(FN, state, BACKWARD_OPTIONS, src, gradOutput, options);
+  const kept = options?.saved === undefined ? null : state.kept(FN, options.saved);
+  call.saved = kept ? kept.handle : 0;
   const reply = boundary.prepare('encoderBackward', call, FN);
   for (const [field, data] of inputs) boundary.copyIn(reply[field], data);
   boundary.execute(FN);
+  kept?.spend();  // the module freed its activations with the backward
   const n = boundary.count(shape);
   return {
     output: { data: boundary.copyOut(reply.output, n), shape: [...shape] },
@@ -99,16 +114,59 @@ function backward(state, src, gradOutput, options) {
   };
 }
 
+// What forward(src, { saveForBackward: true }) returns as `saved`: a token for the activations the module keeps
+// under `handle` for one backward. That backward frees them, and so do dispose(), the layer's dispose(), and
+// garbage collection of a token never used.
+const KEPT = new WeakMap();  // token -> its record { handle, live, end }
+
+function keptForwards(boundary) {
+  // Held: the record (which never refers to its token, so that a dropped token can be collected).
+  const registry = new FinalizationRegistry((record) => record.end(true));
+
+  // A new token for `handle`, kept by the layer whose state is `layer`.
+  function keep(layer, handle) {
+    const record = { handle, live: true };
+    record.end = (destroy) => {  // destroy: free the module's memory (not when its backward already did)
+      if (!record.live) return;
+      record.live = false;
+      registry.unregister(record);
+      layer.keptRecords.delete(record);
+      if (destroy) boundary.destroy(handle);
+    };
+    const release = () => record.end(true);
+    const token = Object.freeze({ dispose: release, [DISPOSE]: release });
+    KEPT.set(token, record);
+    layer.keptRecords.add(record);
+    registry.register(token, record, record);
+    return token;
+  }
+
+  // The record behind options.saved; a token used or released crosses as handle -1, and another layer's with its
+  // handle: the module refuses both in its own words.
+  function kept(FN, token) {
+    const record = KEPT.get(token);
+    if (!record) {
+      throw new TypeError(`${FN}: options.saved must be the saved of a forward(src, { saveForBackward: true }), got ${typeName(token)}`);
+    }
+    return { handle: record.live ? record.handle : -1, spend: () => record.end(false) };
+  }
+
+  return { keep, kept };
+}
+
 export function encoderFunctions(boundary, life) {
   const { guarded } = boundary;
   const registry = new FinalizationRegistry((handle) => boundary.destroy(handle));
+  const forwards = keptForwards(boundary);
 
   function createTransformerEncoderLayer(config) {
     return guarded(() => {
       const c = checkConfig(config);
       const reply = boundary.prepare('encoderCreate', { ...c, gelu: c.activation === 'gelu' }, CREATE);
       // self_attn's parameters live at `data`; the others, from offset restFrom on, at restData.
-      const state = { boundary, handle: reply.handle, table: boundary.parameterTable(), config: c, disposed: false };
+      const state = { boundary, handle: reply.handle, table: boundary.parameterTable(), config: c, disposed: false, keptRecords: new Set() };
+      state.keep = (handle) => forwards.keep(state, handle);
+      state.kept = (FN, token) => forwards.kept(FN, token);
       state.address = (offset) => (offset < reply.restFrom ? reply.data + 4 * offset : reply.restData + 4 * (offset - reply.restFrom));
       return makeLayer(state);
     });
@@ -121,6 +179,7 @@ export function encoderFunctions(boundary, life) {
       if (state.disposed) return;
       state.disposed = true;
       registry.unregister(layer);
+      for (const record of [...state.keptRecords]) record.end(true);
       boundary.destroy(state.handle);
     }
     const layer = {

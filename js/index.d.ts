@@ -592,10 +592,46 @@ export interface TransformerEncoderLayerForwardOptions extends OutOption {
    * element's index in its tensor. Default 0.
    */
   seed?: number | undefined;
+  /** Keep the activations for the backward: see {@link TransformerEncoderLayerSavingOptions}. Default false. */
+  saveForBackward?: boolean | undefined;
+}
+
+/** Options of {@link TransformerEncoderLayer.forward} that keeps its activations for the backward. */
+export interface TransformerEncoderLayerSavingOptions extends TransformerEncoderLayerForwardOptions {
+  /**
+   * Keep the activations for one {@link TransformerEncoderLayer.backward} of the same arguments, which then need
+   * not run the forward again (about a third of the layer's products). The result's `saved` stands for them.
+   */
+  saveForBackward: true;
+}
+
+/**
+ * What a forward with `saveForBackward` kept for one backward: WebAssembly memory about the size of the
+ * backward's workspace. That backward frees it; so do dispose(), the layer's dispose(), and garbage collection.
+ */
+export interface SavedForward {
+  /** Frees the activations now; a backward given this token afterwards throws. Idempotent. */
+  dispose(): void;
+  /** The same as dispose(), for `using`. */
+  [Symbol.dispose](): void;
+}
+
+/** What {@link TransformerEncoderLayer.forward} returns with `saveForBackward`. */
+export interface SavedForwardResult extends OutputResult {
+  /** Pass it as the backward's `options.saved`. */
+  saved: SavedForward;
 }
 
 /** Options of {@link TransformerEncoderLayer.backward}: the forward's, without `out`. */
-export type TransformerEncoderLayerBackwardOptions = Omit<TransformerEncoderLayerForwardOptions, 'out'>;
+export interface TransformerEncoderLayerBackwardOptions extends Omit<TransformerEncoderLayerForwardOptions, 'out'> {
+  /**
+   * A forward's kept activations (its `saved`): the backward uses them rather than running the forward again, and
+   * frees them. src, the masks, isCausal, training, seed and the layer's parameters must be those of that
+   * forward, bit for bit. Default: none (the backward runs its own forward).
+   * @throws RangeError naming what differs, or when it was used or released already.
+   */
+  saved?: SavedForward | undefined;
+}
 
 /** Every parameter's gradient under its PyTorch name, laid out as {@link TransformerEncoderLayer.setParameters} takes it. */
 export type TransformerEncoderLayerParameterGradients = { [name in TransformerEncoderLayerParameterName]: Float32Array<ArrayBuffer> };
@@ -642,6 +678,7 @@ export interface TransformerEncoderLayer {
    * @throws TypeError for wrong types or unknown options; RangeError for shapes that do not fit (the message
    *   names the argument and the shapes); Error once the layer was disposed.
    */
+  forward(src: Tensor, options: TransformerEncoderLayerSavingOptions): SavedForwardResult;
   forward(src: Tensor, options?: TransformerEncoderLayerForwardOptions): OutputResult;
   /**
    * The backward pass: the output and the gradients of Σ gradOutput ⊙ output with respect to src and every

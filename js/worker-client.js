@@ -143,7 +143,7 @@ function remoteModule(queue, call, id, config, { className, noun, methods }) {
     const FN = `${className}.${name}`;
     if (disposed) return Promise.reject(new Error(`${FN}: this ${noun} was disposed`));
     const args = given.slice(0, names.length);
-    return call(FN, { op: 'module', module: id, method: name }, args, names, given[names.length]);
+    return call(FN, { op: 'module', module: id, method: name }, args, names, given[names.length]).then((value) => keptToken(queue, value));
   };
   function dispose() {
     if (disposed) return Promise.resolve();
@@ -159,6 +159,23 @@ function remoteModule(queue, call, id, config, { className, noun, methods }) {
     [ASYNC_DISPOSE]: dispose,
     get config() { return { ...config }; },
   };
+}
+
+// A layer forward's `saved`, kept in the worker: a token that crosses back as { kept: id } (its dispose is not
+// enumerable, so it is not sent) and whose dispose() frees what the worker keeps.
+function keptToken(queue, value) {
+  if (!value?.saved) return value;
+  const id = value.saved.kept;
+  let released = false;
+  const dispose = () => {
+    if (released) return Promise.resolve();
+    released = true;
+    return queue.send({ op: 'module', module: id, method: 'dispose', args: [] }).catch(() => {});
+  };
+  const token = { kept: id };
+  Object.defineProperty(token, 'dispose', { value: dispose });
+  Object.defineProperty(token, ASYNC_DISPOSE, { value: dispose });
+  return { ...value, saved: Object.freeze(token) };
 }
 
 const MHA = {

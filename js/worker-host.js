@@ -27,6 +27,24 @@ export function serve(createXattn, port) {
   const modules = new Map();  // module id -> MultiheadAttention or KvCache
   let nextModule = 1;
 
+  // A layer forward's `saved` stays here under an id the page's token carries ({ kept: id }, js/worker-client.js).
+  function adopt(saved) {
+    const id = nextModule++;
+    modules.set(id, saved);
+    return id;
+  }
+
+  // A backward's options.saved { kept: id } becomes the token it stands for; its id, which the backward spends.
+  function keptIn(args) {
+    const options = args[2];
+    const id = options?.saved?.kept;
+    if (typeof id !== 'number') return null;
+    const token = modules.get(id);
+    if (!token) throw new RangeError('TransformerEncoderLayer.backward: options.saved was used by a backward already, or released: a saving forward serves one backward');
+    args[2] = { ...options, saved: token };
+    return id;
+  }
+
   function run(message) {
     const { op, method, args } = message;
     if (op === 'xattn' && XATTN_METHODS.has(method)) {
@@ -40,9 +58,11 @@ export function serve(createXattn, port) {
       const target = modules.get(message.module);
       if (PROPERTIES.has(method)) return target[method];
       if (typeof target[method] !== 'function') throw new Error(`xattn worker: this object has no method ${method}`);
+      const spent = method === 'backward' ? keptIn(args) : null;
       const value = target[method](...args);
       if (method === 'dispose') modules.delete(message.module);
-      return value;
+      if (spent) modules.delete(spent);
+      return value?.saved ? { ...value, saved: { kept: adopt(value.saved) } } : value;
     }
     throw new Error(`xattn worker: unknown request ${JSON.stringify({ op, method })}`);
   }

@@ -11,6 +11,7 @@ import type {
   LayerNormGradOptions, LayerNormGradients, LayerNormOptions, LinearGradients, ResolvedTransformerEncoderLayerConfig,
   TransformerEncoderLayerBackwardOptions, TransformerEncoderLayerConfig, TransformerEncoderLayerForwardOptions,
   TransformerEncoderLayerGradients, TransformerEncoderLayerParameters, OutputResult, TransformerEncoderLayer,
+  TransformerEncoderLayerSavingOptions,
 } from './index.js';
 
 /** What the calls need of an `AbortSignal` (the DOM's and Node's both fit). */
@@ -70,6 +71,14 @@ export interface MultiheadAttentionWorker {
   [Symbol.asyncDispose](): Promise<void>;
 }
 
+/** A forward's kept activations, kept in the worker (see SavedForward); spent by the backward given it. */
+export interface SavedForwardWorker {
+  /** Frees them in the worker; a backward given this token afterwards rejects. Idempotent. */
+  dispose(): Promise<void>;
+  /** The same as dispose(), for `await using`. */
+  [Symbol.asyncDispose](): Promise<void>;
+}
+
 /** A {@link TransformerEncoderLayer} living in the worker: the same methods, returning Promises. */
 export interface TransformerEncoderLayerWorker {
   /** See TransformerEncoderLayer.setParameters. */
@@ -78,11 +87,14 @@ export interface TransformerEncoderLayerWorker {
   loadStateDict(source: StateDictSource, options?: LoadStateDictOptions, call?: CallOptions): Promise<void>;
   /** See TransformerEncoderLayer.parameters. */
   parameters(call?: CallOptions): Promise<StateDict>;
-  /** See TransformerEncoderLayer.forward. */
+  /** See TransformerEncoderLayer.forward; with `saveForBackward`, `saved` is kept in the worker. */
+  forward(src: Tensor, options: Omit<TransformerEncoderLayerSavingOptions, 'out'>,
+    call?: CallOptions): Promise<OutputResult & { saved: SavedForwardWorker }>;
   forward(src: Tensor, options?: Omit<TransformerEncoderLayerForwardOptions, 'out'>,
     call?: CallOptions): Promise<OutputResult>;
   /** See TransformerEncoderLayer.backward. */
-  backward(src: Tensor, gradOutput: Tensor, options?: TransformerEncoderLayerBackwardOptions,
+  backward(src: Tensor, gradOutput: Tensor,
+    options?: Omit<TransformerEncoderLayerBackwardOptions, 'saved'> & { saved?: SavedForwardWorker | undefined },
     call?: CallOptions): Promise<TransformerEncoderLayerGradients>;
   /** The configuration, every default filled in. */
   readonly config: ResolvedTransformerEncoderLayerConfig;

@@ -408,14 +408,20 @@ void MultiheadAttention::build_mask(const MhaPlan& plan, const MhaMasks& masks, 
             }
 }
 
-void MultiheadAttention::project_out(const MhaPlan& plan, const float* attn, float* merged, float* output,
-                                     const Scratch& w) const {
-    // 4. Merge heads in the query's row order and project out.   (N, H, L, hd) -> (L·N, E) -> output
+void MultiheadAttention::merge_heads(const MhaPlan& plan, const float* attn, float* merged) const {
+    // 4a. The heads side by side, in the query's row order.   (N, H, L, hd) -> (L·N, E)
     const std::size_t E = config_.embed_dim, H = config_.num_heads, hd = E / H;
     const detail::RowOrder order{config_.batch_first && plan.batched, plan.N, plan.L};
     for (std::size_t r = 0; r < plan.query_rows; ++r)
         for (std::size_t h = 0; h < H; ++h)
             std::copy_n(attn + ((order.n(r) * H + h) * plan.L + order.t(r)) * hd, hd, merged + r * E + h * hd);
+}
+
+void MultiheadAttention::project_out(const MhaPlan& plan, const float* attn, float* merged, float* output,
+                                     const Scratch& w) const {
+    // 4. Merge heads and project out.   (N, H, L, hd) -> (L·N, E) -> output (L·N, E)
+    const std::size_t E = config_.embed_dim;
+    merge_heads(plan, attn, merged);
     kernels::run_linear(*plan.attention.kernel_set,
                         linear_problem(plan.query_rows, merged, E, out_weight_.data(),
                                        config_.bias ? out_bias_.data() : nullptr, E, E, output, E, plan.attention.threads),

@@ -122,34 +122,72 @@ struct Products {
 
 }  // namespace
 
+bool MultiheadAttention::clear_gradients(const MhaPlan& plan, float* output, float* grad_query, float* grad_key,
+                                         float* grad_value, float* grad_parameters) const {
+    // Every gradient starts at 0: an empty batch or sequence contributes nothing (and leaves no garbage).
+    const std::size_t E = config_.embed_dim;
+    if (output) std::fill(output, output + plan.query_rows * E, 0.0f);
+    std::fill(grad_query, grad_query + plan.query_rows * E, 0.0f);
+    std::fill(grad_key, grad_key + plan.key_rows * kdim(), 0.0f);
+    std::fill(grad_value, grad_value + plan.key_rows * vdim(), 0.0f);
+    std::fill(grad_parameters, grad_parameters + parameter_floats(), 0.0f);
+    return plan.query_rows != 0;  // no output, no loss: every gradient is 0
+}
+
+void MultiheadAttention::carve_backward(const MhaPlan& plan, void* workspace, Scratch* w, BackwardScratch* b) const {
+    Carver carver(workspace);
+    Scratch::carve(*this, plan, carver, w);
+    BackwardScratch::carve(*this, plan, carver, b);
+}
+
 void MultiheadAttention::run_backward(const MhaPlan& plan, const float* query, const float* key, const float* value,
                                       const MhaMasks& masks, const float* grad_output, float* output,
                                       float* grad_query, float* grad_key, float* grad_value, float* grad_parameters,
                                       void* workspace) const {
-    const std::size_t E = config_.embed_dim, H = config_.num_heads, hd = E / H;
-    const std::size_t N = plan.N, L = plan.L, S = plan.S, St = plan.S_total;
-    const std::size_t Rq = plan.query_rows, Rk = plan.key_rows;
-    // Every gradient starts at 0: an empty batch or sequence contributes nothing (and leaves no garbage).
-    std::fill(output, output + Rq * E, 0.0f);
-    std::fill(grad_query, grad_query + Rq * E, 0.0f);
-    std::fill(grad_key, grad_key + Rk * kdim(), 0.0f);
-    std::fill(grad_value, grad_value + Rk * vdim(), 0.0f);
-    std::fill(grad_parameters, grad_parameters + parameter_floats(), 0.0f);
-    if (Rq == 0) return;  // no output, no loss: every gradient is 0
-
+    if (!clear_gradients(plan, output, grad_query, grad_key, grad_value, grad_parameters)) return;
     Scratch w{};
     BackwardScratch b{};
-    Carver carver(workspace);
-    Scratch::carve(*this, plan, carver, &w);
-    BackwardScratch::carve(*this, plan, carver, &b);
-    const Products products{*plan.attention.kernel_set, b.linear, plan.attention.threads};
-    const detail::RowOrder query_order{config_.batch_first && plan.batched, N, L};
-    const detail::RowOrder key_order{config_.batch_first && plan.batched, N, S};
-    auto grad_of = [&](const ParamSpan& p) { return grad_parameters + (p.data() - storage_.get()); };
-
+    carve_backward(plan, workspace, &w, &b);
     // The forward's first steps: projected heads and the mask.
     project_heads(plan, query, key, value, w);
     if (plan.mask.kind != MaskKind::none) build_mask(plan, masks, w.mask);
+    backward_from_heads(plan, query, key, value, grad_output, output, grad_query, grad_key, grad_value,
+                        grad_parameters, false, w, b);
+}
+
+void MultiheadAttention::run_backward_after_forward(const MhaPlan& forward_plan, const MhaPlan& plan,
+                                                    const float* query, const float* key, const float* value,
+                                                    const MhaMasks& masks, const float* grad_output, float* output,
+                                                    float* grad_query, float* grad_key, float* grad_value,
+                                                    float* grad_parameters, void* workspace) const {
+    if (!clear_gradients(plan, output, grad_query, grad_key, grad_value, grad_parameters)) return;
+    Scratch w{};
+    BackwardScratch b{};
+    carve_backward(plan, workspace, &w, &b);
+    // Both plans carve the heads, the mask and the merged heads first, from the same shapes, so the forward left
+    // them where this plan looks; should the layouts ever differ, the heads are projected again.
+    Scratch f{};
+    Carver forward_carver(workspace);
+    Scratch::carve(*this, forward_plan, forward_carver, &f);
+    const bool kept = f.qh == w.qh && f.kh == w.kh && f.vh == w.vh && f.mask == w.mask && f.merged == w.merged;
+    if (!kept) {
+        project_heads(plan, query, key, value, w);
+        if (plan.mask.kind != MaskKind::none) build_mask(plan, masks, w.mask);
+    }
+    backward_from_heads(plan, query, key, value, grad_output, output, grad_query, grad_key, grad_value,
+                        grad_parameters, kept, w, b);
+}
+
+void MultiheadAttention::backward_from_heads(const MhaPlan& plan, const float* query, const float* key,
+                                             const float* value, const float* grad_output, float* output,
+                                             float* grad_query, float* grad_key, float* grad_value,
+                                             float* grad_parameters, bool merged_ready, const Scratch& w,
+                                             const BackwardScratch& b) const {
+    const std::size_t E = config_.embed_dim, H = config_.num_heads, hd = E / H;
+    const std::size_t L = plan.L, Rq = plan.query_rows;
+    const Products products{*plan.attention.kernel_set, b.linear, plan.attention.threads};
+    const detail::RowOrder query_order{config_.batch_first && plan.batched, plan.N, L};
+    auto grad_of = [&](const ParamSpan& p) { return grad_parameters + (p.data() - storage_.get()); };
 
     // dmerged = dOut Wo, split into heads.   (L·N, E) · (E, E) -> (L·N, E) -> dattn (N, H, L, hd)
     transpose(out_weight_.data(), E, E, E, b.w_t);
@@ -162,7 +200,8 @@ void MultiheadAttention::run_backward(const MhaPlan& plan, const float* query, c
     // The heads' attention and its gradients (the forward output comes with them).
     run_sdpa_backward(plan.attention, w.qh, w.kh, w.vh, mask_view(plan, w.mask), b.dattn, w.attn, b.dqh, b.dkh,
                       b.dvh, nullptr, w.attention);
-    project_out(plan, w.attn, w.merged, output, w);
+    if (output) project_out(plan, w.attn, w.merged, output, w);
+    else if (!merged_ready) merge_heads(plan, w.attn, w.merged);
 
     // Out-projection: dWo = dOutᵀ merged (E, E), dbo = Σ_r dOut.
     transpose(grad_output, Rq, E, E, b.dy_t);
@@ -170,8 +209,29 @@ void MultiheadAttention::run_backward(const MhaPlan& plan, const float* query, c
     products.linear(E, Rq, E, b.dy_t, b.x_t, grad_of(out_weight_));
     if (config_.bias) column_sums(grad_output, Rq, E, grad_of(out_bias_));
 
-    // In-projections, one input at a time: gather its rows' gradient from the heads, then
+    in_projection_backward(plan, query, key, value, grad_query, grad_key, grad_value, grad_parameters, b);
+
+    // bias_k and bias_v: the gradient of the key and value appended at position S, summed over the batch.
+    if (config_.add_bias_kv)
+        for (std::size_t n = 0; n < plan.N; ++n)
+            for (std::size_t h = 0; h < H; ++h)
+                for (std::size_t d = 0; d < hd; ++d) {
+                    grad_of(bias_k_)[h * hd + d] += b.dkh[((n * H + h) * plan.S_total + plan.S) * hd + d];
+                    grad_of(bias_v_)[h * hd + d] += b.dvh[((n * H + h) * plan.S_total + plan.S) * hd + d];
+                }
+}
+
+void MultiheadAttention::in_projection_backward(const MhaPlan& plan, const float* query, const float* key,
+                                                const float* value, float* grad_query, float* grad_key,
+                                                float* grad_value, float* grad_parameters,
+                                                const BackwardScratch& b) const {
+    // One input at a time: gather its rows' gradient from the heads, then
     // dX = dP W (rows, in), dW = dPᵀ X (E, in), db = Σ_r dP.
+    const std::size_t E = config_.embed_dim, H = config_.num_heads, hd = E / H;
+    const Products products{*plan.attention.kernel_set, b.linear, plan.attention.threads};
+    const detail::RowOrder query_order{config_.batch_first && plan.batched, plan.N, plan.L};
+    const detail::RowOrder key_order{config_.batch_first && plan.batched, plan.N, plan.S};
+    auto grad_of = [&](const ParamSpan& p) { return grad_parameters + (p.data() - storage_.get()); };
     struct Input {
         const float* dh;        // (N, H, T, hd) the heads' gradient
         std::size_t T;          // positions per head in dh: L, or S_total for keys and values
@@ -182,7 +242,8 @@ void MultiheadAttention::run_backward(const MhaPlan& plan, const float* query, c
         float* grad_x;
         std::size_t bias_at;    // this input's part of in_proj_bias
     };
-    for (const Input& in : {Input{b.dqh, L, query_order, Rq, E, query, q_weight_, grad_query, 0},
+    const std::size_t Rq = plan.query_rows, Rk = plan.key_rows, St = plan.S_total;
+    for (const Input& in : {Input{b.dqh, plan.L, query_order, Rq, E, query, q_weight_, grad_query, 0},
                             Input{b.dkh, St, key_order, Rk, kdim(), key, k_weight_, grad_key, E},
                             Input{b.dvh, St, key_order, Rk, vdim(), value, v_weight_, grad_value, 2 * E}}) {
         for (std::size_t r = 0; r < in.rows; ++r)
@@ -195,15 +256,6 @@ void MultiheadAttention::run_backward(const MhaPlan& plan, const float* query, c
         products.linear(E, in.rows, in.in, b.dy_t, b.x_t, grad_of(in.weight));
         if (config_.bias) column_sums(b.drows, in.rows, E, grad_of(in_bias_) + in.bias_at);
     }
-
-    // bias_k and bias_v: the gradient of the key and value appended at position S, summed over the batch.
-    if (config_.add_bias_kv)
-        for (std::size_t n = 0; n < N; ++n)
-            for (std::size_t h = 0; h < H; ++h)
-                for (std::size_t d = 0; d < hd; ++d) {
-                    grad_of(bias_k_)[h * hd + d] += b.dkh[((n * H + h) * St + S) * hd + d];
-                    grad_of(bias_v_)[h * hd + d] += b.dvh[((n * H + h) * St + S) * hd + d];
-                }
 }
 
 MhaGradientResult MultiheadAttention::backward(const xt::xarray<float>& query, const xt::xarray<float>& key,

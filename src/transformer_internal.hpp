@@ -37,7 +37,6 @@ struct TransformerEncoderLayer::Scratch {
     float* dh1;      // (R, E)  … reaching h1
     float* da;       // (R, E)  … reaching self_attn's output (before dropout1)
     float* grads;    // (3, R, E) self_attn's gradients for its query, key and value (all the same input)
-    float* mha_out;  // (R, E)  self_attn's output as its backward recomputes it
     void* norm;      // layer_norm_rows_backward's scratch
 
     template <class Carver>
@@ -68,7 +67,6 @@ struct TransformerEncoderLayer::Scratch {
         x.dh1 = c.template take<float>(bwd ? R * E : 0);
         x.da = c.template take<float>(bwd ? R * E : 0);
         x.grads = c.template take<float>(bwd ? 3 * R * E : 0);
-        x.mha_out = c.template take<float>(bwd ? R * E : 0);
         x.norm = c.template take<unsigned char>(bwd ? detail::layer_norm_backward_scratch(plan.rows, m.config_.d_model) : 0);
         if (out) *out = x;
     }

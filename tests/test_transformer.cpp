@@ -90,6 +90,52 @@ TEST_CASE("dropout drops: a training call differs from eval, and the same seed g
     CHECK_FALSE(same_bits(trained, layer.forward(src, o)));
 }
 
+TEST_CASE("a kept forward serves its backward: the same bits as the backward that runs its own forward") {
+    for (const golden::Case& c : golden::cases("transformer.txt")) {
+        INFO("fixture " << c.name);
+        const xattn::TransformerEncoderLayer layer = layer_of(c);
+        const auto o = options_of(c);
+        const auto src = c.at("src").f32();
+        const auto grad_output = c.at("grad_output").f32();
+        const xattn::EncoderLayerSaved saved = layer.forward_saving(src, o);
+        CHECK(same_bits(saved.output(), layer.forward(src, o)));
+        const auto whole = layer.backward(src, grad_output, o);
+        const auto kept = layer.backward(saved, grad_output);
+        CHECK(same_bits(kept.output, whole.output));
+        CHECK(same_bits(kept.grad_src, whole.grad_src));
+        REQUIRE(kept.grad_parameters.size() == whole.grad_parameters.size());
+        for (const auto& entry : whole.grad_parameters) {
+            INFO(entry.first);
+            CHECK(same_bits(kept.grad_parameters.at(entry.first), entry.second));
+        }
+        // `saved` stays whole: a second backward from it gives the same bits.
+        CHECK(same_bits(layer.backward(saved, grad_output).grad_src, whole.grad_src));
+    }
+}
+
+TEST_CASE("a kept forward is refused by another layer, after a parameter changed, and for another grad_output shape") {
+    const golden::Case& c = golden::find("transformer.txt", "dropout_training_post_norm_relu");
+    xattn::TransformerEncoderLayer layer = layer_of(c);
+    const xattn::TransformerEncoderLayer twin = layer_of(c);
+    const auto src = c.at("src").f32();
+    const auto grad_output = c.at("grad_output").f32();
+    const xattn::EncoderLayerSaved saved = layer.forward_saving(src, options_of(c));
+    CHECK(error_of([&] { twin.backward(saved, grad_output); }) ==
+          "transformer_encoder_layer: saved was kept by another layer's forward");
+    CHECK(error_of([&] { layer.backward(saved, randn({1, 1, 1}, 3)); })
+              .find("grad_output shape") != std::string::npos);
+    const xt::xarray<float> original = layer.parameter("linear2.bias");
+    xt::xarray<float> bias = original;
+    bias(0) += 1.0f;
+    layer.set_parameter("linear2.bias", bias);
+    CHECK(error_of([&] { layer.backward(saved, grad_output); }) ==
+          "transformer_encoder_layer: saved was kept by a forward with other parameters than this call's: pass the "
+          "forward's arguments, and change no parameter between the two");
+    layer.set_parameter("linear2.bias", original);  // the same bits again: the kept forward serves
+    CHECK(same_bits(layer.backward(saved, grad_output).grad_src,
+                    layer.backward(src, grad_output, options_of(c)).grad_src));
+}
+
 TEST_CASE("the parameter table: PyTorch's names in state_dict order, one flat layout for values and gradients") {
     xattn::EncoderLayerConfig cfg;
     cfg.d_model = 8, cfg.nhead = 2, cfg.dim_feedforward = 12;

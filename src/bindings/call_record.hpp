@@ -84,11 +84,12 @@
     F(layer_norm_eps, number) F(batch_first, flag) F(norm_first, flag) F(init_seed, number)
 #define XATTN_REQUEST_encoder_forward(F)                                                                        \
     F(module, number) F(src, shape) F(src_mask, shape) F(src_key_padding_mask, shape) F(mask_kind, number)     \
-    F(kpm_kind, number) F(is_causal, flag) F(training, flag) F(seed, number)
-#define XATTN_REQUEST_encoder_backward(F) XATTN_REQUEST_encoder_forward(F) F(grad_output, shape)
+    F(kpm_kind, number) F(is_causal, flag) F(training, flag) F(seed, number) F(save, flag)
+#define XATTN_REQUEST_encoder_backward(F) XATTN_REQUEST_encoder_forward(F) F(grad_output, shape) F(saved, number)
 
 // The reply to a prepare that succeeded: F(field, kind), in record order. An address is 0 for a buffer the call
-// does not have. A created module's reply also holds its handle, where its parameters live (data, floats of
+// does not have. An encoder forward with `save` replies with the handle of what it kept for one backward (that
+// backward's `saved`). A created module's reply also holds its handle, where its parameters live (data, floats of
 // them; a TransformerEncoderLayer keeps those from offset rest_from on at rest_data, apart from its self_attn's)
 // and its parameter table (after these fields: XATTN_RECORD_PARAMETERS entries of six numbers, the name's
 // index in XATTN_PARAMETER_NAMES or -1 past the last, then offset, rank, d0, d1, d2). The layers' calls use

@@ -12,6 +12,7 @@
 
 #include <cstdint>
 #include <cstdlib>
+#include <cstring>
 #include <map>
 #include <memory>
 #include <string>
@@ -65,9 +66,28 @@ private:
 };
 Block block;
 
-// Modules and caches under integer handles; JS holds the handle.
+// What an encoder layer's forward with `save` kept for one backward: src, the masks and the parameters it ran
+// with, and the backward plan's workspace holding the activations, in one buffer of its own, until that backward
+// (or destroy(handle)) frees it.
+struct SavedForward {
+    struct Free {
+        void operator()(unsigned char* p) const { std::free(p); }
+    };
+    int layer = 0;
+    EncoderLayerPlan plan;  // a backward plan
+    bool is_causal = false;
+    MaskKind mask = MaskKind::none, kpm = MaskKind::none;
+    Shape mask_shape, kpm_shape;
+    std::unique_ptr<unsigned char, Free> buffer;
+    Reply at;              // input, attn_mask, key_padding_mask, output: where they are in the buffer
+    double parameters = 0;  // the parameters' copy, in the buffer
+    double workspace = 0;
+    bool ready = false;  // its forward ran
+};
+
+// Modules, caches and kept forwards under integer handles; JS holds the handle.
 using Object = std::variant<std::unique_ptr<MultiheadAttention>, std::unique_ptr<KvCache>,
-                            std::unique_ptr<TransformerEncoderLayer>>;
+                            std::unique_ptr<TransformerEncoderLayer>, std::unique_ptr<SavedForward>>;
 std::map<int, Object> objects;
 int next_handle = 1;
 
@@ -192,6 +212,8 @@ struct EncoderRun {
     MaskKind mask = MaskKind::none, kpm = MaskKind::none;
     Reply at;
     double workspace = 0;
+    int save = 0;   // a forward that keeps its activations: the SavedForward it runs in
+    int saved = 0;  // a backward from a kept forward: that SavedForward
 };
 std::variant<std::monostate, SdpaRun, MhaRun, KvAppendRun, KvAttendRun, RotaryRun, LinearRun, LayerNormRun, EncoderRun> prepared;
 
@@ -494,7 +516,68 @@ Status prepare_encoder_create(const encoder_create_request& r, Reply* reply) {
     return {};
 }
 
-Status prepare_encoder(const encoder_forward_request& r, const WireShape* grad_output, Reply* reply) {
+// Where an encoder call's tensors go: src, the masks, with a backward grad_output; the output; with a backward
+// grad_src and the parameters' gradients.
+void place_encoder(Placer& a, Reply& at, const TransformerEncoderLayer& m, const EncoderRun& run, const Shape& src,
+                   const Shape& am, const Shape& kpm, bool backward) {
+    at.input = a.take(4 * numel(src));
+    if (run.mask != MaskKind::none) at.attn_mask = a.take(mask_bytes(run.mask) * numel(am));
+    if (run.kpm != MaskKind::none) at.key_padding_mask = a.take(mask_bytes(run.kpm) * numel(kpm));
+    if (backward) at.grad_output = a.take(4 * numel(src));
+    at.output = a.take(4 * numel(src));
+    if (backward) {
+        at.grad_input = a.take(4 * numel(src));
+        at.grad_parameters = a.take(4 * std::uint64_t{m.parameter_floats()});
+    }
+}
+
+// A forward that keeps its activations runs in a buffer of its own (a SavedForward), not in the shared block.
+Status prepare_saving_forward(const TransformerEncoderLayer& m, EncoderRun& run, const Shape& src, const Shape& am,
+                              const Shape& kpm, bool is_causal, Reply* reply) {
+    auto saved = std::make_unique<SavedForward>();
+    saved->layer = run.module, saved->plan = run.plan, saved->is_causal = is_causal;
+    saved->mask = run.mask, saved->kpm = run.kpm, saved->mask_shape = am, saved->kpm_shape = kpm;
+    auto place = [&](Placer& a) {
+        place_encoder(a, saved->at, m, run, src, am, kpm, false);
+        saved->parameters = a.take(4 * std::uint64_t{m.parameter_floats()});
+        saved->workspace = a.take(run.plan.workspace_bytes);
+    };
+    Placer counting(nullptr);
+    place(counting);
+    const std::uint64_t bytes = counting.bytes();
+    saved->buffer.reset(bytes > kMaxBlock ? nullptr : static_cast<unsigned char*>(std::malloc(static_cast<std::size_t>(bytes))));
+    if (!saved->buffer)
+        return Status::fail(Function::encoder_forward, Message::call_too_large, {},
+                            {static_cast<double>(bytes), memory_bytes(), static_cast<double>(kMaxBlock)});
+    Placer real(saved->buffer.get());
+    place(real);
+    run.at = saved->at;
+    run.workspace = saved->workspace;
+    run.save = next_handle++;
+    objects.emplace(run.save, std::move(saved));
+    run.at.handle = run.save;
+    return {};
+}
+
+// Why a kept forward cannot serve this backward: gone, another layer's, or planned with other arguments.
+Status check_saved(const SavedForward* s, const EncoderRun& run, const Shape& src, const Shape& am, const Shape& kpm,
+                   bool is_causal) {
+    constexpr Function fn = Function::encoder_backward;
+    if (!s || !s->ready) return Status::fail(fn, Message::encoder_saved_gone, {Argument::saved});
+    if (s->layer != run.module) return Status::fail(fn, Message::encoder_saved_other_layer, {Argument::saved});
+    const EncoderLayerPlan& p = s->plan;
+    const Argument differs = p.output_shape != src                               ? Argument::src
+                             : s->mask != run.mask || s->mask_shape != am        ? Argument::src_mask
+                             : s->kpm != run.kpm || s->kpm_shape != kpm          ? Argument::src_key_padding_mask
+                             : s->is_causal != is_causal                         ? Argument::is_causal
+                             : p.training != run.plan.training                   ? Argument::training
+                             : p.seed != run.plan.seed                           ? Argument::seed
+                                                                                 : Argument::none;
+    if (differs != Argument::none) return Status::fail(fn, Message::encoder_saved_differs, {Argument::saved, differs});
+    return {};
+}
+
+Status prepare_encoder(const encoder_forward_request& r, const WireShape* grad_output, double saved, Reply* reply) {
     const Function fn = grad_output ? Function::encoder_backward : Function::encoder_forward;
     TransformerEncoderLayer* m = find<TransformerEncoderLayer>(r.module);
     if (!m) return Status::fail(fn, Message::object_disposed);
@@ -505,38 +588,78 @@ Status prepare_encoder(const encoder_forward_request& r, const WireShape* grad_o
     EncoderLayerSettings s;
     s.is_causal = r.is_causal, s.training = r.training;
     s.seed = static_cast<std::uint64_t>(r.seed);
-    const Status st = grad_output ? m->plan_backward(src, grad_output->shape(), run.mask, am, run.kpm, kpm, s, &run.plan)
-                                  : m->plan_forward(src, run.mask, am, run.kpm, kpm, s, &run.plan);
-    if (!st.ok()) return st;
-    const EncoderLayerPlan& p = run.plan;
+    const bool save = !grad_output && r.save;  // a saving forward is planned as the backward it serves
+    const Status st = grad_output || save
+                          ? m->plan_backward(src, grad_output ? grad_output->shape() : src, run.mask, am, run.kpm, kpm, s,
+                                             &run.plan)
+                          : m->plan_forward(src, run.mask, am, run.kpm, kpm, s, &run.plan);
+    if (!st.ok()) return Status(st).as(fn);
+    if (save) {
+        if (Status placing = prepare_saving_forward(*m, run, src, am, kpm, s.is_causal, reply); !placing.ok())
+            return placing;
+        keep(std::move(run), src, {}, reply);
+        return {};
+    }
+    if (grad_output && saved != 0) {
+        run.saved = static_cast<int>(saved);
+        if (Status why = check_saved(find<SavedForward>(saved), run, src, am, kpm, s.is_causal); !why.ok()) return why;
+    }
+    const bool backward = grad_output != nullptr;
+    const std::uint64_t workspace = run.saved ? 0 : run.plan.workspace_bytes;  // a kept forward brings its own
     if (Status placing = placed(fn, &run.at, [&](Placer& a, Reply& at) {
-            at.input = a.take(4 * numel(src));
-            if (run.mask != MaskKind::none) at.attn_mask = a.take(mask_bytes(run.mask) * numel(am));
-            if (run.kpm != MaskKind::none) at.key_padding_mask = a.take(mask_bytes(run.kpm) * numel(kpm));
-            if (p.backward) at.grad_output = a.take(4 * numel(src));
-            at.output = a.take(4 * numel(src));
-            if (p.backward) {
-                at.grad_input = a.take(4 * numel(src));
-                at.grad_parameters = a.take(4 * std::uint64_t{m->parameter_floats()});
-            }
-            run.workspace = a.take(p.workspace_bytes);
+            place_encoder(a, at, *m, run, src, am, kpm, backward);
+            run.workspace = a.take(workspace);
         });
         !placing.ok())
         return placing;
-    keep(std::move(run), p.output_shape, {}, reply);
+    keep(std::move(run), src, {}, reply);
     return {};
+}
+
+// A backward from a kept forward: src, the masks and the parameters must be what the forward ran with, bit for
+// bit (the plan checked the rest); then the kept activations serve it, once.
+int execute_saved_backward(const TransformerEncoderLayer& m, const EncoderRun& r) {
+    SavedForward* s = find<SavedForward>(r.saved);
+    if (!s) return kNothingPrepared;
+    const Reply& a = r.at;
+    const std::uint64_t floats = numel(r.plan.output_shape);
+    auto same = [](double x, double y, std::uint64_t bytes) { return bytes == 0 || std::memcmp(bytes_at(x), bytes_at(y), bytes) == 0; };
+    const Argument differs =
+        !same(a.input, s->at.input, 4 * floats)                                                      ? Argument::src
+        : !same(a.attn_mask, s->at.attn_mask, r.mask == MaskKind::none ? 0 : mask_bytes(r.mask) * numel(s->mask_shape)) ? Argument::src_mask
+        : !same(a.key_padding_mask, s->at.key_padding_mask, r.kpm == MaskKind::none ? 0 : mask_bytes(r.kpm) * numel(s->kpm_shape)) ? Argument::src_key_padding_mask
+        : !m.parameters_equal(f32(s->parameters))                                                    ? Argument::parameters
+                                                                                                     : Argument::none;
+    if (differs != Argument::none) {
+        write_error(Status::fail(Function::encoder_backward, Message::encoder_saved_differs, {Argument::saved, differs}));
+        return kRefused;
+    }
+    std::copy_n(f32(s->at.output), floats, f32(a.output));
+    const EncoderLayerMasks masks{mask_at(s->mask, bytes_at(s->at.attn_mask)), mask_at(s->kpm, bytes_at(s->at.key_padding_mask))};
+    m.run_backward_saved(s->plan, f32(s->at.input), masks, f32(a.grad_output), f32(a.grad_input),
+                         f32(a.grad_parameters), workspace_at(s->workspace));
+    objects.erase(r.saved);  // one backward: its buffer goes now
+    return kOk;
 }
 
 int execute_encoder(const EncoderRun& r) {
     const TransformerEncoderLayer* m = find<TransformerEncoderLayer>(r.module);
     if (!m) return kNothingPrepared;
+    if (r.saved) return execute_saved_backward(*m, r);
     const Reply& a = r.at;
     const EncoderLayerMasks masks{mask_at(r.mask, bytes_at(a.attn_mask)), mask_at(r.kpm, bytes_at(a.key_padding_mask))};
-    if (r.plan.backward)
+    if (r.save) {
+        SavedForward* s = find<SavedForward>(r.save);
+        if (!s) return kNothingPrepared;
+        m->get_parameters(f32(s->parameters));
+        m->run_forward_saving(r.plan, f32(a.input), masks, f32(a.output), workspace_at(r.workspace));
+        s->ready = true;
+    } else if (r.plan.backward) {
         m->run_backward(r.plan, f32(a.input), masks, f32(a.grad_output), f32(a.output), f32(a.grad_input),
                         f32(a.grad_parameters), workspace_at(r.workspace));
-    else
+    } else {
         m->run_forward(r.plan, f32(a.input), masks, f32(a.output), workspace_at(r.workspace));
+    }
     return kOk;
 }
 
@@ -689,14 +812,14 @@ Status prepare_op(Op op, Reply* reply) {
         return prepare_layer_norm(forward, &r.grad_output, reply);
     }
     case Op::encoder_create: return prepare_encoder_create(read_encoder_create(), reply);
-    case Op::encoder_forward: return prepare_encoder(read_encoder_forward(), nullptr, reply);
+    case Op::encoder_forward: return prepare_encoder(read_encoder_forward(), nullptr, 0, reply);
     case Op::encoder_backward: {
         const encoder_backward_request r = read_encoder_backward();
         encoder_forward_request forward;
 #define XATTN_COPY_FIELD(name, kind) forward.name = r.name;
         XATTN_REQUEST_encoder_forward(XATTN_COPY_FIELD)
 #undef XATTN_COPY_FIELD
-        return prepare_encoder(forward, &r.grad_output, reply);
+        return prepare_encoder(forward, &r.grad_output, r.saved, reply);
     }
     case Op::count: break;
     }

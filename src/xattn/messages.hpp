@@ -97,7 +97,11 @@
     X(layer_norm_eps, "layer_norm_eps", "layerNormEps")        \
     X(activation, "activation", "activation")                  \
     X(linear1_weight, "linear1.weight", "linear1.weight")      \
-    X(feedforward_activations, "feed-forward activations", "feed-forward activations")
+    X(feedforward_activations, "feed-forward activations", "feed-forward activations") \
+    X(saved, "saved", "options.saved")                         \
+    X(parameters, "parameters", "parameters")                  \
+    X(training, "training", "training")                        \
+    X(seed, "seed", "seed")
 
 // X(id, template)
 #define XATTN_MESSAGES(X)                                                                                                               \
@@ -179,4 +183,7 @@
     X(encoder_src_dim, "{a0}'s last dim {n0} != {a1} {n1} ({a0} {s0})")                                                                 \
     X(encoder_padding_shape, "{a0} shape {s1} != {s2} (N, L) ({a1} {s0})")                                                              \
     X(encoder_padding_shape_unbatched, "{a0} shape {s1} != {s2} (L,) ({a1} {s0})")                                                      \
-    X(encoder_mask_shape, "{a0} shape {s1} is neither {s2} (L, L) nor {s3} (N·nhead, L, L) ({a1} {s0})")
+    X(encoder_mask_shape, "{a0} shape {s1} is neither {s2} (L, L) nor {s3} (N·nhead, L, L) ({a1} {s0})") \
+    X(encoder_saved_other_layer, "{a0} was kept by another layer's forward")                                                            \
+    X(encoder_saved_gone, "{a0} was used by a backward already, or released: a saving forward serves one backward")     \
+    X(encoder_saved_differs, "{a0} was kept by a forward with other {a1} than this call's: pass the forward's arguments, and change no parameter between the two")

@@ -170,6 +170,14 @@ public:
     void run_backward(const MhaPlan& plan, const float* query, const float* key, const float* value,
                       const MhaMasks& masks, const float* grad_output, float* output, float* grad_query,
                       float* grad_key, float* grad_value, float* grad_parameters, void* workspace) const;
+    // The same for a caller that has just run run_forward(forward_plan, …) on the same inputs, masks and
+    // parameters in this workspace (the encoder layer, whose forward keeps its activations): the projected heads,
+    // the mask and the merged heads that forward left are used rather than computed again. `plan` is the
+    // backward plan of the same call, `workspace` holds its workspace_bytes; `output` may be null (not written).
+    void run_backward_after_forward(const MhaPlan& forward_plan, const MhaPlan& plan, const float* query,
+                                    const float* key, const float* value, const MhaMasks& masks,
+                                    const float* grad_output, float* output, float* grad_query, float* grad_key,
+                                    float* grad_value, float* grad_parameters, void* workspace) const;
 
     // The xtensor API: throws std::invalid_argument naming the argument and the shapes.
     AttentionResult forward(const xt::xarray<float>& query, const xt::xarray<float>& key,
@@ -188,7 +196,21 @@ private:
     void project_heads(const MhaPlan& plan, const float* query, const float* key, const float* value,
                        const Scratch& w) const;
     void build_mask(const MhaPlan& plan, const MhaMasks& masks, void* mask) const;
+    void merge_heads(const MhaPlan& plan, const float* attn, float* merged) const;
     void project_out(const MhaPlan& plan, const float* attn, float* merged, float* output, const Scratch& w) const;
+    // The backward's steps (mha_backward.cpp): every gradient set to 0 (false when there is nothing more to do),
+    // the workspace's two parts, and the steps from the projected heads on (merged_ready: w.merged holds the
+    // forward's merged heads already).
+    bool clear_gradients(const MhaPlan& plan, float* output, float* grad_query, float* grad_key, float* grad_value,
+                         float* grad_parameters) const;
+    void carve_backward(const MhaPlan& plan, void* workspace, Scratch* w, BackwardScratch* b) const;
+    void backward_from_heads(const MhaPlan& plan, const float* query, const float* key, const float* value,
+                             const float* grad_output, float* output, float* grad_query, float* grad_key,
+                             float* grad_value, float* grad_parameters, bool merged_ready, const Scratch& w,
+                             const BackwardScratch& b) const;
+    void in_projection_backward(const MhaPlan& plan, const float* query, const float* key, const float* value,
+                                float* grad_query, float* grad_key, float* grad_value, float* grad_parameters,
+                                const BackwardScratch& b) const;
     static MaskRef mask_view(const MhaPlan& plan, const void* mask);
     static std::uint64_t forward_workspace(const MultiheadAttention& m, const MhaPlan& plan);
     static std::uint64_t backward_workspace(const MultiheadAttention& m, const MhaPlan& plan);

@@ -89,6 +89,31 @@ struct EncoderLayerGradients {
     std::map<std::string, xt::xarray<float>> grad_parameters;
 };
 
+class TransformerEncoderLayer;
+
+// What a forward kept for its backward (TransformerEncoderLayer::forward_saving): the layer's activations for
+// that call, with what they were computed from. A stack of layers runs every forward before any backward; kept,
+// the activations spare each backward its forward again (a third of the layer's products).
+class EncoderLayerSaved {
+public:
+    const xt::xarray<float>& output() const { return output_; }
+    // Moved, never copied: the activations are laid out from the workspace's own alignment.
+    EncoderLayerSaved(EncoderLayerSaved&&) = default;
+    EncoderLayerSaved& operator=(EncoderLayerSaved&&) = default;
+    EncoderLayerSaved(const EncoderLayerSaved&) = delete;
+    EncoderLayerSaved& operator=(const EncoderLayerSaved&) = delete;
+
+private:
+    friend class TransformerEncoderLayer;
+    EncoderLayerSaved() = default;
+    const TransformerEncoderLayer* layer_ = nullptr;
+    EncoderLayerPlan plan_;  // a backward plan: its workspace holds the activations
+    EncoderLayerOptions options_;
+    xt::xarray<float> src_, output_;
+    std::vector<float> parameters_;  // as the forward used them: a backward after a change is refused
+    std::vector<unsigned char> workspace_;
+};
+
 class TransformerEncoderLayer {
 public:
     static Status check_config(const EncoderLayerConfig& config);
@@ -143,10 +168,27 @@ public:
                       const float* grad_output, float* output, float* grad_src, float* grad_parameters,
                       void* workspace) const;
 
+    // run_backward in two halves, for a caller that runs the forward now and the backward later:
+    // run_forward_saving runs a backward plan's forward and leaves in `workspace` (plan.workspace_bytes) what the
+    // backward needs; run_backward_saved, given that workspace untouched and the same src, masks and parameters,
+    // finishes the backward (grad_src and every parameter's gradient). Allocate nothing and never throw.
+    void run_forward_saving(const EncoderLayerPlan& plan, const float* src, const EncoderLayerMasks& masks,
+                            float* output, void* workspace) const;
+    void run_backward_saved(const EncoderLayerPlan& plan, const float* src, const EncoderLayerMasks& masks,
+                            const float* grad_output, float* grad_src, float* grad_parameters,
+                            void* workspace) const;
+    // Whether `parameters` (parameter_floats() floats) are this layer's, bit for bit.
+    bool parameters_equal(const float* parameters) const;
+
     // The xtensor API: throws std::invalid_argument naming the argument and the shapes.
     xt::xarray<float> forward(const xt::xarray<float>& src, const EncoderLayerOptions& options = {}) const;
     EncoderLayerGradients backward(const xt::xarray<float>& src, const xt::xarray<float>& grad_output,
                                    const EncoderLayerOptions& options = {}) const;
+    // The forward, keeping its activations for one backward(saved, grad_output); that backward gives what
+    // backward(src, grad_output, options) gives, bit for bit, and refuses (std::invalid_argument) a `saved` of
+    // another layer, or one whose forward ran with other parameters than the layer holds now.
+    EncoderLayerSaved forward_saving(const xt::xarray<float>& src, const EncoderLayerOptions& options = {}) const;
+    EncoderLayerGradients backward(const EncoderLayerSaved& saved, const xt::xarray<float>& grad_output) const;
 
 private:
     struct Scratch;
@@ -163,6 +205,12 @@ private:
     // The forward's steps, keeping what the backward needs in `w` (transformer_layer.cpp).
     void forward_steps(const EncoderLayerPlan& plan, const float* src, const EncoderLayerMasks& masks, float* output,
                        const Scratch& w) const;
+    // The backward's steps through the feed-forward block and the norm between the blocks, to dh1 (the gradient
+    // reaching x + attn) in `w`.
+    void feed_forward_backward(const EncoderLayerPlan& plan, const float* grad_output, float* grad_parameters,
+                               const Scratch& w) const;
+    // Flat gradients (parameter_floats()) by name, each in its parameter's shape.
+    std::map<std::string, xt::xarray<float>> gradient_map(const std::vector<float>& grads) const;
     const float* own(const std::string& name) const;  // a parameter beside self_attn's, in storage_
     // The refusal of a name the layer lacks, or of a count that is not the parameter's size.
     Status check_parameter(const std::string& name, std::size_t count, const ParameterInfo** found) const;

@@ -79,6 +79,24 @@ for (const { options: buildOptions, label } of BUILDS) {
       }
     });
 
+    test('a forward that saves for its backward: that backward gives the bits of one that runs its own forward, on every fixture', () => {
+      const sameBits = (a, b, what) => assert.deepEqual(new Uint32Array(a.buffer, a.byteOffset, a.length), new Uint32Array(b.buffer, b.byteOffset, b.length), what);
+      for (const c of layerCases) {
+        const t = c.tensors;
+        const layer = xa.createTransformerEncoderLayer(layerConfig(c));
+        layer.setParameters(layerParameters(c));
+        const o = layerOptions(c);
+        const whole = layer.backward(tensor(t.src), tensor(t.grad_output), o);
+        const f = layer.forward(tensor(t.src), { ...o, saveForBackward: true });
+        sameBits(f.output.data, whole.output.data, `${c.name} forward`);
+        const r = layer.backward(tensor(t.src), tensor(t.grad_output), { ...o, saved: f.saved });
+        sameBits(r.output.data, whole.output.data, `${c.name} output`);
+        sameBits(r.gradSrc.data, whole.gradSrc.data, `${c.name} gradSrc`);
+        for (const name of Object.keys(whole.gradParameters)) sameBits(r.gradParameters[name], whole.gradParameters[name], `${c.name} ${name}`);
+        layer.dispose();
+      }
+    });
+
     test('every linear and layerNorm fixture, forward and backward', () => {
       for (const c of functional) {
         const t = c.tensors;
@@ -191,6 +209,65 @@ describe('TransformerEncoderLayer: parameters, state dicts, lifetime and refusal
     layer.dispose();
   });
 
+  test('a saved forward serves one backward of the same arguments and parameters, and is refused otherwise, naming what differs', () => {
+    const layer = xa.createTransformerEncoderLayer(layerConfig(c));
+    const twin = xa.createTransformerEncoderLayer(layerConfig(c));
+    layer.setParameters(layerParameters(c));
+    const o = layerOptions(c);
+    const src = tensor(t.src);
+    const dy = tensor(t.grad_output);
+    const FN = 'TransformerEncoderLayer.backward';
+    const differs = (what) => `${FN}: options.saved was kept by a forward with other ${what} than this call's: pass the forward's arguments, and change no parameter between the two`;
+    const { saved } = layer.forward(src, { ...o, saveForBackward: true });
+    assert.throws(() => twin.backward(src, dy, { ...o, saved }), { name: 'RangeError', message: `${FN}: options.saved was kept by another layer's forward` });
+    assert.throws(() => layer.backward(src, dy, { ...o, isCausal: !o.isCausal, saved }), { message: differs('isCausal') });
+    assert.throws(() => layer.backward(src, dy, { ...o, seed: 7, saved }), { message: differs('seed') });
+    const moved = { data: Float32Array.from(src.data, (v, i) => (i === 3 ? v + 1 : v)), shape: src.shape };
+    assert.throws(() => layer.backward(moved, dy, { ...o, saved }), { message: differs('src') });
+    const bias = layer.parameters()['linear2.bias'].data;
+    layer.setParameters({ 'linear2.bias': bias.map((v) => v + 1) });
+    assert.throws(() => layer.backward(src, dy, { ...o, saved }), { message: differs('parameters') });
+    layer.setParameters({ 'linear2.bias': bias });
+    // Refusals leave it whole: with the forward's arguments and parameters it serves, once.
+    const r = layer.backward(src, dy, { ...o, saved });
+    assert.equal(gradValuesMismatch(r.gradSrc.data, t.grad_src), '');
+    assert.throws(() => layer.backward(src, dy, { ...o, saved }), {
+      message: `${FN}: options.saved was used by a backward already, or released: a saving forward serves one backward`,
+    });
+    assert.throws(() => layer.backward(src, dy, { ...o, saved: {} }), { name: 'TypeError', message: /options\.saved must be the saved of a forward/ });
+    assert.throws(() => layer.forward(src, { saveForBackward: 1 }), { name: 'TypeError', message: /saveForBackward/ });
+    // dispose() of an unused one, and the layer's dispose, release what they keep; later use is refused.
+    const unused = layer.forward(src, { ...o, saveForBackward: true }).saved;
+    unused.dispose();
+    unused[Symbol.dispose]();
+    assert.throws(() => layer.backward(src, dy, { ...o, saved: unused }), { message: /was used by a backward already, or released/ });
+    const pending = layer.forward(src, { ...o, saveForBackward: true }).saved;
+    layer.dispose();
+    twin.dispose();
+    assert.throws(() => layer.backward(src, dy, { ...o, saved: pending }), { message: `${FN}: this layer was disposed` });
+  });
+
+  test('saved forwards dropped without their backward are released by garbage collection', { skip: typeof globalThis.gc !== 'function' && 'needs --expose-gc' }, async () => {
+    const layer = xa.createTransformerEncoderLayer({ dModel: 64, nhead: 4, dimFeedforward: 256 });
+    const src = { data: new Float32Array(256 * 64).fill(0.5), shape: [256, 64] };
+    const collect = async () => {
+      for (let i = 0; i < 3; i++) {
+        globalThis.gc();
+        await new Promise((done) => setTimeout(done, 10));
+      }
+    };
+    const round = async () => {
+      for (let i = 0; i < 10; i++) layer.forward(src, { saveForBackward: true });  // each token dropped at once
+      await collect();
+    };
+    await round();  // sizes the memory for ten kept forwards
+    const before = xa.memoryBytes();
+    for (let r = 0; r < 20; r++) await round();
+    // 200 more kept forwards of several MiB each would need over a GiB: what is collected is reused.
+    assert.ok(xa.memoryBytes() - before < 64 * 2 ** 20, `memory grew by ${(xa.memoryBytes() - before) / 2 ** 20} MiB`);
+    layer.dispose();
+  });
+
   test('dispose frees the layer: later calls throw, dispose is idempotent, Symbol.dispose is the same', () => {
     const layer = xa.createTransformerEncoderLayer({ dModel: 8, nhead: 2, dimFeedforward: 12 });
     layer.dispose();
@@ -220,6 +297,16 @@ describe('TransformerEncoderLayer, linear and layerNorm through the Worker entry
     await assert.rejects(layer.forward(tensor(t.src), { out: new Float32Array(1) }), {
       name: 'TypeError', message: /^TransformerEncoderLayer\.forward: options\.out is not available through a worker/,
     });
+    // A saved forward through the worker: a token the page hands back, spent by its backward.
+    const f = await layer.forward(tensor(t.src), { ...o, saveForBackward: true });
+    const kept = await layer.backward(tensor(t.src), tensor(t.grad_output), { ...o, saved: f.saved });
+    assert.deepEqual(kept.gradSrc.data, r.gradSrc.data);
+    await assert.rejects(layer.backward(tensor(t.src), tensor(t.grad_output), { ...o, saved: f.saved }), {
+      name: 'RangeError', message: /options\.saved was used by a backward already, or released/,
+    });
+    const unused = await layer.forward(tensor(t.src), { ...o, saveForBackward: true });
+    await unused.saved.dispose();
+    await assert.rejects(layer.backward(tensor(t.src), tensor(t.grad_output), { ...o, saved: unused.saved }), { message: /used by a backward already, or released/ });
     await layer.dispose();
     await assert.rejects(layer.forward(tensor(t.src)), { message: 'TransformerEncoderLayer.forward: this layer was disposed' });
 

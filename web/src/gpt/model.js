@@ -113,21 +113,25 @@ export class GPT {
   }
 
   // tokens (B·T ids) → the residual stream before each layer and after the last (xs[0..nLayer], each (B, T, C)),
-  // the final LayerNorm's output h (B, T, C) and the logits (B, T, V).
-  forward(tokens, B, T) {
+  // the final LayerNorm's output h (B, T, C) and the logits (B, T, V). With save, each layer keeps its
+  // activations for its backward (saved[i]), which then need not run the layer's forward again.
+  forward(tokens, B, T, { save = false } = {}) {
     const { vocab: V, nEmbd: C, blockSize } = this.config;
     if (T > blockSize) throw new RangeError(`GPT.forward: T ${T} is past the block size ${blockSize}`);
     if (tokens.length !== B * T) throw new RangeError(`GPT.forward: ${tokens.length} tokens for B ${B} × T ${T}`);
     const shape = [B, T, C];
     let x = { data: embed(tokens, this.params['token_embedding.weight'], this.params['position_embedding.weight'], { N: B, L: T, E: C }), shape };
     const xs = [x];
+    const saved = [];
     for (const layer of this.layers) {
-      x = layer.forward(x, { isCausal: true }).output;                                          // (B, T, C)
+      const r = layer.forward(x, { isCausal: true, saveForBackward: save });
+      x = r.output;                                                                              // (B, T, C)
       xs.push(x);
+      if (save) saved.push(r.saved);
     }
     const h = this.xa.layerNorm(x, [C], { weight: this.norm('weight'), bias: this.norm('bias') }).output;  // (B, T, C)
     const logits = this.xa.linear(h, { data: this.params['head.weight'], shape: [V, C] }).output;          // (B, T, V)
-    return { xs, h, logits };
+    return { xs, h, logits, saved };
   }
 
   norm(which) {
@@ -143,7 +147,17 @@ export class GPT {
   // The loss, every parameter's gradient by state_dict name, and the logits.
   lossAndGradients(tokens, targets, B, T) {
     const { vocab: V, nEmbd: C, blockSize } = this.config;
-    const f = this.forward(tokens, B, T);
+    const f = this.forward(tokens, B, T, { save: true });
+    try {
+      return this.backward(f, tokens, targets, B, T);
+    } finally {
+      for (const kept of f.saved) kept.dispose();  // spent by their backwards; freed here should one have thrown
+    }
+  }
+
+  // lossAndGradients' second half: from the forward f (with each layer's saved activations) back.
+  backward(f, tokens, targets, B, T) {
+    const { vocab: V, nEmbd: C, blockSize } = this.config;
     const { loss, dLogits } = crossEntropy(f.logits.data, targets, { rows: B * T, classes: V });
     const shape = [B, T, C];
     const head = this.xa.linearGrad(f.h, { data: this.params['head.weight'], shape: [V, C] }, null, { data: dLogits, shape: [B, T, V] });
@@ -152,7 +166,7 @@ export class GPT {
     const grads = {};
     let dx = norm.gradInput;                                                                    // (B, T, C)
     for (let i = this.layers.length - 1; i >= 0; i--) {
-      const g = this.layers[i].backward(f.xs[i], dx, { isCausal: true });
+      const g = this.layers[i].backward(f.xs[i], dx, { isCausal: true, saved: f.saved[i] });
       for (const n of LAYER_NAMES) grads[`layers.${i}.${n}`] = g.gradParameters[n];
       dx = g.gradSrc;
     }
