@@ -12,6 +12,10 @@
 //                      short caches are split too); moderate values: SDPA and (small problems) the float64
 //                      reference within the golden tolerance; any values: NaN and ±inf exactly where SDPA on the
 //                      held K and V (the tiled kernels) has them
+//   float16 I/O:       one append in three gives its keys and values as IEEE halves (uint16): held as their widened
+//                      floats; one attend in three takes a query of halves: its output and weights (the uint16
+//                      run_attend) are the float32 attend's rounded once, bit for bit (a NaN quiet, of either sign).
+//                      Which calls do is drawn from the data's generator, so the seed corpus keeps its meaning
 // Caches are mostly a few positions long, sometimes past 2048, where a decoding step splits its keys in chunks.
 #include <algorithm>
 #include <cstring>
@@ -52,6 +56,30 @@ struct Model {
 
 using fuzz::random_tensor;
 using fuzz::same_bits;
+using xattn::kernels::float_to_half;
+using xattn::kernels::half_to_float;
+
+// x rounded to IEEE halves and widened back: what a tensor given as halves holds.
+xt::xarray<float> widened_halves(xt::xarray<float> x) {
+    for (float& f : x) f = half_to_float(float_to_half(f));
+    return x;
+}
+
+// The halves of x (every value already one: widened_halves'), as the uint16 calls take them.
+std::vector<std::uint16_t> bits_of_halves(const xt::xarray<float>& x) {
+    std::vector<std::uint16_t> h(x.size());
+    for (std::size_t i = 0; i < x.size(); ++i) h[i] = float_to_half(x.data()[i]);
+    return h;
+}
+
+// Whether the halves `got` are `want` rounded once (a NaN: the quiet NaN of either sign); the first that is not.
+std::size_t first_unrounded(const std::vector<std::uint16_t>& got, const xt::xarray<float>& want) {
+    for (std::size_t i = 0; i < got.size(); ++i) {
+        const float w = want.data()[i];
+        if (std::isnan(w) ? (got[i] & 0x7fffu) != 0x7e00u : got[i] != float_to_half(w)) return i;
+    }
+    return got.size() == want.size() ? SIZE_MAX : 0;
+}
 
 void check_holds(const xattn::KvCache& cache, const Model& model) {
     FUZZ_CHECK(cache.length() == model.length(), "length %zu, model %zu", cache.length(), model.length());
@@ -75,6 +103,8 @@ void append(FuzzedDataProvider& in, std::mt19937& rng, bool extreme, xattn::KvCa
     const std::size_t E = model.E + (bad_shape ? 1 : 0);
     xt::xarray<float> k = random_tensor(rng, {model.B, model.Hkv, n, E}, extreme);             // (B, Hkv, n, E)
     xt::xarray<float> v = random_tensor(rng, {model.B, model.Hkv, n, model.Ev}, extreme);      // (B, Hkv, n, Ev)
+    const bool halves = rng() % 3 == 0;  // given as IEEE halves: the model holds what they widen to
+    if (halves) k = widened_halves(k), v = widened_halves(v);
     // Each element its own count one time in three (at most n; one in eight of those past it: refused).
     std::vector<std::int32_t> counts;
     if (in.ConsumeIntegralInRange<int>(0, 2) == 0)
@@ -85,12 +115,24 @@ void append(FuzzedDataProvider& in, std::mt19937& rng, bool extreme, xattn::KvCa
         const std::size_t count = counts.empty() ? n : static_cast<std::size_t>(counts[b]);
         fits = fits && count <= n && count <= (model.rolling ? cache.capacity() : cache.capacity() - model.held(b));
     }
-    try {
-        cache.append(k, v, counts);
-    } catch (const std::invalid_argument& e) {
-        FUZZ_CHECK(!fits, "a valid append of %zu positions (room %zu) refused: %s", n, room, e.what());
-        FUZZ_CHECK(std::strstr(e.what(), "kv_cache: append: ") == e.what(), "message: %s", e.what());
-        return;
+    if (halves) {
+        const std::vector<std::uint16_t> hk = bits_of_halves(k), hv = bits_of_halves(v);
+        const xattn::Status st = cache.append(xattn::Shape(k.shape().begin(), k.shape().end()), hk.data(),
+                                              xattn::Shape(v.shape().begin(), v.shape().end()), hv.data(),
+                                              counts.empty() ? nullptr : counts.data());
+        if (!st.ok()) {
+            FUZZ_CHECK(!fits, "a valid append of %zu positions as halves (room %zu) refused: %s", n, room, st.message().c_str());
+            FUZZ_CHECK(st.message().rfind("kv_cache: append: ", 0) == 0, "message: %s", st.message().c_str());
+            return;
+        }
+    } else {
+        try {
+            cache.append(k, v, counts);
+        } catch (const std::invalid_argument& e) {
+            FUZZ_CHECK(!fits, "a valid append of %zu positions (room %zu) refused: %s", n, room, e.what());
+            FUZZ_CHECK(std::strstr(e.what(), "kv_cache: append: ") == e.what(), "message: %s", e.what());
+            return;
+        }
     }
     FUZZ_CHECK(fits, "an append of %zu positions (room %zu, bad shape %d) accepted", n, room, int(bad_shape));
     const bool half = cache.config().dtype == xattn::CacheDtype::float16;
@@ -187,7 +229,9 @@ void attend(FuzzedDataProvider& in, std::mt19937& rng, bool extreme, const xattn
     if (in.ConsumeIntegralInRange<int>(0, 5) == 0) L = in.ConsumeIntegralInRange<std::size_t>(4, 20);  // prefill
     const bool bad_heads = in.ConsumeIntegralInRange<int>(0, 15) == 0 && model.Hkv > 1;
     const std::size_t Hq = model.Hkv * G + (bad_heads ? 1 : 0);
-    const xt::xarray<float> q = random_tensor(rng, {model.B, Hq, L, model.E}, extreme);  // (B, Hq, L, E)
+    xt::xarray<float> q = random_tensor(rng, {model.B, Hq, L, model.E}, extreme);  // (B, Hq, L, E)
+    const bool halves = rng() % 3 == 0;  // the query as IEEE halves: every check below on what they widen to
+    if (halves) q = widened_halves(q);
     xattn::KvAttendOptions o;
     o.is_causal = in.ConsumeBool();
     xattn::SdpaOptions ruled;  // the rules, as SDPA takes them (key lengths are the cache's own)
@@ -282,6 +326,31 @@ void attend(FuzzedDataProvider& in, std::mt19937& rng, bool extreme, const xattn
     };
     compare(r.output, want.output, ref.output, alibi.output, "output");
     if (o.need_weights) compare(r.weights, want.weights, ref.weights, alibi.weights, "weight");
+
+    // Halves in and out: the uint16 run_attend on the query's halves gives the float32 attend's results, rounded
+    // once; the plan takes whatever the float32 attend took.
+    if (!halves) return;
+    xattn::KvAttendSettings hs = o;
+    hs.float16_io = true;
+    const xattn::MaskRef mask_ref = o.attn_mask.ref();
+    xattn::KvAttendPlan plan;
+    const xattn::Status st = cache.plan_attend(xattn::Shape(q.shape().begin(), q.shape().end()), mask_ref.kind,
+                                               mask_ref.shape, hs, &plan);
+    FUZZ_CHECK(st.ok(), "a float16 attend refused what the float32 one took: %s", st.message().c_str());
+    const std::vector<std::uint16_t> hq = bits_of_halves(q);
+    std::vector<std::uint16_t> hout(xattn::numel(plan.output_shape)), hw(o.need_weights ? xattn::numel(plan.weights_shape) : 0);
+    std::vector<unsigned char> ws(plan.workspace_bytes);  // exactly the plan's bytes: ASan checks every access
+    xattn::set_num_threads(static_cast<unsigned>(1 + rng() % 3));
+    cache.run_attend(plan, hq.data(), mask_ref, hout.data(), o.need_weights ? hw.data() : nullptr, ws.data());
+    xattn::set_num_threads(1);
+    const std::size_t bad_out = first_unrounded(hout, r.output);
+    FUZZ_CHECK(bad_out == SIZE_MAX, "float16 output %zu: 0x%04x, the float32 attend's %g (S %zu, L %zu, G %zu)", bad_out,
+               bad_out < hout.size() ? hout[bad_out] : 0, bad_out < r.output.size() ? double(r.output.data()[bad_out]) : 0.0, S, L, G);
+    if (o.need_weights) {
+        const std::size_t bad_w = first_unrounded(hw, r.weights);
+        FUZZ_CHECK(bad_w == SIZE_MAX, "float16 weight %zu: 0x%04x, the float32 attend's %g", bad_w,
+                   bad_w < hw.size() ? hw[bad_w] : 0, bad_w < r.weights.size() ? double(r.weights.data()[bad_w]) : 0.0);
+    }
 }
 
 }  // namespace

@@ -8,7 +8,7 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 seconds=${1:-45}
 bash scripts/configure-fuzz.sh
-targets="fuzz_plan fuzz_kernels fuzz_kv_cache fuzz_backward fuzz_mha"
+targets="fuzz_plan fuzz_kernels fuzz_kv_cache fuzz_backward fuzz_mha fuzz_rotary"
 cmake --build build/fuzz -j"$(nproc)" --target $targets
 export ASAN_OPTIONS=detect_leaks=1:abort_on_error=1
 export UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1

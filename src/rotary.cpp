@@ -86,8 +86,9 @@ Status plan_rotary(const Shape& x, const RotarySettings& s, RotaryPlan* plan) {
         if (s.positions[i] < 0 || s.positions[i] >= kPositionLimit)
             return Status::fail(kFn, Message::position_range, {Argument::positions},
                                 {num(i), static_cast<double>(s.positions[i])});
-    if (s.positions.empty() &&
-        (s.position_offset < 0 || s.position_offset > kPositionLimit - static_cast<std::int64_t>(L)))
+    // L past 2^31 (rows of no features) leaves no room for any offset, and must not wrap the subtraction.
+    if (s.positions.empty() && (s.position_offset < 0 || L > static_cast<std::uint64_t>(kPositionLimit) ||
+                                s.position_offset > kPositionLimit - static_cast<std::int64_t>(L)))
         return Status::fail(kFn, Message::position_offset_range, {Argument::position_offset},
                             {static_cast<double>(s.position_offset)});
     p.rule = s;

@@ -70,5 +70,13 @@ TEST_CASE("refused: rotary settings that do not fit x") {
     s.position_offset = -1;
     refuse(s, {"position_offset must be in [0, 2^31 - L], got -1"});
     check_refused([] { xattn::apply_rotary_embedding(xt::zeros<float>({5})); }, {"x must have at least 2 dims"});
+    // More rows than positions, though they hold no features: refused, without wrapping 2^31 - L (a fuzzer found
+    // the signed overflow).
+    xattn::RotaryPlan plan;
+    for (std::size_t L : {std::size_t{1} << 31 | 1, std::size_t{1} << 40, std::size_t{1} << 63}) {
+        const xattn::Status st = xattn::plan_rotary({L, 0}, {}, &plan);
+        CHECK_MESSAGE(st.message().find("position_offset must be in [0, 2^31 - L], got 0") != std::string::npos, st.message());
+    }
+    CHECK(xattn::plan_rotary({std::size_t{1} << 31, 0}, {}, &plan).ok());
     check_refused([] { xattn::apply_rotary_embedding(xt::zeros<float>({2, 5})); }, {"rotary_dim must be even"});
 }

@@ -284,6 +284,17 @@ def rules_grad_cases(gen):
                         softcap=3.0, is_causal=True, bottom_right=True, window=(10, -1), alibi=bloom_slopes(4),
                         key_lengths=lengths(45, 23), mask=mg.randn(gen, 19, 45), dropout_p=0.25, seed=9,
                         input_scale=2.0))
+    # The forward's edge cases, backward: a window that sees only the query's own position, one wider than S on
+    # both sides, and key lengths of 0 and S beside one between (top-left: without causal or a window the
+    # alignment moves nothing; then with causal, each row at its own index). Drawn from their own generator so
+    # that the fixtures written after this file keep their values.
+    edge = torch.Generator().manual_seed(20270102)
+    add(rules_grad_case(edge, "window_zero_width", (2, 6, 8), (2, 6, 8), (2, 6, 8), window=(0, 0)))
+    add(rules_grad_case(edge, "window_wider_than_S", (2, 5, 8), (2, 30, 8), (2, 30, 8), window=(100, 100)))
+    add(rules_grad_case(edge, "key_lengths_0_S_5", (3, 2, 4, 8), (3, 2, 9, 8), (3, 2, 9, 4),
+                        key_lengths=lengths(0, 9, 5)))
+    add(rules_grad_case(edge, "key_lengths_0_S_5_causal_top_left", (3, 2, 4, 8), (3, 2, 9, 8), (3, 2, 9, 4),
+                        key_lengths=lengths(0, 9, 5), is_causal=True))
     return cases
 
 

@@ -9,7 +9,9 @@ import { relaxedSimdSupported } from '../../js/detect.js';
 import { createXattn } from '../../js/node.js';
 import { createXattnWorker } from '../../js/worker-node.js';
 import { loadCases, mhaConfig, mhaOptions, mhaParameters, mismatch, sdpaOptions, tensor } from './golden.mjs';
+import { halfKinds, randomHalves } from './halves.mjs';
 import { fixtureConfig, readFixture, tensorOf, expected } from './safetensors-fixture.mjs';
+import { sameBits } from './test-data.mjs';
 
 const xa = await createXattn();
 const worker = await createXattnWorker();
@@ -20,6 +22,20 @@ const lessonInputs = () => [tensor(lesson.tensors.query), tensor(lesson.tensors.
 const t = (shape, fill) => ({ data: new Float32Array(shape.reduce((n, d) => n * d, 1)).fill(fill), shape });
 // A call long enough (tens of ms) for others to queue behind it.
 const big = t([1, 2048, 64], 0.01);
+
+// Asserts that two results (objects of tensors, typed arrays and numbers, nested) hold the same fields, classes,
+// shapes and bits.
+function assertSameBits(got, want, path = 'result') {
+  if (ArrayBuffer.isView(want)) {
+    assert.equal(got?.constructor, want.constructor, `${path}: ${got?.constructor?.name}, want ${want.constructor.name}`);
+    assert.ok(sameBits(got, want), `${path}: not the same bits`);
+  } else if (want !== null && typeof want === 'object') {
+    assert.deepEqual(Object.keys(got).sort(), Object.keys(want).sort(), `${path}: fields`);
+    for (const key of Object.keys(want)) assertSameBits(got[key], want[key], `${path}.${key}`);
+  } else {
+    assert.equal(got, want, path);
+  }
+}
 
 async function rejects(promise, Kind, message) {
   await assert.rejects(promise, (e) => {
@@ -114,6 +130,85 @@ describe('createXattnWorker', () => {
     assert.deepEqual(await remote.keys(), local.keys());
     local.dispose();
     await remote.dispose();
+  });
+
+  test('runs MultiheadAttention forward and backward with every rule, bit for bit as the synchronous API', async () => {
+    // (N, L, E) = (2, 5, 8) queries over (2, 7, 8) keys, 2 heads; isCausal with a mask, bottom-right, per-element
+    // key lengths, a window, soft-capping, ALiBi and a key padding mask, together.
+    const config = { embedDim: 8, numHeads: 2, batchFirst: true, initSeed: 11 };
+    const seq = (shape, f) => ({ data: Float32Array.from({ length: shape.reduce((a, b) => a * b, 1) }, (_, i) => f(i)), shape });
+    const q = seq([2, 5, 8], (i) => Math.sin(0.37 * i)), kv = seq([2, 7, 8], (i) => Math.cos(0.23 * i) * 1.5);
+    const dO = seq([2, 5, 8], (i) => Math.sin(0.11 * i + 1));
+    const rules = {
+      isCausal: true, causalAlignment: 'bottom-right', softcap: 2.5, window: { left: 3, right: 1 }, alibiSlopes: [0.5, 0.125],
+      keyLengths: new Int32Array([7, 4]),
+      attnMask: { data: Uint8Array.from({ length: 5 * 7 }, (_, i) => (i % 6 === 1 ? 1 : 0)), shape: [5, 7] },  // true = hidden
+      keyPaddingMask: { data: Float32Array.from({ length: 2 * 7 }, (_, i) => (i === 2 ? -Infinity : -0.1 * i)), shape: [2, 7] },
+    };
+    const local = xa.createMultiheadAttention(config);
+    const remote = await worker.createMultiheadAttention(config);
+    try {
+      for (const options of [rules, { ...rules, averageAttnWeights: false }]) {
+        const want = local.forward(q, kv, kv, options);
+        assert.ok(want.weights.data.some((w) => w === 0) && want.output.data.every(Number.isFinite), 'the rules hide keys');
+        assertSameBits(await remote.forward(q, kv, kv, options), want, 'forward');
+      }
+      const want = local.backward(q, kv, kv, dO, rules);
+      assert.ok(Object.keys(want.gradParameters).length >= 4);
+      assertSameBits(await remote.backward(q, kv, kv, dO, rules), want, 'backward');
+      // Dropout too: the same seed drops the same weights in the worker.
+      const dropping = xa.createMultiheadAttention({ ...config, dropout: 0.3 });
+      const remoteDropping = await worker.createMultiheadAttention({ ...config, dropout: 0.3 });
+      const trained = { ...rules, training: true, seed: 4 };
+      assertSameBits(await remoteDropping.backward(q, kv, kv, dO, trained), dropping.backward(q, kv, kv, dO, trained), 'training');
+      dropping.dispose();
+      await remoteDropping.dispose();
+    } finally {
+      local.dispose();
+      await remote.dispose();
+    }
+  });
+
+  test('runs float16 gradients and a float16 KV cache fed halves in the worker, bit for bit as the synchronous API', async () => {
+    const halves = (shape, seed, options) => ({ data: randomHalves(shape.reduce((a, b) => a * b, 1), seed, options), shape });
+    const q = halves([2, 4, 6, 8], 31), k = halves([2, 2, 9, 8], 32), v = halves([2, 2, 9, 5], 33);
+    const dO = halves([2, 4, 6, 5], 34, { scale: 2 ** -12, subnormalEvery: 4 });  // gradients down among the subnormal halves
+    const o = {
+      enableGqa: true, isCausal: true, causalAlignment: 'bottom-right', keyLengths: [9, 5], window: { left: 4 }, softcap: 3,
+      alibiSlopes: [0.4, 0.3, 0.2, 0.1], dropoutP: 0.1, seed: 2, needWeights: true,
+      attnMask: { data: Float32Array.from({ length: 6 * 9 }, (_, i) => Math.sin(i)), shape: [6, 9] },
+    };
+    const want = xa.scaledDotProductAttentionGrad(q, k, v, dO, o);
+    assert.ok(want.gradQuery.data instanceof Uint16Array && halfKinds(want.gradKey.data).subnormal > 0);
+    assertSameBits(await worker.scaledDotProductAttentionGrad(q, k, v, dO, o), want, 'gradient');
+
+    const config = { batch: 2, kvHeads: 2, headDim: 8, valueDim: 5, capacity: 7, dtype: 'float16', rolling: true,
+      rotary: { rotaryDim: 4, interleaved: true } };
+    const local = xa.createKvCache(config);
+    const remote = await worker.createKvCache(config);
+    try {
+      for (const cache of [local, remote]) {
+        await cache.append(k, v, { counts: [6, 3] });
+        await cache.truncate([5, 3]);
+        await cache.append(halves([2, 2, 4, 8], 35), halves([2, 2, 4, 5], 36), { counts: [4, 2] });  // element 0 rolls
+      }
+      assert.deepEqual(await remote.positions(), local.positions);
+      assert.deepEqual([...local.positions], [9, 5]);
+      assertSameBits(await remote.keys(), local.keys(), 'keys');
+      assertSameBits(await remote.values(), local.values(), 'values');
+      const attend = {
+        isCausal: true, window: { left: 5 }, alibiSlopes: [0.4, 0.3, 0.2, 0.1], softcap: 5, needWeights: true,
+        attnMask: { data: Uint8Array.from({ length: 2 * 7 }, (_, i) => (i % 5 === 3 ? 0 : 1)), shape: [2, 1, 1, 7] },
+      };
+      for (const query of [halves([2, 4, 2, 8], 37), halves([2, 4, 1, 8], 38)]) {
+        const got = await remote.attend(query, attend);
+        assert.ok(got.output.data instanceof Uint16Array);
+        assertSameBits(got, local.attend(query, attend), `attend L = ${query.shape[2]}`);
+      }
+    } finally {
+      local.dispose();
+      await remote.dispose();
+    }
   });
 
   test('runs MultiheadAttention.backward and parameters() in the worker, as the synchronous API does', async () => {

@@ -1,9 +1,11 @@
 // The JS suites' checks, run in a browser page on one instance (the package test serves this file beside the
 // fixtures, golden-cases.mjs, test-data.mjs and the float64 reference attention-reference.js): every sdpa,
 // MultiheadAttention and SDPA gradient fixture against PyTorch, the kernels against the float64 reference around vector widths and key tiles with
-// masks and the NaN rules, and KV cache decoding against SDPA. Resolves to { build, counts, failures }; the
+// masks and the NaN rules, KV cache decoding against SDPA, and float16 I/O with Float16Array tensors (a class
+// Chromium has and Node 20 lacks: tests/js/float16-arrays.mjs). Resolves to { build, counts, failures }; the
 // tolerances are the Node suites' own.
 import { attentionReference as reference } from './attention-reference.js';
+import { float16ArrayProblems } from './float16-arrays.mjs';
 import { randomTensor, farFrom, uniform } from './test-data.mjs';
 import {
   gradMismatch, mhaConfig, mhaOptions, mhaParameters, mismatch, parseCases, sdpaGradOptions, sdpaOptions, tensor,
@@ -97,5 +99,7 @@ export async function runSuites(xa, fetchText) {
       cache.dispose();
     }
   }
+  // Float16Array tensors: the same bits as the Uint16Array calls, the float32 call's results rounded once.
+  if (typeof Float16Array === 'function') check('float16 arrays', float16ArrayProblems(xa).join('; '));
   return { build: { simd: xa.simd, relaxedSimd: xa.relaxedSimd, threads: xa.threads }, counts, failures };
 }

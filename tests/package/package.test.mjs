@@ -247,7 +247,7 @@ describe('the packed tarball', () => {
   test('every fixture, gradient, kernel and KV cache check runs in Chromium on the relaxed builds, threaded where isolated', async () => {
     writeFileSync(join(app, 'suites.html'), files.suitesHtml);
     for (const file of ['browser-suites.js']) copyFileSync(new URL(file, import.meta.url), join(app, file));
-    for (const file of ['golden-cases.mjs', 'test-data.mjs']) copyFileSync(new URL(`../js/${file}`, import.meta.url), join(app, file));
+    for (const file of ['golden-cases.mjs', 'test-data.mjs', 'halves.mjs', 'float16-arrays.mjs']) copyFileSync(new URL(`../js/${file}`, import.meta.url), join(app, file));
     copyFileSync(new URL('../../web/src/shared/attention-reference.js', import.meta.url), join(app, 'attention-reference.js'));
     mkdirSync(join(app, 'golden'), { recursive: true });
     for (const file of ['sdpa.txt', 'mha.txt', 'sdpa_grad.txt']) copyFileSync(join(repo, 'tests/golden', file), join(app, 'golden', file));
@@ -267,6 +267,7 @@ describe('the packed tarball', () => {
           JSON.stringify(result.counts));
         assert.equal(result.counts.kernels, 7, JSON.stringify(result.counts));
         assert.equal(result.counts['kv cache steps'], 24, JSON.stringify(result.counts));
+        assert.equal(result.counts['float16 arrays'], 1, `${JSON.stringify(result.counts)}: Chromium has Float16Array`);
       } finally {
         await server.close();
       }

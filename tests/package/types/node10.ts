@@ -15,6 +15,17 @@ async function main(): Promise<void> {
   const r = xa.scaledDotProductAttention(t, t, t, { needWeights: true });
   const weights: Float32Array<ArrayBuffer> = r.weights.data;
   void weights;
+  const h: xattn.HalfTensor = { data: new Uint16Array(4), shape: [2, 2] };
+  const halves: Uint16Array = xa.scaledDotProductAttentionGrad(h, h, h, h, { isCausal: true, window: { left: 0 }, keyLengths: [2] }).gradKey.data;
+  void halves;
+  const cache = xa.createKvCache({ kvHeads: 1, headDim: 2, capacity: 4, rolling: true, rotary: true, dtype: 'float16' });
+  const positions: Int32Array<ArrayBuffer> = cache.positions;
+  void positions;
+  // @ts-expect-error returnScores names a stage
+  xa.scaledDotProductAttention(t, t, t, { returnScores: 'raw' });
+  // @ts-expect-error a float16 gradient returns halves
+  const notFloat: Float32Array = xa.scaledDotProductAttentionGrad(h, h, h, h).gradQuery.data;
+  void notFloat;
   const paths: xattn.WasmPaths = (fileName) => `/static/${fileName}`;
   const worker: XattnWorker = await createXattnWorker({ threads: 1, wasmPaths: paths });
   const wr = await worker.scaledDotProductAttention(t, t, t);
