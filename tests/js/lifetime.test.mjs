@@ -15,9 +15,10 @@ const MiB = 2 ** 20;
 const noGc = typeof globalThis.gc !== 'function' && 'needs --expose-gc';
 const osThreads = () => readdirSync('/proc/self/task').length;
 const rss = () => process.memoryUsage().rss;
-// Collects until done() or about five seconds: a dropped threaded instance's memory goes only once its finalizer
-// has run and its worker threads have exited, which the other work of a loaded host can hold back for a while.
-const settle = async (done, rounds = 250) => {
+// Collects until done() or about fifteen seconds: a dropped threaded instance's memory goes only once its
+// finalizer has run and its worker threads have exited, which the other work of a loaded host can hold back for
+// seconds (five were seen to fall short on a host running two builds beside the suite).
+const settle = async (done, rounds = 750) => {
   for (let round = 0; round < rounds && !done(); round++) {
     globalThis.gc();
     await new Promise((resolve) => setTimeout(resolve, 20));
