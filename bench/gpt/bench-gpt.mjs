@@ -19,7 +19,7 @@ import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 
 import { cpuIdentity } from '../js/machine.mjs';
-import { measureSimdPeak, parallelPeakProbe } from '../js/wasm-probes.mjs';
+import { simdPeakGflops } from '../js/wasm-probes.mjs';
 import { gptSection, withGptSection } from './gpt-results.mjs';
 import { GPT_CONFIG } from '../../web/src/gpt/schedule.js';
 
@@ -155,26 +155,8 @@ console.log(`\n${'side'.padEnd(24)} ${'training'.padStart(10)} ${'per step'.padS
 console.log(row(`xattn, Chromium, ${browser.threads} thr`, browser));
 if (torch) console.log(row(`PyTorch CPU, ${threads} thr`, torch));
 
-// The plain wasm SIMD peak on as many threads as both sides trained on, timed here after the runs: the median
-// of 7 timings of the peak loop on every thread at once.
-async function peakGflops(n) {
-  if (n === 1) return measureSimdPeak() / 1e9;
-  const probe = await parallelPeakProbe(n);
-  try {
-    probe.run();
-    const rates = [];
-    for (let k = 0; k < 7; k++) {
-      const t0 = performance.now();
-      probe.run();
-      rates.push(probe.flops / ((performance.now() - t0) / 1000) / 1e9);
-    }
-    return rates.sort((a, b) => a - b)[3];
-  } finally {
-    await probe.close();
-  }
-}
-
-const peak = await peakGflops(threads);
+// The plain wasm SIMD peak on as many threads as both sides trained on, timed here after the runs.
+const peak = await simdPeakGflops(threads);
 const section = gptSection({ steps, threads, config: browser.config, browser, torch, peakGflops: peak });
 console.log(`\nProducts of a training step: ${(section.flopsPerStep / 1e9).toFixed(2)} GFLOP; wasm SIMD peak on ${threads} thread(s), timed here: ${peak.toFixed(1)} GFLOP/s`);
 console.log(`xattn: ${section.xattn.gflops} GFLOP/s, ${section.xattnPercentOfPeak}% of the peak` +
