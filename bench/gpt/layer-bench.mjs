@@ -9,6 +9,7 @@ import { execFileSync } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
 import { createXattn } from 'xattn';
+import { median } from '../js/timing.mjs';
 import { simdPeakGflops } from '../js/wasm-probes.mjs';
 
 const { values: args } = parseArgs({ options: { threads: { type: 'string', default: '2' }, rounds: { type: 'string', default: '3' } } });
@@ -29,7 +30,7 @@ function medianMs(fn, calls = 20, rounds = 5) {
     for (let i = 0; i < calls; i++) fn();
     times.push((performance.now() - t0) / calls);
   }
-  return times.sort((a, b) => a - b)[rounds >> 1];
+  return median(times);
 }
 const forward = () => layer.forward(src, options);
 const forwardBackward = () => {
@@ -49,7 +50,6 @@ for (let round = 0; round < Number(args.rounds); round++) {
   theirs.forwardBackward.push(t.forwardBackwardMs);
   torchVersion = t.torch;
 }
-const median = (a) => [...a].sort((x, y) => x - y)[a.length >> 1];
 // Products of one layer call: in-projection 3C², out-projection C², feed-forward 2·4C² per row, and the causal
 // attention's Q·Kᵀ and P·V (about half of T per row) — twice each for the backward's gradients.
 const rows = B * T;
