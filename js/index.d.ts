@@ -679,6 +679,10 @@ export interface TransformerEncoderLayer {
    *   names the argument and the shapes); Error once the layer was disposed.
    */
   forward(src: Tensor, options: TransformerEncoderLayerSavingOptions): SavedForwardResult;
+  /**
+   * The layer over src, as above, without keeping its activations: the result holds only the output.
+   * @throws as the signature above.
+   */
   forward(src: Tensor, options?: TransformerEncoderLayerForwardOptions): OutputResult;
   /**
    * The backward pass: the output and the gradients of Σ gradOutput ⊙ output with respect to src and every

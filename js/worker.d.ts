@@ -71,6 +71,12 @@ export interface MultiheadAttentionWorker {
   [Symbol.asyncDispose](): Promise<void>;
 }
 
+/** What {@link TransformerEncoderLayerWorker.forward} resolves to with `saveForBackward`. */
+export interface SavedForwardResultWorker extends OutputResult {
+  /** Pass it as the backward's `options.saved`. */
+  saved: SavedForwardWorker;
+}
+
 /** A forward's kept activations, kept in the worker (see SavedForward); spent by the backward given it. */
 export interface SavedForwardWorker {
   /** Frees them in the worker; a backward given this token afterwards rejects. Idempotent. */
@@ -87,9 +93,10 @@ export interface TransformerEncoderLayerWorker {
   loadStateDict(source: StateDictSource, options?: LoadStateDictOptions, call?: CallOptions): Promise<void>;
   /** See TransformerEncoderLayer.parameters. */
   parameters(call?: CallOptions): Promise<StateDict>;
-  /** See TransformerEncoderLayer.forward; with `saveForBackward`, `saved` is kept in the worker. */
+  /** See TransformerEncoderLayer.forward; with `saveForBackward`, the activations are kept in the worker. */
   forward(src: Tensor, options: Omit<TransformerEncoderLayerSavingOptions, 'out'>,
-    call?: CallOptions): Promise<OutputResult & { saved: SavedForwardWorker }>;
+    call?: CallOptions): Promise<SavedForwardResultWorker>;
+  /** See TransformerEncoderLayer.forward: the output only. */
   forward(src: Tensor, options?: Omit<TransformerEncoderLayerForwardOptions, 'out'>,
     call?: CallOptions): Promise<OutputResult>;
   /** See TransformerEncoderLayer.backward. */

@@ -228,6 +228,23 @@ mha.forward(hq, hq, hq);
 mha.backward(q, q, q, q, { window: 5 });
 mha.dispose();
 
+// The encoder layer: a forward that keeps its activations returns `saved`; only the backward takes it.
+const layer = xa.createTransformerEncoderLayer({ dModel: 64, nhead: 8, dimFeedforward: 128, normFirst: true, activation: 'gelu' });
+const src = { data: new Float32Array(10 * 4 * 64), shape: [10, 4, 64] as const };
+const kept = layer.forward(src, { isCausal: true, saveForBackward: true });
+const keptOut: Float32Array<ArrayBuffer> = kept.output.data;
+const layerGrads = layer.backward(src, kept.output, { isCausal: true, saved: kept.saved });
+const gradLinear1: Float32Array<ArrayBuffer> | undefined = layerGrads.gradParameters['linear1.weight'];
+void keptOut; void gradLinear1;
+// @ts-expect-error a forward that keeps nothing returns no `saved`
+void layer.forward(src).saved;
+// @ts-expect-error `saved` is the forward's token, not a boolean
+layer.backward(src, src, { saved: true });
+kept.saved.dispose();
+void xa.linear(src, { data: new Float32Array(32 * 64), shape: [32, 64] }, null).output.shape;
+void xa.layerNorm(src, [64], { eps: 1e-5 }).output.data;
+layer.dispose();
+
 // The worker: the same types, in Promises.
 const worker: XattnWorker = await createXattnWorker();
 await (await createXattnWorker({ wasmPaths: (fileName) => `/static/${fileName}` })).terminate();
@@ -264,4 +281,12 @@ await worker.scaledDotProductAttention(q, q, q, { returnScores: 'raw' });
 const notFloatRemote: Float32Array = (await worker.scaledDotProductAttention(hq, hq, hq)).output.data;
 void notFloatRemote;
 await workerCache.dispose();
+const remoteLayer = await worker.createTransformerEncoderLayer({ dModel: 64, nhead: 8 });
+const remoteKept = await remoteLayer.forward(src, { saveForBackward: true });
+await remoteLayer.backward(src, remoteKept.output, { saved: remoteKept.saved });
+// @ts-expect-error a forward kept in the worker is spent by the worker's backward, not the page's
+layer.backward(src, src, { saved: remoteKept.saved });
+// @ts-expect-error without saveForBackward there is no `saved`
+void (await remoteLayer.forward(src)).saved;
+await remoteLayer.dispose();
 await worker.terminate();
