@@ -21,6 +21,11 @@ namespace {
 // Elementwise passes go in tasks of this many values: the same cut at every thread count.
 constexpr std::size_t kChunk = 4096;
 
+// LayerNorm's work per value, in the products' FLOPs (what useful_workers weighs): its float64 passes over a row
+// run at a small fraction of a product kernel's speed, so a (768, 128) batch, which takes a thread a good part of
+// a millisecond, is worth a second one.
+constexpr double kNormWork = 40.0, kNormBackwardWork = 60.0;
+
 // Runs f(begin, end) over [0, n) in chunks of kChunk values, `flops_each` the work per value.
 template <class F>
 void for_chunks(std::size_t n, unsigned threads, double flops_each, const F& f) {
@@ -97,7 +102,7 @@ void layer_norm_rows(const float* x, std::size_t rows, std::size_t D, const floa
                      float* y, unsigned threads) {
     const std::size_t per_task = std::max<std::size_t>(1, kChunk / std::max<std::size_t>(D, 1));
     const std::size_t tasks = (rows + per_task - 1) / per_task;
-    const double work = 8.0 * static_cast<double>(rows) * static_cast<double>(D);
+    const double work = kNormWork * static_cast<double>(rows) * static_cast<double>(D);
     kernels::parallel_for(tasks, kernels::useful_workers(threads, tasks, work), work, [&](std::size_t t, unsigned) {
         for (std::size_t r = t * per_task, end = std::min(rows, r + per_task); r < end; ++r) {
             const float* xr = x + r * D;  // (D)
@@ -126,7 +131,7 @@ void layer_norm_rows_backward(const float* x, std::size_t rows, std::size_t D, c
     double* stats = static_cast<double*>(scratch);  // (rows, 2): mean, rstd
     const std::size_t per_task = std::max<std::size_t>(1, kChunk / std::max<std::size_t>(D, 1));
     const std::size_t tasks = (rows + per_task - 1) / per_task;
-    const double work = 12.0 * static_cast<double>(rows) * static_cast<double>(D);
+    const double work = kNormBackwardWork * static_cast<double>(rows) * static_cast<double>(D);
     const double inv_d = 1.0 / static_cast<double>(D);
     kernels::parallel_for(tasks, kernels::useful_workers(threads, tasks, work), work, [&](std::size_t t, unsigned) {
         for (std::size_t r = t * per_task, end = std::min(rows, r + per_task); r < end; ++r) {
@@ -156,23 +161,32 @@ void layer_norm_rows_backward(const float* x, std::size_t rows, std::size_t D, c
         }
     });
     if (!dw && !db) return;
-    // Σ over rows in row order, one pass: the same sums whatever the thread count.
+    // Σ over rows in row order for each column, in tasks of kSumColumns columns: the same sums whatever the
+    // thread count.
+    constexpr std::size_t kSumColumns = 16;  // a 64-byte line of each row
     double* dw_sum = stats + 2 * rows;  // (D)
     double* db_sum = dw_sum + D;        // (D)
-    std::fill(dw_sum, dw_sum + 2 * D, 0.0);
-    for (std::size_t r = 0; r < rows; ++r) {
-        const float* xr = x + r * D;
-        const float* dyr = dy + r * D;
-        const double mean = stats[2 * r], rstd = stats[2 * r + 1];
-        for (std::size_t c = 0; c < D; ++c) {
-            dw_sum[c] += dyr[c] * ((xr[c] - mean) * rstd);
-            db_sum[c] += dyr[c];
+    const std::size_t sum_tasks = (D + kSumColumns - 1) / kSumColumns;
+    const double sum_work = 0.5 * kNormBackwardWork * static_cast<double>(rows) * static_cast<double>(D);
+    kernels::parallel_for(sum_tasks, kernels::useful_workers(threads, sum_tasks, sum_work), sum_work,
+                          [&](std::size_t t, unsigned) {
+        const std::size_t c0 = t * kSumColumns, c1 = std::min(D, c0 + kSumColumns);
+        std::fill(dw_sum + c0, dw_sum + c1, 0.0);
+        std::fill(db_sum + c0, db_sum + c1, 0.0);
+        for (std::size_t r = 0; r < rows; ++r) {
+            const float* xr = x + r * D;
+            const float* dyr = dy + r * D;
+            const double mean = stats[2 * r], rstd = stats[2 * r + 1];
+            for (std::size_t c = c0; c < c1; ++c) {
+                dw_sum[c] += dyr[c] * ((xr[c] - mean) * rstd);
+                db_sum[c] += dyr[c];
+            }
         }
-    }
-    for (std::size_t c = 0; c < D; ++c) {
-        if (dw) dw[c] = static_cast<float>(dw_sum[c]);
-        if (db) db[c] = static_cast<float>(db_sum[c]);
-    }
+        for (std::size_t c = c0; c < c1; ++c) {
+            if (dw) dw[c] = static_cast<float>(dw_sum[c]);
+            if (db) db[c] = static_cast<float>(db_sum[c]);
+        }
+    });
 }
 
 void activation_forward(Activation activation, const float* f, std::size_t n, float* g, unsigned threads) {
@@ -209,16 +223,17 @@ void dropout_in_place(std::uint64_t seed, double p, float* x, std::size_t n, uns
     });
 }
 
-void column_sums(const float* x, std::size_t rows, std::size_t cols, float* sums) {
-    constexpr std::size_t kBlock = 256;  // columns summed at once, in float64, rows in order
-    double acc[kBlock];
-    for (std::size_t c0 = 0; c0 < cols; c0 += kBlock) {
-        const std::size_t nc = std::min(kBlock, cols - c0);
-        std::fill(acc, acc + nc, 0.0);
+void column_sums(const float* x, std::size_t rows, std::size_t cols, float* sums, unsigned threads) {
+    constexpr std::size_t kBlock = 32;  // columns a task sums, down the rows together: two 64-byte lines a row
+    const std::size_t tasks = (cols + kBlock - 1) / kBlock;
+    const double work = 8.0 * static_cast<double>(rows) * static_cast<double>(cols);  // float64 adds, not FMAs
+    kernels::parallel_for(tasks, kernels::useful_workers(threads, tasks, work), work, [&](std::size_t t, unsigned) {
+        const std::size_t c0 = t * kBlock, nc = std::min(kBlock, cols - c0);
+        double acc[kBlock] = {};
         for (std::size_t r = 0; r < rows; ++r)
             for (std::size_t c = 0; c < nc; ++c) acc[c] += x[r * cols + c0 + c];
         for (std::size_t c = 0; c < nc; ++c) sums[c0 + c] = static_cast<float>(acc[c]);
-    }
+    });
 }
 
 void add(const float* a, const float* b, std::size_t n, float* y) {

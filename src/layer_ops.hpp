@@ -61,8 +61,8 @@ void activation_backward(Activation activation, const float* f, float* d, std::s
 // index in the tensor as laid out.
 void dropout_in_place(std::uint64_t seed, double p, float* x, std::size_t n, unsigned threads);
 
-// sums (cols) = Σ_r x (rows, cols), in float64.
-void column_sums(const float* x, std::size_t rows, std::size_t cols, float* sums);
+// sums (cols) = Σ_r x (rows, cols), in float64, each column's rows in order (the same sums at any thread count).
+void column_sums(const float* x, std::size_t rows, std::size_t cols, float* sums, unsigned threads);
 
 // y = a + b, n values (a residual connection).
 void add(const float* a, const float* b, std::size_t n, float* y);

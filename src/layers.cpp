@@ -78,7 +78,7 @@ void run_linear_backward(const LinearPlan& plan, const float* input, const float
     const detail::Products products{plan.kernel_set, plan.threads, aligned.take<unsigned char>(0)};
     products.input_grad(plan.rows, plan.in, plan.out, grad_output, weight, grad_input);
     products.weight_grad(plan.rows, plan.in, plan.out, grad_output, input, grad_weight);
-    if (plan.has_bias) detail::column_sums(grad_output, plan.rows, plan.out, grad_bias);
+    if (plan.has_bias) detail::column_sums(grad_output, plan.rows, plan.out, grad_bias, plan.threads);
 }
 
 namespace {

@@ -102,7 +102,7 @@ void TransformerEncoderLayer::feed_forward_backward(const EncoderLayerPlan& plan
     // linear2: dg = dz W2 (R, F), dW2 = dzᵀ g, db2 = Σ_r dz; then dropout and the activation.
     products.input_grad(R, F, E, w.dz, own("linear2.weight"), w.dg);
     products.weight_grad(R, F, E, w.dz, w.g, grad("linear2.weight"));
-    detail::column_sums(w.dz, R, E, grad("linear2.bias"));
+    detail::column_sums(w.dz, R, E, grad("linear2.bias"), threads);
     dropout(2, w.dg, R * F);
     detail::activation_backward(config_.activation, w.f, w.dg, R * F, threads);  // dg now reaches f
 
@@ -110,7 +110,7 @@ void TransformerEncoderLayer::feed_forward_backward(const EncoderLayerPlan& plan
     float* d_linear1_in = config_.norm_first ? w.d_ff_in : w.da;  // post-norm: added to the residual's share below
     products.input_grad(R, E, F, w.dg, own("linear1.weight"), d_linear1_in);
     products.weight_grad(R, E, F, w.dg, w.ff_in, grad("linear1.weight"));
-    detail::column_sums(w.dg, R, F, grad("linear1.bias"));
+    detail::column_sums(w.dg, R, F, grad("linear1.bias"), threads);
 
     // The norm between the blocks, to the gradient reaching h1 = x + attn.
     if (config_.norm_first) {  // ff_in = norm2(h1); dh1 holds the residual's share already
