@@ -9,8 +9,9 @@
 //   out = merged Woᵀ + bo                       dmerged = dOut Wo   dWo = dOutᵀ merged   dbo = Σ_r dOut
 //
 // bias_k and bias_v get the gradient of the key and value they append (summed over the batch); the zero
-// key of add_zero_attn has none. Every product runs on the linear kernel, which computes Y = X Wᵀ: a
-// product by W or by a transposed operand takes a transposed copy in the workspace.
+// key of add_zero_attn has none. Every product runs on the linear kernel, which computes Y = X Wᵀ: a product
+// by W reads W as the kernel's (in, out) operand, and a weight gradient dYᵀ X reads dY down its columns and X as
+// the (in, out) operand, so no operand is copied.
 #include <algorithm>
 #include <cstdint>
 #include <stdexcept>
@@ -20,9 +21,34 @@
 #include "xattn/mha.hpp"
 #include "xattn/sdpa_backward.hpp"
 
+#include "layer_ops.hpp"
+
 #include "mha_internal.hpp"
 
 namespace xattn {
+namespace {
+
+// The products of a projection Y (rows, out) = X (rows, in) · Wᵀ, W stored (out, in), everything contiguous,
+// as the linear kernel's problems (it computes Y = X Wᵀ, or X W with w_transposed):
+// dX (rows, in) = dY (rows, out) · W: K = out, W read as stored, (K, N).
+kernels::LinearProblem input_grad_problem(unsigned threads, std::size_t rows, std::size_t in, std::size_t out) {
+    kernels::LinearProblem p;
+    p.rows = rows, p.in = out, p.out = in, p.x_stride = out, p.y_stride = in;
+    p.w_transposed = true;
+    p.threads = threads;
+    return p;
+}
+
+// dW (out, in) = dYᵀ · X: dY read down its columns (K = rows), X read as stored, (K, N).
+kernels::LinearProblem weight_grad_problem(unsigned threads, std::size_t rows, std::size_t in, std::size_t out) {
+    kernels::LinearProblem p;
+    p.rows = out, p.in = rows, p.out = in, p.x_stride = 1, p.x_k_stride = out, p.y_stride = in;
+    p.w_transposed = true;
+    p.threads = threads;
+    return p;
+}
+
+}  // namespace
 
 // The backward's own buffers, carved after the forward's (Scratch) from the same workspace.
 struct MultiheadAttention::BackwardScratch {
@@ -31,39 +57,34 @@ struct MultiheadAttention::BackwardScratch {
     float* dqh;      // (N, H, L, hd)
     float* dkh;      // (N, H, S_total, hd)
     float* dvh;      // (N, H, S_total, hd)
-    float* drows;    // (max(L, S)·N, E)    one input's projection gradient, in its row order
-    float* dy_t;     // (E, max(L, S)·N)    a gradient transposed, for a weight gradient
-    float* x_t;      // (max(E, kdim, vdim), max(L, S)·N)  an input (or merged) transposed
-    float* w_t;      // (max(E, kdim, vdim), E)            a weight transposed, for an input gradient
+    float* drows;    // (max(L, S)·N, E)    one input's projection gradient, in its row order; (L·N, 3E) when
+                     //                     self_packed: the three side by side
     void* linear;    // the linear kernel's scratch, for the largest of these products
 
     template <class Carver>
     static void carve(const MultiheadAttention& m, const MhaPlan& plan, Carver& c, BackwardScratch* out) {
         const std::uint64_t E = m.config_.embed_dim, N = plan.N, L = plan.L, St = plan.S_total;
         const std::uint64_t rows = std::max(plan.query_rows, plan.key_rows);
-        const std::uint64_t widest = std::max({m.config_.embed_dim, m.kdim(), m.vdim()});
         BackwardScratch x;
         x.dmerged = c.template take<float>(L * N * E);
         x.dattn = c.template take<float>(N * L * E);
         x.dqh = c.template take<float>(N * L * E);
         x.dkh = c.template take<float>(N * St * E);
         x.dvh = c.template take<float>(N * St * E);
-        x.drows = c.template take<float>(rows * E);
-        x.dy_t = c.template take<float>(E * rows);
-        x.x_t = c.template take<float>(widest * rows);
-        x.w_t = c.template take<float>(widest * E);
-        // Y (rows, out) = X (rows, in) · Wᵀ for every product below: dX = dY·W has in = E, out = in_dim;
-        // dW = dYᵀ·X has rows = E, in = the rows of the input, out = in_dim.
+        x.drows = c.template take<float>(rows * E * (m.self_packed(plan) ? 3 : 1));
+        // Every product below: the out-projection's and each input's dX = dY·W and dW = dYᵀ·X.
         std::uint64_t linear = 0;
         const kernels::KernelSet& set = *plan.attention.kernel_set;
+        const unsigned threads = plan.attention.threads;
         for (const auto& [in_rows, in_dim] : {std::pair{plan.query_rows, m.config_.embed_dim},
-                                              std::pair{plan.key_rows, m.kdim()}, std::pair{plan.key_rows, m.vdim()}}) {
-            kernels::LinearProblem input_grad, weight_grad;
-            input_grad.rows = in_rows, input_grad.in = m.config_.embed_dim, input_grad.out = in_dim;
-            weight_grad.rows = m.config_.embed_dim, weight_grad.in = in_rows, weight_grad.out = in_dim;
-            input_grad.threads = weight_grad.threads = plan.attention.threads;
-            linear = std::max({linear, kernels::linear_workspace_bytes(set, input_grad),
-                               kernels::linear_workspace_bytes(set, weight_grad)});
+                                              std::pair{plan.key_rows, m.kdim()}, std::pair{plan.key_rows, m.vdim()}})
+            linear = std::max({linear,
+                               kernels::linear_workspace_bytes(set, input_grad_problem(threads, in_rows, in_dim, E)),
+                               kernels::linear_workspace_bytes(set, weight_grad_problem(threads, in_rows, in_dim, E))});
+        if (m.self_packed(plan)) {  // the three inputs' products as one, (rows, 3E)
+            const std::size_t R = plan.query_rows, E3 = 3 * m.config_.embed_dim;
+            linear = std::max({linear, kernels::linear_workspace_bytes(set, input_grad_problem(threads, R, E, E3)),
+                               kernels::linear_workspace_bytes(set, weight_grad_problem(threads, R, E, E3))});
         }
         x.linear = c.template take<unsigned char>(linear);
         if (out) *out = x;
@@ -91,31 +112,22 @@ Status MultiheadAttention::plan_backward(const Shape& q, const Shape& k, const S
 
 namespace {
 
-// (cols, rows) <- (rows, cols), rows `stride` floats apart.
-void transpose(const float* x, std::size_t rows, std::size_t cols, std::size_t stride, float* y) {
-    for (std::size_t r = 0; r < rows; ++r)
-        for (std::size_t c = 0; c < cols; ++c) y[c * rows + r] = x[r * stride + c];
-}
-
-// Column sums of (rows, cols) in float64: a bias gradient sums every row of a batch.
-void column_sums(const float* x, std::size_t rows, std::size_t cols, float* sums) {
-    for (std::size_t c = 0; c < cols; ++c) {
-        double acc = 0.0;
-        for (std::size_t r = 0; r < rows; ++r) acc += x[r * cols + c];
-        sums[c] = static_cast<float>(acc);
-    }
-}
-
 struct Products {
     const kernels::KernelSet& set;
     void* workspace;
     unsigned threads;  // the plan's
-    // Y (rows, out) = X (rows, in) · Wᵀ, W stored (out, in), everything contiguous.
-    void linear(std::size_t rows, std::size_t in, std::size_t out, const float* x, const float* w, float* y) const {
-        kernels::LinearProblem p;
-        p.rows = rows, p.in = in, p.out = out;
-        p.x = x, p.x_stride = in, p.w = w, p.y = y, p.y_stride = out;
-        p.threads = threads;
+    // dX (rows, in) = dY (rows, out) · W, W stored (out, in).
+    void input_grad(std::size_t rows, std::size_t in, std::size_t out, const float* dy, const float* w,
+                    float* dx) const {
+        kernels::LinearProblem p = input_grad_problem(threads, rows, in, out);
+        p.x = dy, p.w = w, p.y = dx;
+        kernels::run_linear(set, p, workspace);
+    }
+    // dW (out, in) = dYᵀ · X, dY (rows, out), X (rows, in).
+    void weight_grad(std::size_t rows, std::size_t in, std::size_t out, const float* dy, const float* x,
+                     float* dw) const {
+        kernels::LinearProblem p = weight_grad_problem(threads, rows, in, out);
+        p.x = dy, p.w = x, p.y = dw;
         kernels::run_linear(set, p, workspace);
     }
 };
@@ -128,8 +140,8 @@ bool MultiheadAttention::clear_gradients(const MhaPlan& plan, float* output, flo
     const std::size_t E = config_.embed_dim;
     if (output) std::fill(output, output + plan.query_rows * E, 0.0f);
     std::fill(grad_query, grad_query + plan.query_rows * E, 0.0f);
-    std::fill(grad_key, grad_key + plan.key_rows * kdim(), 0.0f);
-    std::fill(grad_value, grad_value + plan.key_rows * vdim(), 0.0f);
+    if (grad_key) std::fill(grad_key, grad_key + plan.key_rows * kdim(), 0.0f);
+    if (grad_value) std::fill(grad_value, grad_value + plan.key_rows * vdim(), 0.0f);
     std::fill(grad_parameters, grad_parameters + parameter_floats(), 0.0f);
     return plan.query_rows != 0;  // no output, no loss: every gradient is 0
 }
@@ -152,8 +164,19 @@ void MultiheadAttention::run_backward(const MhaPlan& plan, const float* query, c
     project_heads(plan, query, key, value, w);
     if (plan.mask.kind != MaskKind::none) build_mask(plan, masks, w.mask);
     backward_from_heads(plan, query, key, value, grad_output, output, grad_query, grad_key, grad_value,
-                        grad_parameters, false, w, b);
+                        grad_parameters, false, false, w, b);
 }
+
+namespace {
+
+// Whether the heads, the mask and the merged heads that run_forward(forward_plan, …) left in `workspace` are
+// where `plan`'s backward looks: both plans carve them first, from the same shapes.
+template <class Scratch>
+bool heads_kept(const Scratch& f, const Scratch& w) {
+    return f.qh == w.qh && f.kh == w.kh && f.vh == w.vh && f.mask == w.mask && f.merged == w.merged;
+}
+
+}  // namespace
 
 void MultiheadAttention::run_backward_after_forward(const MhaPlan& forward_plan, const MhaPlan& plan,
                                                     const float* query, const float* key, const float* value,
@@ -164,25 +187,52 @@ void MultiheadAttention::run_backward_after_forward(const MhaPlan& forward_plan,
     Scratch w{};
     BackwardScratch b{};
     carve_backward(plan, workspace, &w, &b);
-    // Both plans carve the heads, the mask and the merged heads first, from the same shapes, so the forward left
-    // them where this plan looks; should the layouts ever differ, the heads are projected again.
+    // Should the layouts ever differ, the heads are projected again.
     Scratch f{};
     Carver forward_carver(workspace);
     Scratch::carve(*this, forward_plan, forward_carver, &f);
-    const bool kept = f.qh == w.qh && f.kh == w.kh && f.vh == w.vh && f.mask == w.mask && f.merged == w.merged;
+    const bool kept = heads_kept(f, w);
     if (!kept) {
         project_heads(plan, query, key, value, w);
         if (plan.mask.kind != MaskKind::none) build_mask(plan, masks, w.mask);
     }
     backward_from_heads(plan, query, key, value, grad_output, output, grad_query, grad_key, grad_value,
-                        grad_parameters, kept, w, b);
+                        grad_parameters, kept, false, w, b);
+}
+
+void MultiheadAttention::run_self_backward_after_forward(const MhaPlan& forward_plan, const MhaPlan& plan,
+                                                         const float* x, const MhaMasks& masks,
+                                                         const float* grad_output, float* grad_x,
+                                                         float* grad_parameters, void* workspace) const {
+    if (!self_packed(plan)) {  // three gradients, summed here
+        float* const dk = grad_x + plan.query_rows * config_.embed_dim;  // the layer's room for three
+        float* const dv = dk + plan.query_rows * config_.embed_dim;
+        run_backward_after_forward(forward_plan, plan, x, x, x, masks, grad_output, nullptr, grad_x, dk, dv,
+                                   grad_parameters, workspace);
+        for (std::size_t i = 0, n = plan.query_rows * config_.embed_dim; i < n; ++i) grad_x[i] += dk[i] + dv[i];
+        return;
+    }
+    if (!clear_gradients(plan, nullptr, grad_x, nullptr, nullptr, grad_parameters)) return;
+    Scratch w{};
+    BackwardScratch b{};
+    carve_backward(plan, workspace, &w, &b);
+    Scratch f{};
+    Carver forward_carver(workspace);
+    Scratch::carve(*this, forward_plan, forward_carver, &f);
+    const bool kept = heads_kept(f, w);
+    if (!kept) {
+        project_heads(plan, x, x, x, w);
+        if (plan.mask.kind != MaskKind::none) build_mask(plan, masks, w.mask);
+    }
+    backward_from_heads(plan, x, x, x, grad_output, nullptr, grad_x, nullptr, nullptr, grad_parameters, kept, true,
+                        w, b);
 }
 
 void MultiheadAttention::backward_from_heads(const MhaPlan& plan, const float* query, const float* key,
                                              const float* value, const float* grad_output, float* output,
                                              float* grad_query, float* grad_key, float* grad_value,
-                                             float* grad_parameters, bool merged_ready, const Scratch& w,
-                                             const BackwardScratch& b) const {
+                                             float* grad_parameters, bool merged_ready, bool self_sum,
+                                             const Scratch& w, const BackwardScratch& b) const {
     const std::size_t E = config_.embed_dim, H = config_.num_heads, hd = E / H;
     const std::size_t L = plan.L, Rq = plan.query_rows;
     const Products products{*plan.attention.kernel_set, b.linear, plan.attention.threads};
@@ -190,8 +240,7 @@ void MultiheadAttention::backward_from_heads(const MhaPlan& plan, const float* q
     auto grad_of = [&](const ParamSpan& p) { return grad_parameters + (p.data() - storage_.get()); };
 
     // dmerged = dOut Wo, split into heads.   (L·N, E) · (E, E) -> (L·N, E) -> dattn (N, H, L, hd)
-    transpose(out_weight_.data(), E, E, E, b.w_t);
-    products.linear(Rq, E, E, grad_output, b.w_t, b.dmerged);
+    products.input_grad(Rq, E, E, grad_output, out_weight_.data(), b.dmerged);
     for (std::size_t r = 0; r < Rq; ++r)
         for (std::size_t h = 0; h < H; ++h)
             std::copy_n(b.dmerged + r * E + h * hd, hd,
@@ -204,12 +253,13 @@ void MultiheadAttention::backward_from_heads(const MhaPlan& plan, const float* q
     else if (!merged_ready) merge_heads(plan, w.attn, w.merged);
 
     // Out-projection: dWo = dOutᵀ merged (E, E), dbo = Σ_r dOut.
-    transpose(grad_output, Rq, E, E, b.dy_t);
-    transpose(w.merged, Rq, E, E, b.x_t);
-    products.linear(E, Rq, E, b.dy_t, b.x_t, grad_of(out_weight_));
-    if (config_.bias) column_sums(grad_output, Rq, E, grad_of(out_bias_));
+    products.weight_grad(Rq, E, E, grad_output, w.merged, grad_of(out_weight_));
+    if (config_.bias) detail::column_sums(grad_output, Rq, E, grad_of(out_bias_), plan.attention.threads);
 
-    in_projection_backward(plan, query, key, value, grad_query, grad_key, grad_value, grad_parameters, b);
+    if (self_sum)
+        self_in_projection_backward(plan, query, grad_query, grad_parameters, b);
+    else
+        in_projection_backward(plan, query, key, value, grad_query, grad_key, grad_value, grad_parameters, b);
 
     // bias_k and bias_v: the gradient of the key and value appended at position S, summed over the batch.
     if (config_.add_bias_kv)
@@ -249,13 +299,31 @@ void MultiheadAttention::in_projection_backward(const MhaPlan& plan, const float
         for (std::size_t r = 0; r < in.rows; ++r)
             for (std::size_t h = 0; h < H; ++h)
                 std::copy_n(in.dh + ((in.order.n(r) * H + h) * in.T + in.order.t(r)) * hd, hd, b.drows + r * E + h * hd);
-        transpose(in.weight.data(), E, in.in, in.in, b.w_t);           // (in, E)
-        products.linear(in.rows, E, in.in, b.drows, b.w_t, in.grad_x);  // (rows, E) · (E, in)
-        transpose(b.drows, in.rows, E, E, b.dy_t);                       // (E, rows)
-        transpose(in.x, in.rows, in.in, in.in, b.x_t);                   // (in, rows)
-        products.linear(E, in.rows, in.in, b.dy_t, b.x_t, grad_of(in.weight));
-        if (config_.bias) column_sums(b.drows, in.rows, E, grad_of(in_bias_) + in.bias_at);
+        products.input_grad(in.rows, in.in, E, b.drows, in.weight.data(), in.grad_x);  // (rows, E) · (E, in)
+        products.weight_grad(in.rows, in.in, E, b.drows, in.x, grad_of(in.weight));     // (E, rows) · (rows, in)
+        if (config_.bias)
+            detail::column_sums(b.drows, in.rows, E, grad_of(in_bias_) + in.bias_at, plan.attention.threads);
     }
+}
+
+void MultiheadAttention::self_in_projection_backward(const MhaPlan& plan, const float* x, float* grad_x,
+                                                     float* grad_parameters, const BackwardScratch& b) const {
+    // The three inputs' projection gradients side by side, dP = [dQp dKp dVp] (rows, 3E), against the packed
+    // in_proj_weight W (3E, E): dX = dP W (rows, E) is the sum of the three inputs' gradients, dW = dPᵀ X (3E, E)
+    // and db = Σ_r dP each input's own, as three products would give them.
+    const std::size_t E = config_.embed_dim, H = config_.num_heads, hd = E / H, R = plan.query_rows, L = plan.L;
+    const Products products{*plan.attention.kernel_set, b.linear, plan.attention.threads};
+    const detail::RowOrder order{config_.batch_first && plan.batched, plan.N, L};
+    auto grad_of = [&](const ParamSpan& p) { return grad_parameters + (p.data() - storage_.get()); };
+    const float* heads[3] = {b.dqh, b.dkh, b.dvh};  // (N, H, L, hd) each (S_total = L)
+    for (std::size_t r = 0; r < R; ++r)
+        for (std::size_t j = 0; j < 3; ++j)
+            for (std::size_t h = 0; h < H; ++h)
+                std::copy_n(heads[j] + ((order.n(r) * H + h) * L + order.t(r)) * hd, hd,
+                            b.drows + r * 3 * E + j * E + h * hd);
+    products.input_grad(R, E, 3 * E, b.drows, q_weight_.data(), grad_x);  // (rows, 3E) · (3E, E)
+    products.weight_grad(R, E, 3 * E, b.drows, x, grad_of(q_weight_));     // (3E, rows) · (rows, E)
+    if (config_.bias) detail::column_sums(b.drows, R, 3 * E, grad_of(in_bias_), plan.attention.threads);
 }
 
 MhaGradientResult MultiheadAttention::backward(const xt::xarray<float>& query, const xt::xarray<float>& key,

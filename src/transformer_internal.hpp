@@ -36,7 +36,7 @@ struct TransformerEncoderLayer::Scratch {
     float* d_ff_in;  // (R, E)  … reaching ff_in
     float* dh1;      // (R, E)  … reaching h1
     float* da;       // (R, E)  … reaching self_attn's output (before dropout1)
-    float* grads;    // (3, R, E) self_attn's gradients for its query, key and value (all the same input)
+    float* grads;    // (R, E) self_attn's gradient for its input (query = key = value), with room for (3, R, E)
     void* norm;      // layer_norm_rows_backward's scratch
 
     template <class Carver>

@@ -57,12 +57,9 @@ void TransformerEncoderLayer::run_backward_saved(const EncoderLayerPlan& plan, c
     if (plan.training && config_.dropout > 0.0)
         detail::dropout_in_place(plan.seed + 1, config_.dropout, w.da, R * E, plan.threads);
     const float* attn_in = config_.norm_first ? w.attn_in : src;
-    float* const dq = w.grads;
-    float* const dk = w.grads + R * E;
-    float* const dv = w.grads + 2 * R * E;
-    self_attn_->run_backward_after_forward(plan.attention, plan.attention_backward, attn_in, attn_in, attn_in,
-                                           attention_masks(masks), w.da, nullptr, dq, dk, dv, grad_parameters, w.mha);
-    for (std::size_t i = 0; i < R * E; ++i) dq[i] += dk[i] + dv[i];  // the input's gradient, u's
+    float* const dq = w.grads;  // the input's gradient, u's: dq + dk + dv
+    self_attn_->run_self_backward_after_forward(plan.attention, plan.attention_backward, attn_in,
+                                                attention_masks(masks), w.da, dq, grad_parameters, w.mha);
     if (config_.norm_first) {  // u = norm1(x): x gets dh1 (residual) and norm1's backward of du
         std::copy(w.dh1, w.dh1 + R * E, grad_src);
         detail::layer_norm_rows_backward(src, R, E, own("norm1.weight"), config_.layer_norm_eps, dq, grad_src, true,

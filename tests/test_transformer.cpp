@@ -250,14 +250,22 @@ struct Threads {
 
 }  // namespace
 
-TEST_CASE("threads: the layer's forward and backward, and linear's, give the same bits at 1, 2, 3 and 4 threads") {
-    // Past every block: 2 × 70 rows, dim_feedforward 300, gelu, pre-norm, causal, dropout.
+TEST_CASE("threads: the layer's forward and backward, linear's and layer_norm's, give the same bits at 1, 2, 3 and 4 threads") {
+    // Past every block: 2 × 70 rows, dim_feedforward 300, gelu, pre-norm, causal, dropout; and post-norm, sequence
+    // first, relu (both with self-attention's in-projection gradients as one product).
     xattn::EncoderLayerConfig cfg;
     cfg.d_model = 24, cfg.nhead = 3, cfg.dim_feedforward = 300, cfg.dropout = 0.1;
     cfg.activation = xattn::Activation::gelu, cfg.norm_first = true, cfg.batch_first = true, cfg.init_seed = 3;
     const xattn::TransformerEncoderLayer layer(cfg);
+    xattn::EncoderLayerConfig post = cfg;
+    post.activation = xattn::Activation::relu, post.norm_first = false, post.batch_first = false, post.init_seed = 4;
+    const xattn::TransformerEncoderLayer post_layer(post);
     const auto src = randn({2, 70, 24}, 11), dy = randn({2, 70, 24}, 12);
     const auto w = randn({300, 24}, 13), b = randn({300}, 14), dlin = randn({2, 70, 300}, 15);
+    // layer_norm over 40 values: its parameters' gradients are summed in tasks of 16 columns, the last one short.
+    const auto x = randn({3, 50, 40}, 16), dx = randn({3, 50, 40}, 17);
+    xattn::LayerNormOptions norm;
+    norm.weight = randn({40}, 18), norm.bias = randn({40}, 19);
     xattn::EncoderLayerOptions o;
     o.is_causal = true, o.training = true, o.seed = 42;
     auto compute = [&] {
@@ -267,9 +275,16 @@ TEST_CASE("threads: the layer's forward and backward, and linear's, give the sam
         r.push_back(g.output);
         r.push_back(g.grad_src);
         for (auto& [name, grad] : g.grad_parameters) r.push_back(grad);
+        auto pg = post_layer.backward(src, dy, o);
+        r.push_back(pg.output);
+        r.push_back(pg.grad_src);
+        for (auto& [name, grad] : pg.grad_parameters) r.push_back(grad);
         r.push_back(xattn::linear(src, w, b));
         auto lg = xattn::linear_backward(src, w, b, dlin);
         r.push_back(lg.grad_input), r.push_back(lg.grad_weight), r.push_back(lg.grad_bias);
+        r.push_back(xattn::layer_norm(x, {40}, norm));
+        auto ng = xattn::layer_norm_backward(x, {40}, dx, norm);
+        r.push_back(ng.grad_input), r.push_back(ng.grad_weight), r.push_back(ng.grad_bias);
         return r;
     };
     std::vector<xt::xarray<float>> one;

@@ -187,8 +187,22 @@ public:
                                const MhaForwardOptions& options = {}) const;
 
 private:
+    friend class TransformerEncoderLayer;  // run_self_backward_after_forward
     struct Scratch;
     struct BackwardScratch;
+    // run_backward_after_forward for self-attention, query = key = value = x (the encoder layer's): writes the
+    // gradient with respect to x, the sum of the three, into grad_x, from one product over the packed
+    // in_proj_weight when self_packed(plan), and writes no output. grad_x has room for (3, rows, E): otherwise the
+    // key's and value's gradients go after the query's and are added to it.
+    void run_self_backward_after_forward(const MhaPlan& forward_plan, const MhaPlan& plan, const float* x,
+                                         const MhaMasks& masks, const float* grad_output, float* grad_x,
+                                         float* grad_parameters, void* workspace) const;
+    // Whether the key and value of a self-attention call of this plan are its query's rows as they are, so that
+    // their projections' gradients make one product: in_proj_weight packed, no appended key or value.
+    bool self_packed(const MhaPlan& plan) const {
+        return packed_in_proj() && !config_.add_bias_kv && !config_.add_zero_attn && plan.L == plan.S &&
+               plan.query_rows == plan.key_rows;
+    }
     Status plan_call(const Shape& query, const Shape& key, const Shape& value, MaskKind kpm_kind,
                      const Shape& kpm_shape, MaskKind attn_kind, const Shape& attn_shape,
                      const MhaSettings& settings, bool backward, MhaPlan* plan) const;
@@ -202,15 +216,19 @@ private:
     // the workspace's two parts, and the steps from the projected heads on (merged_ready: w.merged holds the
     // forward's merged heads already).
     bool clear_gradients(const MhaPlan& plan, float* output, float* grad_query, float* grad_key, float* grad_value,
-                         float* grad_parameters) const;
+                         float* grad_parameters) const;  // (a null gradient is skipped)
     void carve_backward(const MhaPlan& plan, void* workspace, Scratch* w, BackwardScratch* b) const;
+    // (self_sum: grad_query receives the sum of the three inputs' gradients, key and value being the query,
+    // and grad_key and grad_value are null; see run_self_backward_after_forward.)
     void backward_from_heads(const MhaPlan& plan, const float* query, const float* key, const float* value,
                              const float* grad_output, float* output, float* grad_query, float* grad_key,
-                             float* grad_value, float* grad_parameters, bool merged_ready, const Scratch& w,
-                             const BackwardScratch& b) const;
+                             float* grad_value, float* grad_parameters, bool merged_ready, bool self_sum,
+                             const Scratch& w, const BackwardScratch& b) const;
     void in_projection_backward(const MhaPlan& plan, const float* query, const float* key, const float* value,
                                 float* grad_query, float* grad_key, float* grad_value, float* grad_parameters,
                                 const BackwardScratch& b) const;
+    void self_in_projection_backward(const MhaPlan& plan, const float* x, float* grad_x, float* grad_parameters,
+                                     const BackwardScratch& b) const;
     static MaskRef mask_view(const MhaPlan& plan, const void* mask);
     static std::uint64_t forward_workspace(const MultiheadAttention& m, const MhaPlan& plan);
     static std::uint64_t backward_workspace(const MultiheadAttention& m, const MhaPlan& plan);
