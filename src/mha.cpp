@@ -395,8 +395,10 @@ void MultiheadAttention::project_heads(const MhaPlan& plan, const float* query, 
                 std::copy_n(w.rows + r * E + h * hd, hd, dst + ((order.n(r) * H + h) * T + order.t(r)) * hd);
     };
     // 1. Every row of each input at once: (rows, in) · Wᵀ (in, E) + b.   -> (rows, E), then split into heads
-    std::fill(w.kh, w.kh + N * St * E, 0.0f);  // the add_zero_attn key and value stay 0
-    std::fill(w.vh, w.vh + N * St * E, 0.0f);
+    if (config_.add_zero_attn) {  // its key and value stay 0; the rows below and bias_kv fill every other one
+        std::fill(w.kh, w.kh + N * St * E, 0.0f);
+        std::fill(w.vh, w.vh + N * St * E, 0.0f);
+    }
     kernels::run_linear(set, linear_problem(plan.query_rows, query, E, q_weight_.data(), biases, E, E, w.rows, E, plan.attention.threads), w.linear);
     scatter(w.qh, L, plan.query_rows, L);
     kernels::run_linear(set, linear_problem(plan.key_rows, key, kdim(), k_weight_.data(), biases ? biases + E : nullptr,
