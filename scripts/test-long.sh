@@ -2,7 +2,7 @@
 # npm run test:long: the suites that take long, which CI runs after npm test: the C++ consumers npm test leaves
 # (xtensor's 0.26+ layout, the README's C++ example), the native suite under
 # AddressSanitizer + UndefinedBehaviorSanitizer and the threaded tests under ThreadSanitizer, bounded fuzzing of
-# every libFuzzer target, the soak tests (tests/soak: 100,000 calls, running out of memory, 1.5 GiB calls), the
+# every libFuzzer target, the soak tests (tests/soak: 100,000 calls, running out of memory, 1.5 GiB calls, instances' lifetimes), the
 # learner's walks through the lab in Chromium (scripts/test-web.sh long), and the API reference, which must build
 # without a warning.
 set -euo pipefail
