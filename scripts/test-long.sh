@@ -17,7 +17,7 @@ phase "fuzzing (bounded)"
 bash scripts/fuzz.sh "${XATTN_FUZZ_SECONDS:-30}"
 phase "soak (tests/soak)"
 bash scripts/build-wasm.sh
-XATTN_JS_TIMEOUT=2700 bash scripts/test-js.sh tests/soak/
+XATTN_JS_TIMEOUT=2700 XATTN_JS_CONCURRENCY=1 bash scripts/test-js.sh tests/soak/
 phase "web demo: the learner's walks through every panel, the production build's Workers and isolation"
 bash scripts/test-web.sh long
 phase "API reference (npm run docs)"
