@@ -118,6 +118,11 @@ function backward(state, src, gradOutput, options) {
 // garbage collection of a token never used.
 const KEPT = new WeakMap();  // token -> its record { handle, live, end }
 
+// A token that stands for kept activations already spent: the Worker entry (js/worker-host.js) passes it for an id
+// it no longer holds, so that the module refuses the backward in the same words as on the page.
+export const SPENT_FORWARD = Object.freeze({ dispose() {}, [DISPOSE]() {} });
+KEPT.set(SPENT_FORWARD, { handle: -1, live: false, end() {} });
+
 function keptForwards(boundary) {
   // Held: the record (which never refers to its token, so that a dropped token can be collected).
   const registry = new FinalizationRegistry((record) => record.end(true));

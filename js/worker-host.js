@@ -2,6 +2,7 @@
 // messages. The client sends one call at a time, so calls run in the order they were made.
 //   in:  { id, op: 'init', options } | { id, op: 'xattn', method, args } | { id, op: 'module', module, method, args }
 //   out: { id, ok: true, value } with the result's buffers transferred | { id, ok: false, error: { name, message } }
+import { SPENT_FORWARD } from './encoder.js';
 import { buffersIn } from './worker-snapshot.js';
 
 const XATTN_METHODS = new Set(['scaledDotProductAttention', 'scaledDotProductAttentionGrad', 'createMultiheadAttention',
@@ -34,14 +35,13 @@ export function serve(createXattn, port) {
     return id;
   }
 
-  // A backward's options.saved { kept: id } becomes the token it stands for; its id, which the backward spends.
+  // A backward's options.saved { kept: id } becomes the token it stands for (a spent one when the id is gone, which
+  // the layer refuses in its own words); its id, which the backward spends.
   function keptIn(args) {
     const options = args[2];
     const id = options?.saved?.kept;
     if (typeof id !== 'number') return null;
-    const token = modules.get(id);
-    if (!token) throw new RangeError('TransformerEncoderLayer.backward: options.saved was used by a backward already, or released: a saving forward serves one backward');
-    args[2] = { ...options, saved: token };
+    args[2] = { ...options, saved: modules.get(id) ?? SPENT_FORWARD };
     return id;
   }
 

@@ -7,11 +7,12 @@
 #                                     instantiation leaves none behind (it changes when code is compiled, not what
 #                                     it computes)
 #   --expose-gc                       for the tests of what garbage collection releases
-#   --test-concurrency=1              one file at a time: the lifetime tests read this process's OS threads and
-#                                     resident memory after dropping 50 threaded instances, and with the other
-#                                     files' worker threads running beside them the release was not done within
-#                                     their wait on 2 cores; one at a time the suite takes no longer here
+#   --test-concurrency=N              files run N at a time (XATTN_JS_CONCURRENCY, default the core count); the
+#                                     soak suite runs one at a time (npm run test:long): its lifetime tests read
+#                                     this process's OS threads and resident memory after dropping 50 threaded
+#                                     instances, and with other files' worker threads beside them the release was
+#                                     not done within their wait on 2 cores
 set -euo pipefail
 cd "$(dirname "$0")/.."
 # Bounded (XATTN_JS_TIMEOUT seconds, default 1800): a hang fails the run rather than stalling it.
-exec timeout "${XATTN_JS_TIMEOUT:-1800}" node --no-liftoff --experimental-wasm-relaxed-simd --expose-gc --test --test-concurrency=1 --test-reporter=spec --test-timeout=600000 "${@:-tests/js/}"
+exec timeout "${XATTN_JS_TIMEOUT:-1800}" node --no-liftoff --experimental-wasm-relaxed-simd --expose-gc --test --test-concurrency="${XATTN_JS_CONCURRENCY:-$(nproc)}" --test-reporter=spec --test-timeout=600000 "${@:-tests/js/}"

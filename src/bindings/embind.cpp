@@ -124,19 +124,25 @@ private:
     Carver carver_;
 };
 
-// Sizes and places a call: `place(Placer&, Reply&)` takes every buffer, in the same order both times.
-template <class Place>
-Status placed(Function fn, Reply* reply, const Place& place) {
+// Sizes and places a call: `place(Placer&, Reply&)` takes every buffer, in the same order both times, in the
+// memory `allocate(bytes)` returns (null when it cannot).
+template <class Place, class Allocate>
+Status placed_in(Function fn, Reply* reply, const Place& place, const Allocate& allocate) {
     Placer counting(nullptr);
     Reply ignored;
     place(counting, ignored);
     const std::uint64_t bytes = counting.bytes();
-    unsigned char* base = bytes > kMaxBlock ? nullptr : block.get(bytes);
+    unsigned char* base = bytes > kMaxBlock ? nullptr : allocate(bytes);
     if (!base)
         return Status::fail(fn, Message::call_too_large, {}, {static_cast<double>(bytes), memory_bytes(), static_cast<double>(kMaxBlock)});
     Placer real(base);
     place(real, *reply);
     return {};
+}
+// The same in the shared block, where every call but a saving forward runs.
+template <class Place>
+Status placed(Function fn, Reply* reply, const Place& place) {
+    return placed_in(fn, reply, place, [](std::uint64_t bytes) { return block.get(bytes); });
 }
 
 // The tensors of an attention call, in one order: query, key and value; with `backward` the output's gradient;
@@ -533,24 +539,20 @@ void place_encoder(Placer& a, Reply& at, const TransformerEncoderLayer& m, const
 
 // A forward that keeps its activations runs in a buffer of its own (a SavedForward), not in the shared block.
 Status prepare_saving_forward(const TransformerEncoderLayer& m, EncoderRun& run, const Shape& src, const Shape& am,
-                              const Shape& kpm, bool is_causal, Reply* reply) {
+                              const Shape& kpm, bool is_causal) {
     auto saved = std::make_unique<SavedForward>();
     saved->layer = run.module, saved->plan = run.plan, saved->is_causal = is_causal;
     saved->mask = run.mask, saved->kpm = run.kpm, saved->mask_shape = am, saved->kpm_shape = kpm;
-    auto place = [&](Placer& a) {
-        place_encoder(a, saved->at, m, run, src, am, kpm, false);
+    const auto place = [&](Placer& a, Reply& at) {
+        place_encoder(a, at, m, run, src, am, kpm, false);
         saved->parameters = a.take(4 * std::uint64_t{m.parameter_floats()});
         saved->workspace = a.take(run.plan.workspace_bytes);
     };
-    Placer counting(nullptr);
-    place(counting);
-    const std::uint64_t bytes = counting.bytes();
-    saved->buffer.reset(bytes > kMaxBlock ? nullptr : static_cast<unsigned char*>(std::malloc(static_cast<std::size_t>(bytes))));
-    if (!saved->buffer)
-        return Status::fail(Function::encoder_forward, Message::call_too_large, {},
-                            {static_cast<double>(bytes), memory_bytes(), static_cast<double>(kMaxBlock)});
-    Placer real(saved->buffer.get());
-    place(real);
+    const auto allocate = [&](std::uint64_t bytes) {
+        saved->buffer.reset(static_cast<unsigned char*>(std::malloc(static_cast<std::size_t>(bytes))));
+        return saved->buffer.get();
+    };
+    if (Status placing = placed_in(Function::encoder_forward, &saved->at, place, allocate); !placing.ok()) return placing;
     run.at = saved->at;
     run.workspace = saved->workspace;
     run.save = next_handle++;
@@ -595,7 +597,7 @@ Status prepare_encoder(const encoder_forward_request& r, const WireShape* grad_o
                           : m->plan_forward(src, run.mask, am, run.kpm, kpm, s, &run.plan);
     if (!st.ok()) return Status(st).as(fn);
     if (save) {
-        if (Status placing = prepare_saving_forward(*m, run, src, am, kpm, s.is_causal, reply); !placing.ok())
+        if (Status placing = prepare_saving_forward(*m, run, src, am, kpm, s.is_causal); !placing.ok())
             return placing;
         keep(std::move(run), src, {}, reply);
         return {};

@@ -59,18 +59,6 @@ describe('calls past the 2 GiB memory are refused, every entry point', async () 
     checkSdpaFixture(xa);
   });
 
-  test('backward: the query (1, 1, 16) against 4,000,000 keys that once aborted the module now runs', () => {
-    // 256 MB of key and value: the fused backward's scratch is O(tile) plus (L, E), so it fits.
-    const kv = { data: big.data.subarray(0, 4e6 * 16), shape: [1, 4e6, 16] };
-    kv.data.fill(0.25);  // every score equal: uniform weights, output = the value rows' mean
-    const r = xa.scaledDotProductAttentionGrad(small, kv, kv, small);
-    for (const x of r.output.data) assert.ok(Math.abs(x - 0.25) < 1e-3, `output ${x}`);
-    // dV_j = P_j dO = dO / S for every key; dQ = scale · Σ_j P_j (dP_j − D) K_j = 0 (every dP_j equals D).
-    for (let j = 0; j < 4e6; j += 999983) assert.ok(Math.abs(r.gradValue.data[j * 16] - 0.5 / 4e6) < 1e-9);
-    for (const x of r.gradQuery.data) assert.ok(Math.abs(x) < 1e-6, `gradQuery ${x}`);
-    checkSdpaFixture(xa);
-  });
-
   test('MultiheadAttention.forward: 1 GiB of keys and values to project', () => {
     const mha = xa.createMultiheadAttention({ embedDim: 16, numHeads: 2 });
     const seq = { data: big.data, shape: [2 ** 24, 1, 16] };

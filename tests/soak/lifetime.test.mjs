@@ -17,7 +17,7 @@ import { describe, test } from 'node:test';
 import { fileURLToPath } from 'node:url';
 
 import { createXattn } from '../../js/node.js';
-import { randomTensor } from './test-data.mjs';
+import { randomTensor } from '../js/test-data.mjs';
 
 const MiB = 2 ** 20;
 const noGc = typeof globalThis.gc !== 'function' && 'needs --expose-gc';
