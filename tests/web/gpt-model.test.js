@@ -5,7 +5,7 @@ import test from 'node:test';
 import assert from 'node:assert/strict';
 import { createXattn } from 'xattn';
 import { GPT, decayedNames, initParameters, parameterShapes } from '../../web/src/gpt/model.js';
-import { AdamW, clipGradNorm } from '../../web/src/gpt/adamw.js';
+import { AdamW, clipCoefficient, clipGradNorm, gradNorm } from '../../web/src/gpt/adamw.js';
 import { lrAt } from '../../web/src/gpt/schedule.js';
 import { B, SCHEDULE, T, TINY, group, readGolden, worst } from './gpt-golden.js';
 
@@ -90,20 +90,24 @@ test('each layer’s attention weights for the first window are PyTorch’s', ()
   model.dispose();
 });
 
-test('2 AdamW steps with clipping and the schedule land where PyTorch’s do', () => {
-  const model = goldenModel();
-  const opt = new AdamW(model.params, { beta1: SCHEDULE.beta1, beta2: SCHEDULE.beta2, weightDecay: SCHEDULE.weightDecay, decayed: decayedNames(TINY) });
-  for (let step = 0; step < 2; step++) {
-    const lr = lrAt(step, SCHEDULE);
-    assert.ok(Math.abs(lr - golden.get(`lr.${step}`).data[0]) < 1e-15, `lr at ${step}: ${lr}`);
-    const { grads } = model.lossAndGradients(idx, targets, B, T);
-    const norm = clipGradNorm(grads, SCHEDULE.gradClip);
-    const wantNorm = golden.get(`grad_norm.${step}`).data[0];
-    assert.ok(Math.abs(norm - wantNorm) < 1e-5 * wantNorm, `gradient norm at ${step}: ${norm} vs ${wantNorm}`);
-    opt.step(model.params, grads, lr);
-    model.sync();
-  }
-  const want = group(golden, 'after.');
-  for (const [name, p] of Object.entries(want)) assertClose(`after ${name}`, model.params[name], p, { atol: 2e-6, rtol: 1e-5 });
-  model.dispose();
-});
+for (const fused of [false, true]) {
+  // clipGradNorm scales the gradients in place before the step; GptRun fuses the scaling into the step.
+  test(`2 AdamW steps with clipping${fused ? ' fused into the step' : ''} and the schedule land where PyTorch’s do`, () => {
+    const model = goldenModel();
+    const opt = new AdamW(model.params, { beta1: SCHEDULE.beta1, beta2: SCHEDULE.beta2, weightDecay: SCHEDULE.weightDecay, decayed: decayedNames(TINY) });
+    for (let step = 0; step < 2; step++) {
+      const lr = lrAt(step, SCHEDULE);
+      assert.ok(Math.abs(lr - golden.get(`lr.${step}`).data[0]) < 1e-15, `lr at ${step}: ${lr}`);
+      const { grads } = model.lossAndGradients(idx, targets, B, T);
+      const norm = fused ? gradNorm(grads) : clipGradNorm(grads, SCHEDULE.gradClip);
+      const wantNorm = golden.get(`grad_norm.${step}`).data[0];
+      assert.ok(Math.abs(norm - wantNorm) < 1e-5 * wantNorm, `gradient norm at ${step}: ${norm} vs ${wantNorm}`);
+      if (fused) assert.ok(clipCoefficient(norm, SCHEDULE.gradClip) < 1, 'the fixture clips');
+      opt.step(model.params, grads, lr, fused ? clipCoefficient(norm, SCHEDULE.gradClip) : 1);
+      model.sync();
+    }
+    const want = group(golden, 'after.');
+    for (const [name, p] of Object.entries(want)) assertClose(`after ${name}`, model.params[name], p, { atol: 2e-6, rtol: 1e-5 });
+    model.dispose();
+  });
+}

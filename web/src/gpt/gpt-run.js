@@ -4,7 +4,7 @@
 // same text, stage and seed give the same run, step for step.
 import { makeCorpus } from './corpus.js';
 import { BatchSource, validationOffsets, windows } from './batches.js';
-import { AdamW, clipGradNorm } from './adamw.js';
+import { AdamW, clipCoefficient, gradNorm } from './adamw.js';
 import { lrAt } from './schedule.js';
 import { Sampler, generate, makeDecoder } from './generate.js';
 import { stageOf } from './course.js';
@@ -52,8 +52,8 @@ export class GptRun {
     const lr = lrAt(this.step, s);
     const { x, y } = this.batches.next();
     const { loss, grads } = this.model.lossAndGradients(x, y, s.batchSize, T);
-    clipGradNorm(grads, s.gradClip);
-    this.optimizer.step(this.model.params, grads, lr);
+    // clip_grad_norm_ fused into the step: the gradients scaled as they are read, not in a pass of their own.
+    this.optimizer.step(this.model.params, grads, lr, clipCoefficient(gradNorm(grads), s.gradClip));
     this.model.sync();
     this.step++;
     this.lastLoss = loss;
