@@ -9,21 +9,10 @@ cd "$(dirname "$0")/.."
 # Each phase's header says when it started, so a run's log shows where its time goes.
 phase() { echo "== $1 ($((SECONDS / 60))m$((SECONDS % 60))s in)"; }
 bash scripts/ensure-deps.sh native wasm browser node
-# The WebAssembly builds run beside the native suite, in a process group of their own (stopped if the suite
-# fails): each has stretches on one core (links, CMake's configure, the consumer project) that the other fills.
-mkdir -p build/artifacts
-wasm_log=build/artifacts/build-wasm.log
-setsid bash scripts/build-wasm.sh >"$wasm_log" 2>&1 &
-wasm=$!
-trap 'kill -- -"$wasm" 2>/dev/null || true' EXIT
-phase "native doctest suite (the WebAssembly builds run beside it)"
+phase "native doctest suite"
 bash scripts/test-native.sh
-phase "WebAssembly builds (their log: $wasm_log)"
-wasm_status=0
-wait "$wasm" || wasm_status=$?
-trap - EXIT
-cat "$wasm_log"
-[ "$wasm_status" -eq 0 ] || { echo "npm test: the WebAssembly builds failed (above)" >&2; exit "$wasm_status"; }
+phase "WebAssembly builds"
+bash scripts/build-wasm.sh
 phase "JS suite (every build: SIMD, threaded SIMD, their relaxed-SIMD variants, scalar)"
 bash scripts/test-js.sh tests/js/
 phase "packaging"
