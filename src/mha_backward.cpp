@@ -176,6 +176,19 @@ bool heads_kept(const Scratch& f, const Scratch& w) {
     return f.qh == w.qh && f.kh == w.kh && f.vh == w.vh && f.mask == w.mask && f.merged == w.merged;
 }
 
+// Whether the heads a forward planned as `forward_plan` left in the workspace are where the backward's scratch `w`
+// reads them; should the layouts ever differ, `project` projects them again.
+template <class Scratch, class Project>
+bool heads_from_forward(const MultiheadAttention& m, const MhaPlan& forward_plan, void* workspace, const Scratch& w,
+                        const Project& project) {
+    Scratch f{};
+    Carver forward_carver(workspace);
+    Scratch::carve(m, forward_plan, forward_carver, &f);
+    const bool kept = heads_kept(f, w);
+    if (!kept) project();
+    return kept;
+}
+
 }  // namespace
 
 void MultiheadAttention::run_backward_after_forward(const MhaPlan& forward_plan, const MhaPlan& plan,
@@ -187,15 +200,10 @@ void MultiheadAttention::run_backward_after_forward(const MhaPlan& forward_plan,
     Scratch w{};
     BackwardScratch b{};
     carve_backward(plan, workspace, &w, &b);
-    // Should the layouts ever differ, the heads are projected again.
-    Scratch f{};
-    Carver forward_carver(workspace);
-    Scratch::carve(*this, forward_plan, forward_carver, &f);
-    const bool kept = heads_kept(f, w);
-    if (!kept) {
+    const bool kept = heads_from_forward(*this, forward_plan, workspace, w, [&] {
         project_heads(plan, query, key, value, w);
         if (plan.mask.kind != MaskKind::none) build_mask(plan, masks, w.mask);
-    }
+    });
     backward_from_heads(plan, query, key, value, grad_output, output, grad_query, grad_key, grad_value,
                         grad_parameters, kept, false, w, b);
 }
@@ -216,14 +224,10 @@ void MultiheadAttention::run_self_backward_after_forward(const MhaPlan& forward_
     Scratch w{};
     BackwardScratch b{};
     carve_backward(plan, workspace, &w, &b);
-    Scratch f{};
-    Carver forward_carver(workspace);
-    Scratch::carve(*this, forward_plan, forward_carver, &f);
-    const bool kept = heads_kept(f, w);
-    if (!kept) {
+    const bool kept = heads_from_forward(*this, forward_plan, workspace, w, [&] {
         project_heads(plan, x, x, x, w);
         if (plan.mask.kind != MaskKind::none) build_mask(plan, masks, w.mask);
-    }
+    });
     backward_from_heads(plan, x, x, x, grad_output, nullptr, grad_x, nullptr, nullptr, grad_parameters, kept, true,
                         w, b);
 }
