@@ -6,14 +6,15 @@
 import { DISPOSE, handleOwner } from './life.js';
 import { parameterMethods } from './mha-state.js';
 import {
-  checkBoolean, checkInteger, checkMask, checkNumber, checkOptions, checkOut, checkOutLength, checkTensor, typeName,
+  checkBoolean, checkInteger, checkMask, checkNumber, checkOptions, checkOut, checkOutFields, checkOutLength, checkTensor,
+  typeName,
 } from './validate.js';
 
 const CREATE = 'createTransformerEncoderLayer';
 const CONFIG = ['dModel', 'nhead', 'dimFeedforward', 'dropout', 'activation', 'layerNormEps', 'batchFirst', 'normFirst', 'initSeed'];
 const CALL_OPTIONS = ['srcMask', 'srcKeyPaddingMask', 'isCausal', 'training', 'seed'];
 const FORWARD_OPTIONS = [...CALL_OPTIONS, 'out', 'saveForBackward'];
-const BACKWARD_OPTIONS = [...CALL_OPTIONS, 'saved'];
+const BACKWARD_OPTIONS = [...CALL_OPTIONS, 'saved', 'out'];
 const DIM_LIMIT = 1 << 24;
 
 // torch.nn.TransformerEncoderLayer's arguments and defaults, in camelCase.
@@ -57,7 +58,7 @@ function layerCall(FN, state, allowed, src, gradOutput, options) {
   return {
     inputs,
     shape: x.shape,
-    out: checkOut(FN, o.out),  // the forward's only: the backward's options do not allow it
+    out: dy ? o.out : checkOut(FN, o.out),  // a backward's out, an object of arrays, is checked by backward()
     call: {
       module: state.handle,
       src: x.shape, srcMask: mask ? mask.shape : null, srcKeyPaddingMask: kpm ? kpm.shape : null,
@@ -98,18 +99,19 @@ function backward(state, src, gradOutput, options) {
   const { boundary } = state;
   ensureLive(state, 'backward');
   if (gradOutput === undefined) throw new TypeError(`${FN}: gradOutput is required (shaped like the output, i.e. like src)`);
-  const { inputs, shape, call } = layerCall(FN, state, BACKWARD_OPTIONS, src, gradOutput, options);
+  const { inputs, shape, out, call } = layerCall(FN, state, BACKWARD_OPTIONS, src, gradOutput, options);
   const kept = options?.saved === undefined ? null : state.kept(FN, options.saved);
   call.saved = kept ? kept.handle : 0;
   const reply = boundary.prepare('encoderBackward', call, FN);
+  const into = checkOutFields(FN, out, { output: shape, gradSrc: shape, gradParameters: state.gradientShapes() });
   for (const [field, data] of inputs) boundary.copyIn(reply[field], data);
   boundary.execute(FN);
   kept?.spend();  // the module freed its activations with the backward
   const n = boundary.count(shape);
   return {
-    output: { data: boundary.copyOut(reply.output, n), shape: [...shape] },
-    gradSrc: { data: boundary.copyOut(reply.gradInput, n), shape: [...shape] },
-    gradParameters: state.gradients(reply.gradParameters),
+    output: { data: boundary.copyOut(reply.output, n, into?.output), shape: [...shape] },
+    gradSrc: { data: boundary.copyOut(reply.gradInput, n, into?.gradSrc), shape: [...shape] },
+    gradParameters: state.gradients(reply.gradParameters, into?.gradParameters),
   };
 }
 
@@ -177,8 +179,9 @@ export function encoderFunctions(boundary, life) {
   }
 
   function makeLayer(state) {
-    const { methods, gradients } = parameterMethods(state, { usable: (method) => ensureLive(state, method), className: 'TransformerEncoderLayer' });
+    const { methods, gradients, gradientShapes } = parameterMethods(state, { usable: (method) => ensureLive(state, method), className: 'TransformerEncoderLayer' });
     state.gradients = gradients;
+    state.gradientShapes = gradientShapes;
     // Its dispose() first frees what its saving forwards kept.
     return own(state, {
       forward: (src, options) => guarded(() => forward(state, src, options)),

@@ -163,8 +163,29 @@ export interface SdpaOptions extends OutOption, AttentionRules {
   needWeights?: boolean | undefined;
 }
 
-/** Options of {@link Xattn.scaledDotProductAttentionGrad}: the forward's, without `out` and `returnScores`. */
-export type SdpaGradOptions = Omit<SdpaOptions, 'out' | 'returnScores'>;
+/** Options of {@link Xattn.scaledDotProductAttentionGrad}: the forward's without `returnScores`, and `out` by result. */
+export interface SdpaGradOptions extends Omit<SdpaOptions, 'out' | 'returnScores'> {
+  /** Arrays for some of the results ({@link SdpaGradOut}); float32 calls only. */
+  out?: SdpaGradOut | undefined;
+}
+
+/**
+ * The `out` of a backward: arrays for some of its results, by the result's name. Each array given receives that result instead of a fresh
+ * array and comes back as its data (no new array, no new memory pages: for a training loop's repeated calls): a
+ * Float32Array over an ArrayBuffer (not a SharedArrayBuffer) of exactly the result's length, each result its own
+ * array (else TypeError / RangeError naming the field, and nothing is written). The results not given come as
+ * fresh arrays. Not through a worker.
+ */
+export interface SdpaGradOut {
+  /** For the forward output (…, L, Ev). */
+  output?: Float32Array<ArrayBuffer> | undefined;
+  /** For ∂/∂query, the query's length. */
+  gradQuery?: Float32Array<ArrayBuffer> | undefined;
+  /** For ∂/∂key, the key's length. */
+  gradKey?: Float32Array<ArrayBuffer> | undefined;
+  /** For ∂/∂value, the value's length. */
+  gradValue?: Float32Array<ArrayBuffer> | undefined;
+}
 
 /** What attention returns: the output, and the weights when they were asked for. */
 export interface AttentionResult {
@@ -390,9 +411,18 @@ export interface MultiheadAttentionForwardOptions extends OutOption, AttentionRu
   seed?: number | undefined;
 }
 
-/** Options of {@link MultiheadAttention.backward}: the forward's, without the weights and `out`. */
-export type MultiheadAttentionBackwardOptions =
-  Omit<MultiheadAttentionForwardOptions, 'needWeights' | 'averageAttnWeights' | 'out'>;
+/** Options of {@link MultiheadAttention.backward}: the forward's without the weights, and `out` by result. */
+export interface MultiheadAttentionBackwardOptions
+  extends Omit<MultiheadAttentionForwardOptions, 'needWeights' | 'averageAttnWeights' | 'out'> {
+  /** Arrays for some of the results, as {@link SdpaGradOut} has them, and for parameters' gradients by name. */
+  out?: MultiheadAttentionGradOut | undefined;
+}
+
+/** A {@link MultiheadAttention.backward}'s `out`: {@link SdpaGradOut}'s fields, and `gradParameters` by PyTorch name. */
+export interface MultiheadAttentionGradOut extends SdpaGradOut {
+  /** For some parameters' gradients, each the parameter's length. */
+  gradParameters?: MultiheadAttentionParameterGradients | undefined;
+}
 
 /** Each parameter's gradient, named and laid out as {@link MultiheadAttention.setParameters} takes it. */
 export type MultiheadAttentionParameterGradients = { [name in keyof MultiheadAttentionParameters]?: Float32Array<ArrayBuffer> };
@@ -490,8 +520,33 @@ export interface LayerNormOptions extends OutOption {
   eps?: number | undefined;
 }
 
-/** Options of {@link Xattn.layerNormGrad}: the forward's, without `out`. */
-export type LayerNormGradOptions = Omit<LayerNormOptions, 'out'>;
+/** Options of {@link Xattn.layerNormGrad}: the forward's, with `out` by result. */
+export interface LayerNormGradOptions extends Omit<LayerNormOptions, 'out'> {
+  /** Arrays for some of the gradients ({@link LinearGradOut}'s fields). */
+  out?: LinearGradOut | undefined;
+}
+
+/** Options of {@link Xattn.linearGrad}. */
+export interface LinearGradOptions {
+  /** Arrays for some of the gradients ({@link LinearGradOut}). */
+  out?: LinearGradOut | undefined;
+}
+
+/**
+ * The `out` of linearGrad and layerNormGrad: arrays for some of the gradients, by name. Each array given receives that result instead of a fresh
+ * array and comes back as its data (no new array, no new memory pages: for a training loop's repeated calls): a
+ * Float32Array over an ArrayBuffer (not a SharedArrayBuffer) of exactly the result's length, each result its own
+ * array (else TypeError / RangeError naming the field, and nothing is written). The results not given come as
+ * fresh arrays. Not through a worker.
+ */
+export interface LinearGradOut {
+  /** For ∂/∂input, the input's length. */
+  gradInput?: Float32Array<ArrayBuffer> | undefined;
+  /** For ∂/∂weight, the weight's length; only when a weight was given. */
+  gradWeight?: Float32Array<ArrayBuffer> | undefined;
+  /** For ∂/∂bias, the bias's length; only when a bias was given. */
+  gradBias?: Float32Array<ArrayBuffer> | undefined;
+}
 
 /** What {@link Xattn.layerNormGrad} returns. */
 export interface LayerNormGradients {
@@ -622,8 +677,10 @@ export interface SavedForwardResult extends OutputResult {
   saved: SavedForward;
 }
 
-/** Options of {@link TransformerEncoderLayer.backward}: the forward's, without `out`. */
+/** Options of {@link TransformerEncoderLayer.backward}: the forward's, with `out` by result. */
 export interface TransformerEncoderLayerBackwardOptions extends Omit<TransformerEncoderLayerForwardOptions, 'out'> {
+  /** Arrays for some of the results ({@link TransformerEncoderLayerGradOut}). */
+  out?: TransformerEncoderLayerGradOut | undefined;
   /**
    * A forward's kept activations (its `saved`): the backward uses them rather than running the forward again, and
    * frees them. src, the masks, isCausal, training, seed and the layer's parameters must be those of that
@@ -631,6 +688,23 @@ export interface TransformerEncoderLayerBackwardOptions extends Omit<Transformer
    * @throws RangeError naming what differs, or when it was used or released already.
    */
   saved?: SavedForward | undefined;
+}
+
+/**
+ * A {@link TransformerEncoderLayer.backward}'s `out`: arrays for some of its results, by the result's name (a
+ * parameter's gradient by its PyTorch name). Each array given receives that result instead of a fresh
+ * array and comes back as its data (no new array, no new memory pages: for a training loop's repeated calls): a
+ * Float32Array over an ArrayBuffer (not a SharedArrayBuffer) of exactly the result's length, each result its own
+ * array (else TypeError / RangeError naming the field, and nothing is written). The results not given come as
+ * fresh arrays. Not through a worker.
+ */
+export interface TransformerEncoderLayerGradOut {
+  /** For the forward output, src's length. */
+  output?: Float32Array<ArrayBuffer> | undefined;
+  /** For ∂/∂src, src's length. */
+  gradSrc?: Float32Array<ArrayBuffer> | undefined;
+  /** For some parameters' gradients, each the parameter's length. */
+  gradParameters?: Partial<TransformerEncoderLayerParameterGradients> | undefined;
 }
 
 /** Every parameter's gradient under its PyTorch name, laid out as {@link TransformerEncoderLayer.setParameters} takes it. */
@@ -933,7 +1007,7 @@ export interface Xattn {
     options?: SdpaGradOptions): GradientResult;
   /** The backward pass on IEEE halves (every tensor of one class), computed in float32, returned as halves. */
   scaledDotProductAttentionGrad<H extends HalfArray>(query: HalfTensor<H>, key: HalfTensor<H>, value: HalfTensor<H>,
-    gradOutput: HalfTensor<H>, options?: SdpaGradOptions): HalfGradientResult<H>;
+    gradOutput: HalfTensor<H>, options?: Omit<SdpaGradOptions, 'out'>): HalfGradientResult<H>;
   /**
    * Rotary position embeddings ({@link RotaryOptions}): x (…, L, D) → x turned, the same shape. Float32Array or
    * halves (returned in the same class).
@@ -976,7 +1050,8 @@ export interface Xattn {
    * given; its values are not read) bias. gradOutput is (…, out).
    * @throws as {@link Xattn.linear}, and RangeError when gradOutput is not the output's shape.
    */
-  linearGrad(input: Tensor, weight: Tensor, bias: Tensor | null | undefined, gradOutput: Tensor): LinearGradients;
+  linearGrad(input: Tensor, weight: Tensor, bias: Tensor | null | undefined, gradOutput: Tensor,
+    options?: LinearGradOptions): LinearGradients;
   /**
    * `torch.nn.functional.layer_norm`: each row of `normalizedShape` (the input's trailing dims) becomes
    * (x − mean) / sqrt(var + eps) · weight + bias, the variance biased; means and variances summed in float64.

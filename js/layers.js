@@ -2,7 +2,7 @@
 // the boundary (js/boundary.js): two crossings each. The pieces around a stack of TransformerEncoderLayers: an
 // embedding's projection, a final LayerNorm, a head.
 import {
-  MAX_RANK, checkNumber, checkOptions, checkOut, checkOutLength, checkTensor, shapeString, typeName,
+  MAX_RANK, checkNumber, checkOptions, checkOut, checkOutFields, checkOutLength, checkTensor, shapeString, typeName,
 } from './validate.js';
 
 const LINEAR = 'linear';
@@ -50,24 +50,30 @@ function linear(boundary, input, weight, bias, options) {
   return run(boundary, LINEAR, reply, inputs, [['output', 'output', reply.outputShape, out]]);
 }
 
-function linearGrad(boundary, input, weight, bias, gradOutput) {
+function linearGrad(boundary, input, weight, bias, gradOutput, options) {
   const x = checkTensor(LINEAR_GRAD, 'input', input);
   const w = checkTensor(LINEAR_GRAD, 'weight', weight);
   const b = optionalBias(LINEAR_GRAD, bias);
   const dy = checkTensor(LINEAR_GRAD, 'gradOutput', gradOutput);
+  const o = checkOptions(LINEAR_GRAD, 'options', options, ['out']);
   const reply = boundary.prepare('linearBackward', {
     input: x.shape, weight: w.shape, bias: b ? b.shape : null, hasBias: b !== null, gradOutput: dy.shape,
   }, LINEAR_GRAD);
-  const outputs = [['gradInput', 'gradInput', x.shape], ['gradWeight', 'gradWeight', w.shape]];
-  if (b) outputs.push(['gradBias', 'gradBias', b.shape]);
-  return run(boundary, LINEAR_GRAD, reply, [['input', x.data], ['weight', w.data], ['gradOutput', dy.data]], outputs);
+  const shapes = { gradInput: x.shape, gradWeight: w.shape };
+  if (b) shapes.gradBias = b.shape;
+  return run(boundary, LINEAR_GRAD, reply, [['input', x.data], ['weight', w.data], ['gradOutput', dy.data]],
+    outputsOf(shapes, checkOutFields(LINEAR_GRAD, o.out, shapes)));
 }
 
-// The options both layerNorm calls take: { weight, bias, eps }, and out for the forward.
+// A backward's outputs for run(): each result under its own name and reply field, into out's array when given.
+const outputsOf = (shapes, out) => Object.entries(shapes).map(([name, shape]) => [name, name, shape, out?.[name]]);
+
+// The options both layerNorm calls take: { weight, bias, eps, out } (the forward's out one array, the backward's
+// an object of arrays by result).
 function normCall(fn, input, normalizedShape, gradOutput, options) {
   const x = checkTensor(fn, 'input', input);
   const ns = checkNormalizedShape(fn, normalizedShape);
-  const o = checkOptions(fn, 'options', options, gradOutput ? ['weight', 'bias', 'eps'] : ['weight', 'bias', 'eps', 'out']);
+  const o = checkOptions(fn, 'options', options, ['weight', 'bias', 'eps', 'out']);
   const w = o.weight === undefined || o.weight === null ? null : checkTensor(fn, 'weight', o.weight);
   const b = o.bias === undefined || o.bias === null ? null : checkTensor(fn, 'bias', o.bias);
   const eps = o.eps === undefined ? 1e-5 : checkNumber(fn, 'eps', o.eps);
@@ -79,7 +85,7 @@ function normCall(fn, input, normalizedShape, gradOutput, options) {
   }
   const dy = gradOutput ? checkTensor(fn, 'gradOutput', gradOutput) : null;
   return {
-    x, w, b, dy, out: gradOutput ? undefined : checkOut(fn, o.out),
+    x, w, b, dy, out: gradOutput ? o.out : checkOut(fn, o.out),  // a backward's out is checked by its fields
     call: { input: x.shape, normalizedShape: ns, hasWeight: w !== null, hasBias: b !== null, eps, gradOutput: dy ? dy.shape : null },
   };
 }
@@ -96,14 +102,14 @@ function layerNorm(boundary, input, normalizedShape, options) {
 
 function layerNormGrad(boundary, input, normalizedShape, gradOutput, options) {
   if (gradOutput === undefined) throw new TypeError(`${LAYER_NORM_GRAD}: gradOutput is required (shaped like input)`);
-  const { x, w, b, dy, call } = normCall(LAYER_NORM_GRAD, input, normalizedShape, gradOutput, options);
+  const { x, w, b, dy, out, call } = normCall(LAYER_NORM_GRAD, input, normalizedShape, gradOutput, options);
   const reply = boundary.prepare('layerNormBackward', call, LAYER_NORM_GRAD);
   const inputs = [['input', x.data], ['gradOutput', dy.data]];
   if (w) inputs.push(['weight', w.data]);
-  const outputs = [['gradInput', 'gradInput', x.shape]];
-  if (w) outputs.push(['gradWeight', 'gradWeight', w.shape]);
-  if (b) outputs.push(['gradBias', 'gradBias', b.shape]);
-  return run(boundary, LAYER_NORM_GRAD, reply, inputs, outputs);
+  const shapes = { gradInput: x.shape };
+  if (w) shapes.gradWeight = w.shape;
+  if (b) shapes.gradBias = b.shape;
+  return run(boundary, LAYER_NORM_GRAD, reply, inputs, outputsOf(shapes, checkOutFields(LAYER_NORM_GRAD, out, shapes)));
 }
 
 // The four calls of an instance, each inside the boundary's guard.
@@ -111,7 +117,8 @@ export function layerFunctions(boundary) {
   const { guarded } = boundary;
   return {
     linear: (input, weight, bias, options) => guarded(() => linear(boundary, input, weight, bias, options)),
-    linearGrad: (input, weight, bias, gradOutput) => guarded(() => linearGrad(boundary, input, weight, bias, gradOutput)),
+    linearGrad: (input, weight, bias, gradOutput, options) =>
+      guarded(() => linearGrad(boundary, input, weight, bias, gradOutput, options)),
     layerNorm: (input, normalizedShape, options) => guarded(() => layerNorm(boundary, input, normalizedShape, options)),
     layerNormGrad: (input, normalizedShape, gradOutput, options) =>
       guarded(() => layerNormGrad(boundary, input, normalizedShape, gradOutput, options)),

@@ -66,16 +66,23 @@ export function parameterMethods(state, { usable, className }) {
   }
 
   // Each parameter's gradient under its PyTorch name, from a backward's gradients at `gradients` (laid out as the
-  // table's offsets say), each laid out as setParameters takes it.
-  function gradients(at) {
-    const out = {};
-    for (const [name, { offset, shape }] of table) out[name] = boundary.copyOut(at + 4 * offset, boundary.count(shape));
-    return out;
+  // table's offsets say), each laid out as setParameters takes it: into `out`'s array of that name when given
+  // (checked by checkOutFields against gradientShapes()), else a fresh one.
+  function gradients(at, out) {
+    const grads = {};
+    for (const [name, { offset, shape }] of table) grads[name] = boundary.copyOut(at + 4 * offset, boundary.count(shape), out?.[name]);
+    return grads;
+  }
+
+  // Each parameter's gradient's shape by name, as a backward's options.out.gradParameters may give arrays for them.
+  function gradientShapes() {
+    return Object.fromEntries([...table].map(([name, { shape }]) => [name, shape]));
   }
 
   const guarded = (fn) => (...args) => boundary.guarded(() => fn(...args));
   return {
     methods: { setParameters: guarded(setParameters), parameters: guarded(parameters), loadStateDict: guarded(loadStateDict) },
     gradients,
+    gradientShapes,
   };
 }

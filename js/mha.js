@@ -7,7 +7,7 @@ import { handleOwner } from './life.js';
 import { parameterMethods } from './mha-state.js';
 import { ruleFields } from './rules.js';
 import {
-  checkBoolean, checkInteger, checkMask, checkNumber, checkOptions, checkOut, checkOutLength, checkTensor,
+  checkBoolean, checkInteger, checkMask, checkNumber, checkOptions, checkOut, checkOutFields, checkOutLength, checkTensor,
 } from './validate.js';
 
 const CREATE_MHA = 'createMultiheadAttention';
@@ -16,7 +16,7 @@ const CONFIG = ['embedDim', 'numHeads', 'kdim', 'vdim', 'bias', 'batchFirst', 'a
 const RULES = ['causalAlignment', 'softcap', 'window', 'alibiSlopes', 'keyLengths'];
 const FORWARD_OPTIONS = ['keyPaddingMask', 'attnMask', 'needWeights', 'averageAttnWeights', 'isCausal', 'training', 'seed', 'out',
   ...RULES];
-const BACKWARD_OPTIONS = ['keyPaddingMask', 'attnMask', 'isCausal', 'training', 'seed', ...RULES];
+const BACKWARD_OPTIONS = ['keyPaddingMask', 'attnMask', 'isCausal', 'training', 'seed', 'out', ...RULES];
 // Largest embedDim, kdim, vdim and numHeads: well past anything 2 GiB of parameters can hold.
 const DIM_LIMIT = 1 << 24;
 
@@ -70,7 +70,7 @@ function mhaCall(FN, state, allowed, query, key, value, gradOutput, options) {
   if (dO) inputs.push(['gradOutput', dO.data]);
   return {
     inputs,
-    out: checkOut(FN, o.out),  // the forward's only: the backward's options do not allow it
+    out: dO ? o.out : checkOut(FN, o.out),  // a backward's out, an object of arrays, is checked by backward()
     shapes: { query: q.shape, key: k.shape, value: v.shape },
     call: {
       module: state.handle,
@@ -111,18 +111,21 @@ function backward(state, query, key, value, gradOutput, options) {
   const { boundary } = state;
   ensureLive(state, 'backward');
   if (gradOutput === undefined) throw new TypeError(`${FN}: gradOutput is required (shaped like the output, i.e. like query)`);
-  const { inputs, shapes, call } = mhaCall(FN, state, BACKWARD_OPTIONS, query, key, value, gradOutput, options);
+  const { inputs, shapes, out, call } = mhaCall(FN, state, BACKWARD_OPTIONS, query, key, value, gradOutput, options);
   const reply = boundary.prepare('mhaBackward', call, FN);
+  const into = checkOutFields(FN, out, {
+    output: shapes.query, gradQuery: shapes.query, gradKey: shapes.key, gradValue: shapes.value, gradParameters: state.gradientShapes(),
+  });
   for (const [field, data] of inputs) boundary.copyIn(reply[field], data);
   boundary.execute(FN);
-  const tensor = (field, shape) => ({ data: boundary.copyOut(reply[field], boundary.count(shape)), shape: [...shape] });
+  const tensor = (field, shape) => ({ data: boundary.copyOut(reply[field], boundary.count(shape), into?.[field]), shape: [...shape] });
   return {
     output: tensor('output', shapes.query),
     gradQuery: tensor('gradQuery', shapes.query),
     gradKey: tensor('gradKey', shapes.key),
     gradValue: tensor('gradValue', shapes.value),
     // Each parameter's gradient under its PyTorch name, laid out as setParameters takes it.
-    gradParameters: state.gradients(reply.gradParameters),
+    gradParameters: state.gradients(reply.gradParameters, into?.gradParameters),
   };
 }
 
@@ -141,8 +144,9 @@ export function mhaFunctions(boundary, life) {
   }
 
   function makeModule(state) {
-    const { methods, gradients } = parameterMethods(state, { usable: (method) => ensureLive(state, method), className: 'MultiheadAttention' });
+    const { methods, gradients, gradientShapes } = parameterMethods(state, { usable: (method) => ensureLive(state, method), className: 'MultiheadAttention' });
     state.gradients = gradients;
+    state.gradientShapes = gradientShapes;
     return own(state, {
       forward: (query, key, value, options) => guarded(() => forward(state, query, key, value, options)),
       backward: (query, key, value, gradOutput, options) =>

@@ -1,14 +1,15 @@
 // scaledDotProductAttention and its gradient over the boundary (js/boundary.js): two crossings each.
 import { ruleFields } from './rules.js';
 import {
-  checkBoolean, checkInteger, checkMask, checkNumber, checkOptions, checkOut, checkOutLength, checkTensors,
+  checkBoolean, checkInteger, checkMask, checkNumber, checkOptions, checkOut, checkOutFields, checkOutLength, checkTensors,
 } from './validate.js';
 
 const SDPA = 'scaledDotProductAttention';
 const SDPA_GRAD = 'scaledDotProductAttentionGrad';
-const GRAD_OPTIONS = ['attnMask', 'isCausal', 'causalAlignment', 'scale', 'dropoutP', 'seed', 'enableGqa', 'needWeights',
+const RULE_OPTIONS = ['attnMask', 'isCausal', 'causalAlignment', 'scale', 'dropoutP', 'seed', 'enableGqa', 'needWeights',
   'softcap', 'window', 'alibiSlopes', 'keyLengths'];
-const OPTIONS = [...GRAD_OPTIONS, 'returnScores', 'out'];  // the forward's: scores, and its output into the caller's array
+const GRAD_OPTIONS = [...RULE_OPTIONS, 'out'];      // out: an object of arrays by result
+const OPTIONS = [...RULE_OPTIONS, 'returnScores', 'out'];  // the forward's: scores, and its output into the caller's array
 
 // The tensors' shapes and the options, checked, as the call record's fields: one object literal (spreading
 // a partial one into another measured 11 µs a call in V8, a third of a small call).
@@ -17,8 +18,11 @@ function sdpaCall(fn, options, query, key, value, gradOutput, half) {
   const mask = checkMask(fn, 'attnMask', o.attnMask);
   const rules = ruleFields(fn, o, gradOutput ? GRAD_OPTIONS : OPTIONS);
   const hasScale = o.scale !== undefined;
-  const out = checkOut(fn, o.out);
-  if (out && half) throw new TypeError(`${fn}: out must be a Float32Array, and float16 calls return their own arrays`);
+  const out = gradOutput ? o.out : checkOut(fn, o.out);  // a backward's object of arrays is checked once planned
+  if (out && half) {
+    throw new TypeError(gradOutput ? `${fn}: out is not for float16 calls: they return their own arrays`
+      : `${fn}: out must be a Float32Array, and float16 calls return their own arrays`);
+  }
   return {
     mask,
     out,
@@ -80,13 +84,14 @@ export function sdpaFunctions(boundary) {
     return guarded(() => {
       const { half, tensors: [q, k, v, dO] } = checkTensors(SDPA_GRAD,
         [['query', query], ['key', key], ['value', value], ['gradOutput', gradOutput]]);
-      const { mask, call } = sdpaCall(SDPA_GRAD, options, q, k, v, dO, half);
+      const { mask, out, call } = sdpaCall(SDPA_GRAD, options, q, k, v, dO, half);
       const reply = prepare('sdpaBackward', call, SDPA_GRAD);
+      const into = checkOutFields(SDPA_GRAD, out, { output: reply.outputShape, gradQuery: q.shape, gradKey: k.shape, gradValue: v.shape });
       const inputs = [['query', q.data], ['key', k.data], ['value', v.data], ['gradOutput', dO.data]];
       if (mask) inputs.push(['attnMask', mask.data]);
       // The weights, when asked for, come from the same forward the gradients use.
-      const outputs = [['output', 'output', reply.outputShape], ['gradQuery', 'gradQuery', [...q.shape]],
-        ['gradKey', 'gradKey', [...k.shape]], ['gradValue', 'gradValue', [...v.shape]]];
+      const outputs = [['output', 'output', reply.outputShape, into?.output], ['gradQuery', 'gradQuery', [...q.shape], into?.gradQuery],
+        ['gradKey', 'gradKey', [...k.shape], into?.gradKey], ['gradValue', 'gradValue', [...v.shape], into?.gradValue]];
       if (call.needWeights) outputs.push(['weights', 'weights', reply.weightsShape]);
       return run(boundary, SDPA_GRAD, reply, inputs, outputs, half);
     });

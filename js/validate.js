@@ -168,21 +168,52 @@ function checkData(fn, name, data, shapeGiven) {
 // ArrayBuffer (results are typed as ArrayBuffer-backed arrays the caller owns, so not a SharedArrayBuffer), not
 // detached; its length is checked against the output once the call is planned (boundary.js).
 const intrinsicBuffer = Object.getOwnPropertyDescriptor(Object.getPrototypeOf(Uint8Array.prototype), 'buffer').get;
-export function checkOut(fn, out) {
+export function checkOut(fn, out, name = 'out') {
   if (out === undefined) return undefined;
-  if (typedArrayName(out) !== 'Float32Array') throw new TypeError(`${fn}: out must be a Float32Array, got ${typeName(out)}`);
+  if (typedArrayName(out) !== 'Float32Array') throw new TypeError(`${fn}: ${name} must be a Float32Array, got ${typeName(out)}`);
   if (!isArrayBuffer(intrinsicBuffer.call(out))) {
-    throw new TypeError(`${fn}: out must be over an ArrayBuffer, not a SharedArrayBuffer (results are arrays over ArrayBuffers the caller owns)`);
+    throw new TypeError(`${fn}: ${name} must be over an ArrayBuffer, not a SharedArrayBuffer (results are arrays over ArrayBuffers the caller owns)`);
   }
-  if (isDetached(out)) throw new TypeError(`${fn}: out is backed by a detached ArrayBuffer`);
+  if (isDetached(out)) throw new TypeError(`${fn}: ${name} is backed by a detached ArrayBuffer`);
   return out;
 }
 
 // out (checked by checkOut, or undefined) must hold exactly the output's values.
-export function checkOutLength(fn, out, shape) {
+export function checkOutLength(fn, out, shape, name = 'out') {
   if (out === undefined) return;
   const n = shape.reduce((count, d) => count * d, 1);
   if (typedArrayLength(out) !== n) {
-    throw new RangeError(`${fn}: out has ${typedArrayLength(out)} values but the output ${shapeString(shape)} needs ${n}`);
+    throw new RangeError(`${fn}: ${name} has ${typedArrayLength(out)} values but the output ${shapeString(shape)} needs ${n}`);
   }
+}
+
+// A backward's options.out: an object whose fields, each optional, are the arrays for the results of those names.
+// `shapes` maps each name to its result's shape, or to such a map for a group of results (a layer's
+// gradParameters). Every array is checked before anything is written, and no array may stand for two results.
+// Returns the same structure with only the arrays given (undefined for no out); results not given come fresh.
+export function checkOutFields(fn, out, shapes) {
+  if (out === undefined) return undefined;
+  const seen = new Map();  // array → the field that has it
+  function fields(value, group, path) {
+    if (ArrayBuffer.isView(value)) {
+      throw new TypeError(`${fn}: ${path} must be an object of arrays by result (${Object.keys(group).join(', ')}), got ${typeName(value)}`);
+    }
+    const o = checkOptions(fn, path, value, Object.keys(group));
+    const chosen = {};
+    for (const [key, given] of Object.entries(o)) {
+      if (given === undefined) continue;
+      const name = `${path}.${key}`;
+      if (!Array.isArray(group[key])) {
+        chosen[key] = fields(given, group[key], name);
+        continue;
+      }
+      checkOut(fn, given, name);
+      checkOutLength(fn, given, group[key], name);
+      if (seen.has(given)) throw new RangeError(`${fn}: ${seen.get(given)} and ${name} are the same array; each result needs its own`);
+      seen.set(given, name);
+      chosen[key] = given;
+    }
+    return chosen;
+  }
+  return fields(out, shapes, 'out');
 }

@@ -110,10 +110,12 @@ function makeQueue(endpoint) {
   return { send, terminate, get pending() { return waiting.length + (running ? 1 : 0); } };
 }
 
-// The calls whose direct form takes options.out (the caller's array for the output). The worker cannot write
-// into this thread's arrays, so through it they refuse out rather than fill a copy the caller never sees.
-const TAKES_OUT = new Set(['scaledDotProductAttention', 'MultiheadAttention.forward', 'KvCache.attend', 'linear',
-  'layerNorm', 'TransformerEncoderLayer.forward']);
+// The calls whose direct form takes options.out (the caller's array for the output, or a backward's arrays by
+// result). The worker cannot write into this thread's arrays, so through it they refuse out rather than fill a
+// copy the caller never sees. (Its linearGrad takes no options: its fifth argument is the call's.)
+const TAKES_OUT = new Set(['scaledDotProductAttention', 'scaledDotProductAttentionGrad', 'MultiheadAttention.forward',
+  'MultiheadAttention.backward', 'KvCache.attend', 'linear', 'layerNorm', 'layerNormGrad',
+  'TransformerEncoderLayer.forward', 'TransformerEncoderLayer.backward']);
 
 // Sends one API call: its options (the last argument) checked and its arguments snapshot now; a refusal
 // rejects the returned Promise. `extra` goes to queue.send.

@@ -61,8 +61,8 @@ export interface MultiheadAttentionWorker {
   forward(query: Tensor, key: Tensor, value: Tensor, options?: Omit<MultiheadAttentionForwardOptions, 'out'>,
     call?: CallOptions): Promise<AttentionResult>;
   /** See MultiheadAttention.backward. */
-  backward(query: Tensor, key: Tensor, value: Tensor, gradOutput: Tensor, options?: MultiheadAttentionBackwardOptions,
-    call?: CallOptions): Promise<MultiheadAttentionGradients>;
+  backward(query: Tensor, key: Tensor, value: Tensor, gradOutput: Tensor,
+    options?: Omit<MultiheadAttentionBackwardOptions, 'out'>, call?: CallOptions): Promise<MultiheadAttentionGradients>;
   /** The configuration, every default filled in. */
   readonly config: ResolvedMultiheadAttentionConfig;
   /** Frees the module in the worker (after the calls queued before it); later calls reject. Idempotent. */
@@ -101,7 +101,7 @@ export interface TransformerEncoderLayerWorker {
     call?: CallOptions): Promise<OutputResult>;
   /** See TransformerEncoderLayer.backward. */
   backward(src: Tensor, gradOutput: Tensor,
-    options?: Omit<TransformerEncoderLayerBackwardOptions, 'saved'> & { saved?: SavedForwardWorker | undefined },
+    options?: Omit<TransformerEncoderLayerBackwardOptions, 'saved' | 'out'> & { saved?: SavedForwardWorker | undefined },
     call?: CallOptions): Promise<TransformerEncoderLayerGradients>;
   /** The configuration, every default filled in. */
   readonly config: ResolvedTransformerEncoderLayerConfig;
@@ -174,13 +174,13 @@ export interface XattnWorker {
     options?: Omit<SdpaOptions, 'out'>, call?: CallOptions): Promise<HalfAttentionResult<H>>;
   /** See Xattn.scaledDotProductAttentionGrad. */
   scaledDotProductAttentionGrad(query: Tensor, key: Tensor, value: Tensor, gradOutput: Tensor,
-    options: SdpaGradOptions & { needWeights: true }, call?: CallOptions): Promise<GradientResultWithWeights>;
+    options: Omit<SdpaGradOptions, 'out'> & { needWeights: true }, call?: CallOptions): Promise<GradientResultWithWeights>;
   /** See Xattn.scaledDotProductAttentionGrad. */
   scaledDotProductAttentionGrad(query: Tensor, key: Tensor, value: Tensor, gradOutput: Tensor,
-    options?: SdpaGradOptions, call?: CallOptions): Promise<GradientResult>;
+    options?: Omit<SdpaGradOptions, 'out'>, call?: CallOptions): Promise<GradientResult>;
   /** See Xattn.scaledDotProductAttentionGrad: on halves. */
   scaledDotProductAttentionGrad<H extends HalfArray>(query: HalfTensor<H>, key: HalfTensor<H>, value: HalfTensor<H>,
-    gradOutput: HalfTensor<H>, options?: SdpaGradOptions, call?: CallOptions): Promise<HalfGradientResult<H>>;
+    gradOutput: HalfTensor<H>, options?: Omit<SdpaGradOptions, 'out'>, call?: CallOptions): Promise<HalfGradientResult<H>>;
   /** See Xattn.applyRotaryEmbedding. */
   applyRotaryEmbedding(x: Tensor, options?: RotaryOptions, call?: CallOptions): Promise<OutputTensor>;
   /** See Xattn.applyRotaryEmbedding: on halves. */
@@ -205,8 +205,8 @@ export interface XattnWorker {
   layerNorm(input: Tensor, normalizedShape: readonly number[], options?: Omit<LayerNormOptions, 'out'>,
     call?: CallOptions): Promise<OutputResult>;
   /** See Xattn.layerNormGrad. */
-  layerNormGrad(input: Tensor, normalizedShape: readonly number[], gradOutput: Tensor, options?: LayerNormGradOptions,
-    call?: CallOptions): Promise<LayerNormGradients>;
+  layerNormGrad(input: Tensor, normalizedShape: readonly number[], gradOutput: Tensor,
+    options?: Omit<LayerNormGradOptions, 'out'>, call?: CallOptions): Promise<LayerNormGradients>;
   /** See Xattn.createTransformerEncoderLayer: the layer lives in the worker. */
   createTransformerEncoderLayer(config: TransformerEncoderLayerConfig,
     call?: CallOptions): Promise<TransformerEncoderLayerWorker>;

@@ -185,7 +185,7 @@ describe('the rules, rotary embeddings, float16 I/O and the cache options are ch
     refused(() => sdpa({ returnScores: 'raw' }), TypeError,
       "scaledDotProductAttention: returnScores must be 'scaled', 'softcapped' or 'biased', got \"raw\"");
     refused(() => xa.scaledDotProductAttentionGrad(x, x, x, x, { returnScores: 'scaled' }), TypeError,
-      "scaledDotProductAttentionGrad: unknown option 'returnScores' (known: attnMask, isCausal, causalAlignment, scale, dropoutP, seed, enableGqa, needWeights, softcap, window, alibiSlopes, keyLengths)");
+      "scaledDotProductAttentionGrad: unknown option 'returnScores' (known: attnMask, isCausal, causalAlignment, scale, dropoutP, seed, enableGqa, needWeights, softcap, window, alibiSlopes, keyLengths, out)");
     const h = { data: new Uint16Array(x.data.length), shape: x.shape };
     refused(() => xa.scaledDotProductAttention(h, x, h), TypeError,
       "scaledDotProductAttention: key.data must be a Uint16Array like query's (float16 calls take every tensor as halves), got Float32Array");

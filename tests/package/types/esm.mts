@@ -212,8 +212,11 @@ void gradBias;
 // @ts-expect-error the backward has no weights to ask for
 mha.backward(q, q, q, q, { needWeights: true });
 mha.forward(q, q, q, { needWeights: false, out: reuse });
-// @ts-expect-error nor an out
+// @ts-expect-error a backward's out is an object of arrays by result
 mha.backward(q, q, q, q, { out: reuse });
+mha.backward(q, q, q, q, { out: { gradQuery: reuse, gradParameters: { 'in_proj_weight': new Float32Array(3 * 64 * 64) } } });
+// @ts-expect-error no result is named gradInput
+mha.backward(q, q, q, q, { out: { gradInput: reuse } });
 // MultiheadAttention takes the rules (float32 only; no scores).
 mha.forward(q, q, q, {
   isCausal: true, attnMask: mask, causalAlignment: 'bottom-right', softcap: 50, window: { left: 3 }, alibiSlopes: new Float32Array(8),
@@ -243,6 +246,17 @@ layer.backward(src, src, { saved: true });
 kept.saved.dispose();
 void xa.linear(src, { data: new Float32Array(32 * 64), shape: [32, 64] }, null).output.shape;
 void xa.layerNorm(src, [64], { eps: 1e-5 }).output.data;
+// A training loop's backwards write into kept arrays: out by result, a layer's parameters' gradients by name.
+const keptGrad = new Float32Array(src.data.length);
+const reused: Float32Array<ArrayBuffer> = layer.backward(src, src, { out: { gradSrc: keptGrad, gradParameters: { 'norm1.weight': new Float32Array(64) } } }).gradSrc.data;
+void reused;
+xa.linearGrad(src, { data: new Float32Array(32 * 64), shape: [32, 64] }, null, src, { out: { gradWeight: new Float32Array(32 * 64) } });
+xa.layerNormGrad(src, [64], src, { out: { gradInput: keptGrad } });
+xa.scaledDotProductAttentionGrad(q, q, q, q, { out: { gradKey: reuse } });
+// @ts-expect-error a layer's parameters are named as PyTorch names them
+layer.backward(src, src, { out: { gradParameters: { norm1_weight: new Float32Array(64) } } });
+// @ts-expect-error float16 calls return their own arrays
+xa.scaledDotProductAttentionGrad(hq, hq, hq, hq, { out: { gradKey: reuse } });
 layer.dispose();
 
 // The worker: the same types, in Promises.
@@ -284,6 +298,8 @@ await workerCache.dispose();
 const remoteLayer = await worker.createTransformerEncoderLayer({ dModel: 64, nhead: 8 });
 const remoteKept = await remoteLayer.forward(src, { saveForBackward: true });
 await remoteLayer.backward(src, remoteKept.output, { saved: remoteKept.saved });
+// @ts-expect-error the worker cannot write into this thread's arrays
+await remoteLayer.backward(src, src, { out: { gradSrc: keptGrad } });
 // @ts-expect-error a forward kept in the worker is spent by the worker's backward, not the page's
 layer.backward(src, src, { saved: remoteKept.saved });
 // @ts-expect-error without saveForBackward there is no `saved`
