@@ -70,23 +70,27 @@ function update(p, g, m, v, offset, shrink, scale, beta1, beta2, eps, stepSize, 
   }
 }
 
-// The norm of all gradients together, summed in float64 (four running sums, for speed; float64 keeps the order's
-// effect far below float32's resolution).
+// The norm of all gradients together, summed in float64 (four running sums per array, for speed; float64 keeps
+// the order's effect far below float32's resolution).
 export function gradNorm(grads) {
+  let sum = 0;
+  for (const name in grads) sum += sumOfSquares(grads[name]);
+  return Math.sqrt(sum);
+}
+
+// Σ g[k]², one array at a time: a loop the engine compiles once for Float32Arrays.
+function sumOfSquares(g) {
   let s0 = 0, s1 = 0, s2 = 0, s3 = 0;
-  for (const name in grads) {
-    const g = grads[name];
-    const n4 = g.length - (g.length % 4);
-    let k = 0;
-    for (; k < n4; k += 4) {
-      s0 += g[k] * g[k];
-      s1 += g[k + 1] * g[k + 1];
-      s2 += g[k + 2] * g[k + 2];
-      s3 += g[k + 3] * g[k + 3];
-    }
-    for (; k < g.length; k++) s0 += g[k] * g[k];
+  const n4 = g.length - (g.length % 4);
+  let k = 0;
+  for (; k < n4; k += 4) {
+    s0 += g[k] * g[k];
+    s1 += g[k + 1] * g[k + 1];
+    s2 += g[k + 2] * g[k + 2];
+    s3 += g[k + 3] * g[k + 3];
   }
-  return Math.sqrt(s0 + s1 + s2 + s3);
+  for (; k < g.length; k++) s0 += g[k] * g[k];
+  return s0 + s1 + s2 + s3;
 }
 
 // clip_grad_norm_'s factor for gradients of that norm: maxNorm / (norm + 1e-6) when that is below 1, else 1.

@@ -8,7 +8,6 @@ import { AdamW, clipCoefficient, gradNorm } from './adamw.js';
 import { lrAt } from './schedule.js';
 import { Sampler, generate, makeDecoder } from './generate.js';
 import { stageOf } from './course.js';
-import { crossEntropy } from '../train/cross-entropy.js';
 
 // Both parts of the text must hold a window of blockSize + 1 characters (else a RangeError saying which is short).
 export function checkCorpus(corpus, blockSize) {
@@ -68,8 +67,7 @@ export class GptRun {
     let total = 0;
     for (let b = 0; b < s.evalBatches; b++) {
       const { x, y } = windows(data, offsets.slice(b * s.batchSize, (b + 1) * s.batchSize), T);
-      const { logits } = this.model.forward(x, s.batchSize, T);
-      total += crossEntropy(logits.data, y, { rows: s.batchSize * T, classes: this.model.config.vocab }).loss;
+      total += this.model.loss(x, y, s.batchSize, T);
     }
     return total / s.evalBatches;
   }

@@ -6,11 +6,15 @@
 //
 // Every parameter lives here as a Float32Array under model.py's state_dict names (token_embedding.weight,
 // position_embedding.weight, layers.{i}.self_attn.in_proj_weight, …, norm.weight, norm.bias, head.weight) in
-// PyTorch's order; each layer's are handed to its package layer by sync() after every change.
+// PyTorch's order; each layer's are handed to its package layer by sync() after every change. Training and the loss
+// estimates write every activation and gradient into arrays the model keeps (a Workspace, through the package's
+// `out` options), so a step makes no new large array: lossAndGradients' gradients, like PyTorch's .grad, hold
+// until the next call.
 // Dimension letters: B batch, T positions (≤ blockSize), C channels (nEmbd), V vocabulary, H heads, D = C / H.
 import { Prng } from '../shared/prng.js';
 import { embed, embedBackward } from '../train/embedding.js';
 import { crossEntropy } from '../train/cross-entropy.js';
+import { Workspace } from '../train/workspace.js';
 
 // A TransformerEncoderLayer's parameters, in PyTorch's order.
 export const LAYER_NAMES = [
@@ -91,6 +95,7 @@ export class GPT {
     this.layers = Array.from({ length: nLayer }, () => xa.createTransformerEncoderLayer({
       dModel: C, nhead: nHead, dimFeedforward: 4 * C, dropout: 0, activation: 'gelu', batchFirst: true, normFirst: true,
     }));
+    this.workspace = new Workspace();
     this.sync();
   }
 
@@ -114,23 +119,26 @@ export class GPT {
 
   // tokens (B·T ids) → the residual stream before each layer and after the last (xs[0..nLayer], each (B, T, C)),
   // the final LayerNorm's output h (B, T, C) and the logits (B, T, V). With save, each layer keeps its
-  // activations for its backward (saved[i]), which then need not run the layer's forward again.
-  forward(tokens, B, T, { save = false } = {}) {
+  // activations for its backward (saved[i]), which then need not run the layer's forward again. With
+  // kept: true, every result is in the model's workspace (valid until its next use), else in fresh arrays.
+  forward(tokens, B, T, { save = false, kept = false } = {}) {
     const { vocab: V, nEmbd: C, blockSize } = this.config;
     if (T > blockSize) throw new RangeError(`GPT.forward: T ${T} is past the block size ${blockSize}`);
     if (tokens.length !== B * T) throw new RangeError(`GPT.forward: ${tokens.length} tokens for B ${B} × T ${T}`);
+    const into = (name, n) => (kept ? this.workspace.array(name, n) : undefined);
     const shape = [B, T, C];
-    let x = { data: embed(tokens, this.params['token_embedding.weight'], this.params['position_embedding.weight'], { N: B, L: T, E: C }), shape };
+    const n = B * T * C;
+    let x = { data: embed(tokens, this.params['token_embedding.weight'], this.params['position_embedding.weight'], { N: B, L: T, E: C }, into('x0', n)), shape };
     const xs = [x];
     const saved = [];
-    for (const layer of this.layers) {
-      const r = layer.forward(x, { isCausal: true, saveForBackward: save });
+    this.layers.forEach((layer, i) => {
+      const r = layer.forward(x, { isCausal: true, saveForBackward: save, out: into(`x${i + 1}`, n) });
       x = r.output;                                                                              // (B, T, C)
       xs.push(x);
       if (save) saved.push(r.saved);
-    }
-    const h = this.xa.layerNorm(x, [C], { weight: this.norm('weight'), bias: this.norm('bias') }).output;  // (B, T, C)
-    const logits = this.xa.linear(h, { data: this.params['head.weight'], shape: [V, C] }).output;          // (B, T, V)
+    });
+    const h = this.xa.layerNorm(x, [C], { weight: this.norm('weight'), bias: this.norm('bias'), out: into('h', n) }).output;  // (B, T, C)
+    const logits = this.xa.linear(h, { data: this.params['head.weight'], shape: [V, C] }, null, { out: into('logits', B * T * V) }).output;  // (B, T, V)
     return { xs, h, logits, saved };
   }
 
@@ -140,14 +148,14 @@ export class GPT {
 
   // The mean cross-entropy of the next-token predictions (targets B·T ids).
   loss(tokens, targets, B, T) {
-    const { logits } = this.forward(tokens, B, T);
-    return crossEntropy(logits.data, targets, { rows: B * T, classes: this.config.vocab }).loss;
+    const { logits } = this.forward(tokens, B, T, { kept: true });
+    const rows = B * T, classes = this.config.vocab;
+    return crossEntropy(logits.data, targets, { rows, classes }, this.workspace.array('dLogits', rows * classes)).loss;
   }
 
   // The loss, every parameter's gradient by state_dict name, and the logits.
   lossAndGradients(tokens, targets, B, T) {
-    const { vocab: V, nEmbd: C, blockSize } = this.config;
-    const f = this.forward(tokens, B, T, { save: true });
+    const f = this.forward(tokens, B, T, { save: true, kept: true });
     try {
       return this.backward(f, tokens, targets, B, T);
     } finally {
@@ -155,30 +163,34 @@ export class GPT {
     }
   }
 
-  // lossAndGradients' second half: from the forward f (with each layer's saved activations) back.
+  // lossAndGradients' second half: from the forward f (with each layer's saved activations) back. Every gradient
+  // lands in the workspace: the parameters' under 'grad.' + their name, the one flowing back down the residual
+  // stream in 'dx' (each backward copies its gradOutput in before it writes its gradSrc, so one array serves).
   backward(f, tokens, targets, B, T) {
-    const { vocab: V, nEmbd: C, blockSize } = this.config;
-    const { loss, dLogits } = crossEntropy(f.logits.data, targets, { rows: B * T, classes: V });
-    const shape = [B, T, C];
-    const head = this.xa.linearGrad(f.h, { data: this.params['head.weight'], shape: [V, C] }, null, { data: dLogits, shape: [B, T, V] });
+    const { vocab: V, nEmbd: C } = this.config;
+    const ws = this.workspace;
+    const grad = (name) => ws.array(`grad.${name}`, this.params[name].length);
+    const n = B * T * C;
+    const { loss, dLogits } = crossEntropy(f.logits.data, targets, { rows: B * T, classes: V }, ws.array('dLogits', B * T * V));
+    const head = this.xa.linearGrad(f.h, { data: this.params['head.weight'], shape: [V, C] }, null, { data: dLogits, shape: [B, T, V] },
+      { out: { gradInput: ws.array('dh', n), gradWeight: grad('head.weight') } });
     const last = f.xs[this.layers.length];
-    const norm = this.xa.layerNormGrad(last, [C], head.gradInput, { weight: this.norm('weight'), bias: this.norm('bias') });
-    const grads = {};
+    const norm = this.xa.layerNormGrad(last, [C], head.gradInput, {
+      weight: this.norm('weight'), bias: this.norm('bias'),
+      out: { gradInput: ws.array('dx', n), gradWeight: grad('norm.weight'), gradBias: grad('norm.bias') },
+    });
     let dx = norm.gradInput;                                                                    // (B, T, C)
     for (let i = this.layers.length - 1; i >= 0; i--) {
-      const g = this.layers[i].backward(f.xs[i], dx, { isCausal: true, saved: f.saved[i] });
-      for (const n of LAYER_NAMES) grads[`layers.${i}.${n}`] = g.gradParameters[n];
-      dx = g.gradSrc;
+      const gradParameters = {};
+      for (const name of LAYER_NAMES) gradParameters[name] = grad(`layers.${i}.${name}`);
+      const out = { output: ws.array('layerOutput', n), gradSrc: dx.data, gradParameters };
+      dx = this.layers[i].backward(f.xs[i], dx, { isCausal: true, saved: f.saved[i], out }).gradSrc;
     }
-    const emb = embedBackward(tokens, dx.data, { N: B, L: T, E: C, vocab: V });
-    const dPos = new Float32Array(blockSize * C);
-    dPos.set(emb.dPos);
+    const emb = embedBackward(tokens, dx.data, { N: B, L: T, E: C, vocab: V },
+      { dTable: grad('token_embedding.weight'), dPos: grad('position_embedding.weight') });  // dPos: blockSize rows, those past T 0
     // In state_dict order.
-    const ordered = { 'token_embedding.weight': emb.dTable, 'position_embedding.weight': dPos };
-    for (let i = 0; i < this.layers.length; i++) for (const n of LAYER_NAMES) ordered[`layers.${i}.${n}`] = grads[`layers.${i}.${n}`];
-    ordered['norm.weight'] = norm.gradWeight.data;
-    ordered['norm.bias'] = norm.gradBias.data;
-    ordered['head.weight'] = head.gradWeight.data;
+    const ordered = {};
+    for (const name of Object.keys(this.params)) ordered[name] = ws.array(`grad.${name}`, this.params[name].length);
     return { loss, grads: ordered, logits: f.logits };
   }
 

@@ -2,9 +2,9 @@
 // reduction='mean'), its gradient with respect to the logits, and the predictions' accuracy.
 
 // logits (rows·classes), targets (rows integers) → { loss, dLogits }: the mean over rows of
-// −log softmax(logits)[target], and its gradient (softmax − one-hot) / rows.
-export function crossEntropy(logits, targets, { rows, classes }) {
-  const dLogits = new Float32Array(rows * classes);
+// −log softmax(logits)[target], and its gradient (softmax − one-hot) / rows, into `dLogits` when given
+// (rows·classes values), else a fresh array.
+export function crossEntropy(logits, targets, { rows, classes }, dLogits = new Float32Array(rows * classes)) {
   let total = 0;
   for (let r = 0; r < rows; r++) {
     const o = r * classes;
