@@ -5,17 +5,23 @@
 // −log softmax(logits)[target], and its gradient (softmax − one-hot) / rows, into `dLogits` when given
 // (rows·classes values), else a fresh array.
 export function crossEntropy(logits, targets, { rows, classes }, dLogits = new Float32Array(rows * classes)) {
+  const exps = new Float64Array(classes);  // one row's exp(logit − max)
   let total = 0;
   for (let r = 0; r < rows; r++) {
     const o = r * classes;
     // Subtracting the row's max keeps exp() finite for any logits.
     let max = -Infinity;
     for (let c = 0; c < classes; c++) max = Math.max(max, logits[o + c]);
+    // Each exp once, kept in float64 until it is divided by the row's sum.
     let sum = 0;
-    for (let c = 0; c < classes; c++) sum += Math.exp(logits[o + c] - max);
+    for (let c = 0; c < classes; c++) {
+      const e = Math.exp(logits[o + c] - max);
+      exps[c] = e;
+      sum += e;
+    }
     const t = targets[r];
     total += Math.log(sum) - (logits[o + t] - max);
-    for (let c = 0; c < classes; c++) dLogits[o + c] = Math.exp(logits[o + c] - max) / sum / rows;
+    for (let c = 0; c < classes; c++) dLogits[o + c] = exps[c] / sum / rows;
     dLogits[o + t] -= 1 / rows;
   }
   return { loss: total / rows, dLogits };
