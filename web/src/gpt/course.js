@@ -1,7 +1,8 @@
 // The course of the "Build a GPT" chapter: from a bigram table to nanoGPT's model, one idea at a time. Each stage
 // has an id, its idea in one sentence, the loss the course reaches with it where one is known (Karpathy's "Let's
 // build GPT" and nanoGPT's README: validation cross-entropy on Tiny Shakespeare, nats per character), how to build
-// its model on the package, and how it trains (nanoGPT's AdamW and schedule, at the stage's sizes).
+// its model on the package, and how it trains: the early stages as the course trains them (PyTorch's default
+// initialisation, AdamW at its defaults and a constant rate), the GPTs with nanoGPT's AdamW and schedule.
 import { GPT } from './model.js';
 import { Stack } from './stack.js';
 import { GPT_CONFIG } from './schedule.js';
@@ -15,8 +16,11 @@ const NANO = {
 };
 
 // The early stages' sizes and training, as the course's: 32 channels, 8 characters of context, batches of 32,
-// 5000 steps (their schedule is nanoGPT's shape stretched over them).
-const SMALL = { ...NANO, batchSize: 32, maxIters: 5000, lrDecayIters: 5000 };
+// 5000 steps of torch.optim.AdamW at its defaults (β2 0.999, weight decay 0.01) and a constant rate, no clipping.
+const SMALL = {
+  ...NANO, batchSize: 32, maxIters: 5000, learningRate: 1e-3, minLr: 1e-3, warmupIters: 0, lrDecayIters: 5000,
+  beta2: 0.999, weightDecay: 0.01, gradClip: Infinity,
+};
 const stack = (model, training = SMALL) => ({
   model,
   training,
@@ -31,7 +35,7 @@ const STAGES = [
     title: 'A bigram table',
     idea: 'Each character alone predicts the next one: a table of 65 × 65 logits, the row of the current character.',
     referenceLoss: 2.5,
-    ...stack({ bigram: true, mixer: 'none', blockSize: 8 }, { ...SMALL, learningRate: 1e-2, minLr: 1e-3 }),
+    ...stack({ bigram: true, mixer: 'none', blockSize: 8 }, { ...SMALL, learningRate: 1e-2, minLr: 1e-2 }),
   },
   {
     id: 'average',

@@ -1,15 +1,20 @@
 // The course's early models (course.js), before the blocks of a GPT: a token embedding, optionally a position
-// embedding, a mixer over the past (none, the uniform average of every character so far, or causal multi-head
-// attention: the package's MultiheadAttention), optionally a feed-forward layer (linear + ReLU), and a linear head
-// to logits, or, for the bigram, the embedding's row itself as the logits. Forward and backward over the package's
-// linear, linearGrad and MultiheadAttention forward/backward, and the JS embeddings and cross-entropy.
-// Dimension letters: B batch, T positions, C channels, V vocabulary, H heads.
+// embedding, a mixer over the past (none, the uniform average of every character so far, or the course's causal
+// attention heads), optionally a feed-forward layer (linear + ReLU), and a linear head to logits, or, for the
+// bigram, the embedding's row itself as the logits. The heads are the course's Head and MultiHeadAttention: key,
+// query and value projections without bias, the package's scaled dot-product attention in each head, the heads'
+// outputs concatenated, and no output projection (the course adds one with the residual blocks). Forward and
+// backward over the package's linear, linearGrad, scaledDotProductAttention and its gradient, and the JS
+// embeddings and cross-entropy.
+// Dimension letters: B batch, T positions, C channels, V vocabulary, H heads, D = C / H.
 import { Prng } from '../shared/prng.js';
 import { embed, embedBackward } from '../train/embedding.js';
 import { crossEntropy } from '../train/cross-entropy.js';
 import { count } from './model.js';
 
-const MHA = { 'self_attn.in_proj_weight': 'in_proj_weight', 'self_attn.in_proj_bias': 'in_proj_bias', 'self_attn.out_proj.weight': 'out_proj.weight', 'self_attn.out_proj.bias': 'out_proj.bias' };
+// The heads' projections: every head's rows of each, head h's at rows h·D .. (h + 1)·D (the course's heads' own
+// (D, C) weights, stacked).
+const PROJECTIONS = { query: 'query.weight', key: 'key.weight', value: 'value.weight' };
 
 // config { vocab, nEmbd, blockSize, mixer: 'none' | 'average' | 'attention', nHead, feedForward, bigram }.
 export function stackShapes(c) {
@@ -17,17 +22,29 @@ export function stackShapes(c) {
   const C = c.bigram ? V : c.nEmbd;
   const shapes = { 'token_embedding.weight': [V, C] };
   if (c.mixer !== 'none') shapes['position_embedding.weight'] = [c.blockSize, C];
-  if (c.mixer === 'attention') {
-    Object.assign(shapes, { 'self_attn.in_proj_weight': [3 * C, C], 'self_attn.in_proj_bias': [3 * C], 'self_attn.out_proj.weight': [C, C], 'self_attn.out_proj.bias': [C] });
-  }
+  if (c.mixer === 'attention') for (const name of Object.values(PROJECTIONS)) shapes[name] = [C, C];
   if (c.feedForward) Object.assign(shapes, { 'ffwd.weight': [C, C], 'ffwd.bias': [C] });
   if (!c.bigram) Object.assign(shapes, { 'head.weight': [V, C], 'head.bias': [V] });
   return shapes;
 }
 
+// PyTorch's default initialisation, as the course's models get it: nn.Embedding N(0, 1); nn.Linear's weight and
+// bias U(−1/√in, 1/√in), `in` its weight's input dim. Seeded, one Prng stream per parameter (the values are ours).
+function pytorchDefault(name, shape, inDim, rng) {
+  const p = new Float32Array(count(shape));
+  if (name.endsWith('embedding.weight')) {
+    for (let k = 0; k < p.length; k++) p[k] = rng.nextNormal();
+  } else {
+    const bound = 1 / Math.sqrt(inDim);
+    for (let k = 0; k < p.length; k++) p[k] = bound * (2 * rng.nextFloat() - 1);
+  }
+  return p;
+}
+
 export class Stack {
-  // params: optional, by name; else weights N(0, std) (default nanoGPT's 0.02) and zero biases, seeded.
-  constructor(xa, config, { params = null, seed = 0, std = 0.02 } = {}) {
+  // params: optional, by name; else PyTorch's default initialisation (pytorchDefault), or with `std` every weight
+  // N(0, std) and zero biases (for tests that want a scale of their own). Seeded.
+  constructor(xa, config, { params = null, seed = 0, std } = {}) {
     this.xa = xa;
     this.config = { ...config, nEmbd: config.bigram ? config.vocab : config.nEmbd, nHead: config.nHead ?? 1 };
     this.shapes = stackShapes(this.config);
@@ -37,17 +54,18 @@ export class Stack {
         if (!(params[name] instanceof Float32Array) || params[name].length !== count(shape)) throw new RangeError(`Stack: ${name} must be a Float32Array of ${count(shape)} values`);
         return;
       }
-      const p = new Float32Array(count(shape));
-      if (!name.endsWith('bias')) {
-        const rng = new Prng(seed >>> 0, 2000 + stream);
-        for (let k = 0; k < p.length; k++) p[k] = std * rng.nextNormal();
+      const rng = new Prng(seed >>> 0, 2000 + stream);
+      if (std === undefined) {
+        // A bias's input dim is its layer's: the channels for the feed-forward and the head.
+        this.params[name] = pytorchDefault(name, shape, shape.length === 2 ? shape[1] : this.config.nEmbd, rng);
+        return;
       }
+      const p = new Float32Array(count(shape));
+      if (!name.endsWith('bias')) for (let k = 0; k < p.length; k++) p[k] = std * rng.nextNormal();
       this.params[name] = p;
     });
-    const { nEmbd: C, nHead: H } = this.config;
-    this.mha = this.config.mixer === 'attention' ? xa.createMultiheadAttention({ embedDim: C, numHeads: H, batchFirst: true }) : null;
+    if (this.config.nEmbd % this.config.nHead !== 0) throw new RangeError(`Stack: nEmbd ${this.config.nEmbd} is not a multiple of nHead ${this.config.nHead}`);
     this.layers = [];
-    this.sync();
   }
 
   decayed() {
@@ -58,12 +76,8 @@ export class Stack {
     return Object.values(this.params).reduce((a, p) => a + p.length, 0);
   }
 
-  sync() {
-    if (!this.mha) return;
-    const p = {};
-    for (const [name, key] of Object.entries(MHA)) p[key] = this.params[name];
-    this.mha.setParameters(p);
-  }
+  // The parameters live here only: nothing to hand to the package after a change.
+  sync() {}
 
   t(name) {
     return { data: this.params[name], shape: this.shapes[name] };
@@ -76,7 +90,11 @@ export class Stack {
     const x = { data: embed(tokens, this.params['token_embedding.weight'], pos, { N: B, L: T, E: C }), shape: [B, T, C] };
     let a = x;                                                                                       // (B, T, C)
     if (mixer === 'average') a = { data: causalMean(x.data, B, T, C), shape: x.shape };
-    if (mixer === 'attention') a = this.mha.forward(x, x, x, { isCausal: true, needWeights: false }).output;
+    let heads = null;
+    if (mixer === 'attention') {
+      heads = this.heads(x, B, T);
+      a = { data: this.merge(heads.output.data, B, T), shape: x.shape };
+    }
     let z = null;
     let f = a;
     if (feedForward) {
@@ -84,7 +102,7 @@ export class Stack {
       f = { data: z.data.map((v) => (v > 0 ? v : 0)), shape: z.shape };
     }
     const logits = bigram ? { data: x.data, shape: [B, T, V] } : this.xa.linear(f, this.t('head.weight'), this.t('head.bias')).output;
-    return { x, a, z, f, logits };
+    return { x, heads, a, z, f, logits };
   }
 
   loss(tokens, targets, B, T) {
@@ -114,10 +132,17 @@ export class Stack {
       if (mixer === 'none') dx = da.data;
       if (mixer === 'average') dx = causalMeanBackward(da.data, B, T, C);
       if (mixer === 'attention') {
-        const g = this.mha.backward(s.x, s.x, s.x, da, { isCausal: true });
+        const { query: q, key: k, value: v } = s.heads;
+        const dOut = { data: this.split(da.data, B, T), shape: q.shape };                      // (B, H, T, D)
+        const g = this.xa.scaledDotProductAttentionGrad(q, k, v, dOut, { isCausal: true });
         dx = new Float32Array(B * T * C);
-        for (let k = 0; k < dx.length; k++) dx[k] = g.gradQuery.data[k] + g.gradKey.data[k] + g.gradValue.data[k];
-        for (const [name, key] of Object.entries(MHA)) grads[name] = g.gradParameters[key];
+        for (const [which, name] of Object.entries(PROJECTIONS)) {
+          const gradName = `grad${which[0].toUpperCase()}${which.slice(1)}`;                 // gradQuery, gradKey, gradValue
+          const dz = { data: this.merge(g[gradName].data, B, T), shape: [B, T, C] };          // (B, T, C)
+          const lg = this.xa.linearGrad(s.x, this.t(name), null, dz);
+          grads[name] = lg.gradWeight.data;
+          for (let j = 0; j < dx.length; j++) dx[j] += lg.gradInput.data[j];
+        }
       }
     }
     const emb = embedBackward(tokens, dx, { N: B, L: T, E: C, vocab: V });
@@ -142,13 +167,48 @@ export class Stack {
       return [{ heads: 1, T, weights: w }];
     }
     const { x } = this.forward(tokens, 1, T);
-    const r = this.mha.forward(x, x, x, { isCausal: true, needWeights: true, averageAttnWeights: false });
+    const { query, key, value } = this.heads(x, 1, T);
+    const r = this.xa.scaledDotProductAttention(query, key, value, { isCausal: true, needWeights: true });
     return [{ heads: H, T, weights: r.weights.data }];                                               // (1, H, T, T)
   }
 
-  dispose() {
-    this.mha?.dispose();
+  // The heads over x (B, T, C): each projection (B, T, C) split into heads (B, H, T, D), and the causal attention's
+  // output (B, H, T, D).
+  heads(x, B, T) {
+    const split = (name) => ({ data: this.split(this.xa.linear(x, this.t(name)).output.data, B, T), shape: [B, this.config.nHead, T, this.config.nEmbd / this.config.nHead] });
+    const query = split(PROJECTIONS.query), key = split(PROJECTIONS.key), value = split(PROJECTIONS.value);
+    const { output } = this.xa.scaledDotProductAttention(query, key, value, { isCausal: true });
+    return { query, key, value, output };
   }
+
+  // (B, T, C) → (B, H, T, D): head h takes channels h·D .. (h + 1)·D of every position.
+  split(y, B, T) {
+    const { nEmbd: C, nHead: H } = this.config;
+    const D = C / H;
+    const out = new Float32Array(B * T * C);
+    for (let b = 0; b < B; b++) {
+      for (let t = 0; t < T; t++) {
+        const from = (b * T + t) * C;
+        for (let h = 0; h < H; h++) out.set(y.subarray(from + h * D, from + (h + 1) * D), ((b * H + h) * T + t) * D);
+      }
+    }
+    return out;
+  }
+
+  // (B, H, T, D) → (B, T, C): the heads' outputs side by side, head h at channels h·D .. (h + 1)·D.
+  merge(y, B, T) {
+    const { nEmbd: C, nHead: H } = this.config;
+    const D = C / H;
+    const out = new Float32Array(B * T * C);
+    for (let b = 0; b < B; b++) {
+      for (let h = 0; h < H; h++) {
+        for (let t = 0; t < T; t++) out.set(y.subarray(((b * H + h) * T + t) * D, ((b * H + h) * T + t + 1) * D), (b * T + t) * C + h * D);
+      }
+    }
+    return out;
+  }
+
+  dispose() {}
 }
 
 // a[b, t] = mean of x[b, 0..t].
