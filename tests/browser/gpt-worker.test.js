@@ -59,7 +59,11 @@ test('the bigram stage trains, evaluates, samples, generates, exports and import
   assert.equal(of('ready')[0].vocab.length, 65);
   assert.equal(of('ready')[0].parameterCount, 65 * 65);
   assert.deepEqual(of('eval').map((e) => e.step), [10, 20, 30]);
-  assert.ok(of('eval').every((e) => e.valLoss > 3 && e.valLoss < 4.3));
+  // The bigram starts from N(0, 1) logits, as the course's does (its first loss ~4.9, above ln 65 = 4.17), and
+  // falls at every evaluation.
+  const losses = of('eval').map((e) => e.valLoss);
+  assert.ok(losses.every((l) => l > 3 && l < 5.5), `validation losses ${losses}`);
+  assert.ok(losses.every((l, i) => i === 0 || l < losses[i - 1]), `validation losses ${losses} fall at every evaluation`);
   assert.equal(of('done')[0].step, 30);
   assert.equal(of('sample').length, 3);
   assert.equal(of('token').length, 20);
