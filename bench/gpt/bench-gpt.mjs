@@ -1,7 +1,8 @@
 // The "Build a GPT" benchmark: nanoGPT's cheap configuration trained for N steps by the chapter's Worker
 // (web/src/gpt/gpt-worker.js) in headless Chromium, on the package's threads, and by PyTorch on the CPU
-// (bench/gpt/train_torch.py) for the same steps on the same number of threads. Prints both wall times, the time per
-// step and the validation losses at steps 500, 1000, 1500 and 2000 (and at the last step).
+// (bench/gpt/train_torch.py) for the same steps on the same number of threads, the two in turns of 100 steps.
+// Prints both wall times, the time per step and the validation losses at steps 500, 1000, 1500 and 2000 (and at
+// the last step).
 //
 //     npm run bench:gpt                          # 2000 steps, 2 threads
 //     npm run bench:gpt -- --steps 20 --threads 1
@@ -63,89 +64,152 @@ async function serve() {
   throw new Error('bench-gpt: the dev server did not start');
 }
 
-async function browserRun(url) {
+// The chapter's Worker in a page of headless Chromium, trained in turns: runUntil(step) trains until the Worker has
+// passed that step (it pauses between two steps) or is done, and resolves { step, done }. result() is what the run
+// reported; close() ends the browser.
+async function startBrowser(url) {
   process.env.XATTN_DEMO_URL = url;
   const { launch } = await import('../../tests/browser/browser.js');
   const browser = await launch();
-  try {
-    const page = await browser.context.newPage();
-    const errors = [];
-    page.on('pageerror', (e) => errors.push(e.message));
-    await page.exposeFunction('benchLog', (line) => console.log(`  browser: ${line}`));
-    await page.goto(new URL('data/tinyshakespeare.txt', url).href);
-    const result = await page.evaluate(async ({ steps, threads, seed }) => {
-      const text = await (await fetch('/data/tinyshakespeare.txt')).text();
-      const worker = new Worker('/src/gpt/gpt-worker.js', { type: 'module' });
-      const evals = {};
-      let lastLog = 0;
-      const info = { isolated: self.crossOriginIsolated, cores: navigator.hardwareConcurrency };
-      return new Promise((resolve, reject) => {
-        worker.onerror = (e) => reject(new Error(`worker: ${e.message}`));
-        worker.onmessage = ({ data: m }) => {
-          if (m.type === 'error') reject(new Error(`${m.request}: ${m.message}`));
-          else if (m.type === 'ready') {
-            info.parameterCount = m.parameterCount;
-            info.threads = m.config.threads;
-            info.config = { ...m.config, vocab: m.vocab.length };
-            self.benchLog(`ready: ${m.parameterCount} parameters, ${m.config.threads} thread(s), cross-origin isolated: ${info.isolated}`);
-            worker.postMessage({ type: 'start' });
-          } else if (m.type === 'progress' && (m.step - lastLog >= 100 || m.step === steps)) {
-            lastLog = m.step;
+  const page = await browser.context.newPage();
+  const errors = [];
+  page.on('pageerror', (e) => errors.push(e.message));
+  await page.exposeFunction('benchLog', (line) => console.log(`  browser: ${line}`));
+  await page.goto(new URL('data/tinyshakespeare.txt', url).href);
+  await page.evaluate(async ({ steps, threads, seed }) => {
+    const text = await (await fetch('/data/tinyshakespeare.txt')).text();
+    const worker = new Worker('/src/gpt/gpt-worker.js', { type: 'module' });
+    const bench = { worker, evals: {}, info: { isolated: self.crossOriginIsolated, cores: navigator.hardwareConcurrency }, lastLog: 0, turn: null, failed: null };
+    self.__bench = bench;
+    await new Promise((resolve, reject) => {
+      worker.onerror = (e) => { bench.failed = new Error(`worker: ${e.message}`); reject(bench.failed); };
+      worker.onmessage = ({ data: m }) => {
+        const turn = bench.turn;
+        if (m.type === 'error') {
+          bench.failed = new Error(`${m.request}: ${m.message}`);
+          reject(bench.failed);
+          turn?.reject(bench.failed);
+        } else if (m.type === 'ready') {
+          Object.assign(bench.info, { parameterCount: m.parameterCount, threads: m.config.threads, config: { ...m.config, vocab: m.vocab.length } });
+          self.benchLog(`ready: ${m.parameterCount} parameters, ${m.config.threads} thread(s), cross-origin isolated: ${bench.info.isolated}`);
+          resolve();
+        } else if (m.type === 'progress') {
+          if (m.step - bench.lastLog >= 100 || m.step === steps) {
+            bench.lastLog = m.step;
             self.benchLog(`step ${m.step}  train loss ${m.trainLoss.toFixed(4)}  ${(1000 / m.stepsPerSecond).toFixed(1)} ms/step  ${(m.elapsedMs / 1000).toFixed(1)} s of training so far`);
-          } else if (m.type === 'eval') {
-            evals[m.step] = m.valLoss;
-            self.benchLog(`step ${m.step}  validation loss ${m.valLoss.toFixed(4)}`);
-          } else if (m.type === 'done') {
-            worker.terminate();
-            resolve({ ...info, elapsedMs: m.elapsedMs, step: m.step, evals });
           }
-        };
-        worker.postMessage({ type: 'init', text, stage: 'gpt', seed, steps, evalEvery: 500, threads });
-      });
-    }, { steps, threads, seed: Number(args.seed) });
-    if (errors.length) throw new Error(`page errors: ${errors.join('; ')}`);
-    return result;
-  } finally {
-    await browser.close();
-  }
+          if (turn && !turn.pausing && m.step >= turn.until) {
+            turn.pausing = true;
+            worker.postMessage({ type: 'pause' });
+          }
+        } else if (m.type === 'eval') {
+          bench.evals[m.step] = m.valLoss;
+          self.benchLog(`step ${m.step}  validation loss ${m.valLoss.toFixed(4)}`);
+        } else if (m.type === 'paused') {
+          bench.turn = null;
+          turn?.resolve({ step: m.step, done: false });
+        } else if (m.type === 'done') {
+          Object.assign(bench.info, { elapsedMs: m.elapsedMs, step: m.step });
+          bench.turn = null;
+          turn?.resolve({ step: m.step, done: true });
+        }
+      };
+      worker.postMessage({ type: 'init', text, stage: 'gpt', seed, steps, evalEvery: 500, threads });
+    });
+  }, { steps, threads, seed: Number(args.seed) });
+  return {
+    runUntil: (until) => page.evaluate((until) => new Promise((resolve, reject) => {
+      const bench = self.__bench;
+      if (bench.failed) return reject(bench.failed);
+      bench.turn = { until, pausing: false, resolve, reject };
+      bench.worker.postMessage({ type: 'resume' });
+    }), until),
+    async result() {
+      if (errors.length) throw new Error(`page errors: ${errors.join('; ')}`);
+      return page.evaluate(() => ({ ...self.__bench.info, evals: self.__bench.evals }));
+    },
+    close: () => browser.close(),
+  };
 }
 
-// train_torch.py's output, parsed: its total training time and validation losses.
-function torchRun() {
-  return new Promise((resolve, reject) => {
-    const py = spawn('/usr/bin/python3', [path.join(REPO, 'bench/gpt/train_torch.py'), '--steps', String(steps), '--threads', String(threads)], { cwd: REPO });
-    let out = '';
-    py.stdout.on('data', (d) => {
-      out += d;
-      for (const line of String(d).split('\n')) if (line.trim()) console.log(`  torch: ${line}`);
-    });
-    py.stderr.on('data', (d) => process.stderr.write(d));
-    py.on('close', (code) => {
-      if (code !== 0) return reject(new Error(`train_torch.py exited with ${code}`));
+// train_torch.py --interleave: runUntil(step) has it train up to that step and resolves the step reached;
+// result() is its total training time and validation losses once it has finished.
+function startTorch() {
+  const py = spawn('/usr/bin/python3', [path.join(REPO, 'bench/gpt/train_torch.py'), '--steps', String(steps), '--threads', String(threads), '--interleave'], { cwd: REPO });
+  let out = '';
+  let pending = '';
+  let waiting = null;
+  const closed = new Promise((resolve) => py.on('close', resolve));
+  py.stdout.on('data', (d) => {
+    out += d;
+    pending += d;
+    const lines = pending.split('\n');
+    pending = lines.pop();
+    for (const line of lines) {
+      const at = line.match(/^at (\d+)$/);
+      if (at) {
+        waiting?.resolve(Number(at[1]));
+        waiting = null;
+      } else if (line.trim()) {
+        console.log(`  torch: ${line}`);
+      }
+    }
+  });
+  py.stderr.on('data', (d) => process.stderr.write(d));
+  closed.then((code) => waiting?.reject(new Error(`train_torch.py exited with ${code}`)));
+  const next = () => new Promise((resolve, reject) => { waiting = { resolve, reject }; });
+  const started = next();  // its first 'at 0', once the model is built
+  return {
+    async runUntil(until) {
+      await started;
+      const reached = next();
+      py.stdin.write(`to ${until}\n`);
+      return reached;
+    },
+    async result() {
+      py.stdin.end();
+      const code = await closed;
+      if (code !== 0) throw new Error(`train_torch.py exited with ${code}`);
       const total = out.match(/(\d+) steps in ([\d.]+) s of training/);
       const evals = {};
       for (const m of out.matchAll(/step +(\d+) +validation loss ([\d.]+)/g)) evals[Number(m[1])] = Number(m[2]);
-      return resolve({ elapsedMs: total ? 1000 * Number(total[2]) : NaN, evals });
-    });
-  });
+      return { elapsedMs: total ? 1000 * Number(total[2]) : NaN, evals };
+    },
+    stop: () => py.kill(),
+  };
 }
 
+// The two sides take turns of TURN steps, so that both train through the same stretches of a shared host (one
+// after the other, a run of several minutes each, the host's speed moved between them by 5% and more).
+const TURN = 100;
 const server = await serve();
 let browser;
+let torch = null;
 try {
-  console.log(`xattn in headless Chromium (the chapter's Worker), ${steps} steps, ${threads} thread(s):`);
-  browser = await browserRun(server.url);
+  console.log(`xattn in headless Chromium (the chapter's Worker) ${args['skip-torch'] ? 'alone' : `and PyTorch (bench/gpt/train_torch.py) in turns of ${TURN} steps`}, ${steps} steps, ${threads} thread(s):`);
+  const page = await startBrowser(server.url);
+  const py = args['skip-torch'] ? null : startTorch();
+  try {
+    let pageDone = false, torchDone = py === null, torchFailed = null;
+    for (let until = TURN; !(pageDone && torchDone); until += TURN) {
+      if (!pageDone) pageDone = (await page.runUntil(until)).done;
+      if (!torchDone) {
+        // A failed PyTorch run (no torch, not OpenBLAS: bench/gpt/setup.sh) still leaves the browser's figures printed.
+        torchDone = await py.runUntil(until).then((at) => at >= steps, (err) => {
+          torchFailed = err;
+          return true;
+        });
+      }
+    }
+    browser = await page.result();
+    if (py && !torchFailed) torch = await py.result().catch((err) => { torchFailed = err; return null; });
+    if (torchFailed) console.error(`PyTorch's side did not run: ${torchFailed.message}`);
+  } finally {
+    py?.stop();
+    await page.close();
+  }
 } finally {
   server.stop();
-}
-let torch = null;
-if (!args['skip-torch']) {
-  console.log(`PyTorch (bench/gpt/train_torch.py), ${steps} steps, ${threads} thread(s):`);
-  // A failed PyTorch run (no torch, not OpenBLAS: bench/gpt/setup.sh) still leaves the browser's figures printed.
-  torch = await torchRun().catch((err) => {
-    console.error(`PyTorch's side did not run: ${err.message}`);
-    return null;
-  });
 }
 
 const marks = [500, 1000, 1500, 2000, steps].filter((s, i, a) => s <= steps && a.indexOf(s) === i);

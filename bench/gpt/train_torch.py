@@ -19,6 +19,8 @@ parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
 parser.add_argument("--threads", type=int, default=2)
 parser.add_argument("--steps", type=int, default=None, help="train this many steps (default: the config's 2000)")
 parser.add_argument("--allow-reference-blas", action="store_true")
+parser.add_argument("--interleave", action="store_true",
+                    help="train only when told: each stdin line 'to N' trains up to step N, then prints 'at N'")
 args = parser.parse_args()
 # Before torch loads: OpenBLAS reads its thread count once, at load time.
 os.environ["OPENBLAS_NUM_THREADS"] = str(args.threads)
@@ -42,6 +44,15 @@ def blas_in_use():
     with open("/proc/self/maps") as maps:
         libs = sorted({line.split()[-1] for line in maps if "blas" in line.lower()})
     return libs, gflops
+
+
+def wait_for_turn(at, steps):
+    """--interleave: reports the step reached and waits for the next 'to N' on stdin; returns N."""
+    print("at %d" % at, flush=True)
+    line = sys.stdin.readline()
+    if not line.startswith("to "):
+        sys.exit("train_torch: expected 'to N' on stdin, got %r" % line)
+    return min(int(line.split()[1]), steps)
 
 
 def main():
@@ -68,7 +79,10 @@ def main():
 
     step_times, losses = [], {}
     model.train()
+    until = 0 if args.interleave else steps  # the step it may train up to (--interleave: the last 'to N')
     for it in range(1, steps + 1):
+        if args.interleave and it > until:
+            until = wait_for_turn(it - 1, steps)
         t0 = time.perf_counter()
         for group in optimizer.param_groups:
             group["lr"] = lr_at(it - 1, c)
@@ -88,6 +102,8 @@ def main():
             losses[it] = validation_loss(model, val, c)
             print("step %4d  validation loss %.4f" % (it, losses[it]), flush=True)
 
+    if args.interleave:
+        print("at %d" % steps, flush=True)
     total = sum(step_times)
     print("\nPyTorch %s on %d threads (%s): %d steps in %.1f s of training, %.1f ms/step (median %.1f ms)"
           % (torch.__version__, args.threads, "OpenBLAS" if openblas else "not OpenBLAS", steps, total,
