@@ -10,6 +10,7 @@
 // Dimension letters: n new positions, t positions held, C channels, H heads, D = C / H, V vocabulary.
 import { Prng } from '../shared/prng.js';
 import { geluInPlace } from './gelu.js';
+import { mergeHeads, splitHeads } from './heads.js';
 
 export class Decoder {
   // model: a GPT (web/src/gpt/model.js); its parameters are read at each call, so training may go on between.
@@ -59,19 +60,11 @@ export class Decoder {
       // (1, n, 3C) → q, k, v (1, H, n, D); one position is already in that order.
       const part = (which) => {
         if (n === 1) return { data: b.qkv.subarray(which * C, (which + 1) * C), shape: heads };
-        const out = b.split[which];
-        for (let i = 0; i < n; i++) {
-          for (let h = 0; h < H; h++) out.set(b.qkv.subarray(i * 3 * C + which * C + h * D, i * 3 * C + which * C + (h + 1) * D), (h * n + i) * D);
-        }
-        return { data: out, shape: heads };
+        return { data: splitHeads(b.qkv, { B: 1, T: n, H, D, stride: 3 * C, offset: which * C }, b.split[which]), shape: heads };
       };
       this.caches[l].append(part(1), part(2));
       const a = this.caches[l].attend(part(0), { isCausal: true, needWeights: attention, out: n === 1 ? b.merged : b.heads }); // (1, H, n, D)
-      if (n > 1) {
-        for (let h = 0; h < H; h++) {
-          for (let i = 0; i < n; i++) b.merged.set(b.heads.subarray((h * n + i) * D, (h * n + i + 1) * D), i * C + h * D);
-        }
-      }
+      if (n > 1) mergeHeads(b.heads, { B: 1, T: n, H, D }, b.merged);
       xa.linear({ data: b.merged, shape }, t('self_attn.out_proj.weight', [C, C]), t('self_attn.out_proj.bias', [C]), { out: b.o });
       for (let k = 0; k < x.length; k++) x[k] += b.o[k];
       layerNormRows(x, params[`layers.${l}.norm2.weight`], params[`layers.${l}.norm2.bias`], b.n2, C);

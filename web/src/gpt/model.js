@@ -15,6 +15,7 @@ import { Prng } from '../shared/prng.js';
 import { embed, embedBackward } from '../train/embedding.js';
 import { crossEntropy } from '../train/cross-entropy.js';
 import { Workspace } from '../train/workspace.js';
+import { splitHeads } from './heads.js';
 
 // A TransformerEncoderLayer's parameters, in PyTorch's order.
 export const LAYER_NAMES = [
@@ -190,7 +191,7 @@ export class GPT {
       { dTable: grad('token_embedding.weight'), dPos: grad('position_embedding.weight') });  // dPos: blockSize rows, those past T 0
     // In state_dict order.
     const ordered = {};
-    for (const name of Object.keys(this.params)) ordered[name] = ws.array(`grad.${name}`, this.params[name].length);
+    for (const name of Object.keys(this.params)) ordered[name] = grad(name);
     return { loss, grads: ordered, logits: f.logits };
   }
 
@@ -214,13 +215,7 @@ export class GPT {
     const p = (n) => this.params[`layers.${i}.${n}`];
     const n1 = this.xa.layerNorm(x, [C], { weight: { data: p('norm1.weight'), shape: [C] }, bias: { data: p('norm1.bias'), shape: [C] } }).output;
     const qkv = this.xa.linear(n1, { data: p('self_attn.in_proj_weight'), shape: [3 * C, C] }, { data: p('self_attn.in_proj_bias'), shape: [3 * C] }).output.data; // (1, T, 3C)
-    const split = (which) => {
-      const out = new Float32Array(H * T * D);                                                    // (1, H, T, D)
-      for (let t = 0; t < T; t++) {
-        for (let h = 0; h < H; h++) out.set(qkv.subarray(t * 3 * C + which * C + h * D, t * 3 * C + which * C + (h + 1) * D), (h * T + t) * D);
-      }
-      return { data: out, shape: [1, H, T, D] };
-    };
+    const split = (which) => ({ data: splitHeads(qkv, { B: 1, T, H, D, stride: 3 * C, offset: which * C }), shape: [1, H, T, D] });  // (1, H, T, D)
     return { q: split(0), k: split(1), v: split(2) };
   }
 

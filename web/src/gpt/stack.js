@@ -11,10 +11,15 @@ import { Prng } from '../shared/prng.js';
 import { embed, embedBackward } from '../train/embedding.js';
 import { crossEntropy } from '../train/cross-entropy.js';
 import { count } from './model.js';
+import { mergeHeads, splitHeads } from './heads.js';
 
-// The heads' projections: every head's rows of each, head h's at rows h·D .. (h + 1)·D (the course's heads' own
-// (D, C) weights, stacked).
-const PROJECTIONS = { query: 'query.weight', key: 'key.weight', value: 'value.weight' };
+// The heads' projections (every head's rows of each, head h's at rows h·D .. (h + 1)·D: the course's heads' own
+// (D, C) weights, stacked), by the name of what they project and of its gradient in the attention's backward.
+const PROJECTIONS = [
+  { which: 'query', name: 'query.weight', grad: 'gradQuery' },
+  { which: 'key', name: 'key.weight', grad: 'gradKey' },
+  { which: 'value', name: 'value.weight', grad: 'gradValue' },
+];
 
 // config { vocab, nEmbd, blockSize, mixer: 'none' | 'average' | 'attention', nHead, feedForward, bigram }.
 export function stackShapes(c) {
@@ -22,7 +27,7 @@ export function stackShapes(c) {
   const C = c.bigram ? V : c.nEmbd;
   const shapes = { 'token_embedding.weight': [V, C] };
   if (c.mixer !== 'none') shapes['position_embedding.weight'] = [c.blockSize, C];
-  if (c.mixer === 'attention') for (const name of Object.values(PROJECTIONS)) shapes[name] = [C, C];
+  if (c.mixer === 'attention') for (const { name } of PROJECTIONS) shapes[name] = [C, C];
   if (c.feedForward) Object.assign(shapes, { 'ffwd.weight': [C, C], 'ffwd.bias': [C] });
   if (!c.bigram) Object.assign(shapes, { 'head.weight': [V, C], 'head.bias': [V] });
   return shapes;
@@ -93,7 +98,7 @@ export class Stack {
     let heads = null;
     if (mixer === 'attention') {
       heads = this.heads(x, B, T);
-      a = { data: this.merge(heads.output.data, B, T), shape: x.shape };
+      a = { data: mergeHeads(heads.output.data, this.headDims(B, T)), shape: x.shape };
     }
     let z = null;
     let f = a;
@@ -133,12 +138,12 @@ export class Stack {
       if (mixer === 'average') dx = causalMeanBackward(da.data, B, T, C);
       if (mixer === 'attention') {
         const { query: q, key: k, value: v } = s.heads;
-        const dOut = { data: this.split(da.data, B, T), shape: q.shape };                      // (B, H, T, D)
+        const dims = this.headDims(B, T);
+        const dOut = { data: splitHeads(da.data, dims), shape: q.shape };                      // (B, H, T, D)
         const g = this.xa.scaledDotProductAttentionGrad(q, k, v, dOut, { isCausal: true });
         dx = new Float32Array(B * T * C);
-        for (const [which, name] of Object.entries(PROJECTIONS)) {
-          const gradName = `grad${which[0].toUpperCase()}${which.slice(1)}`;                 // gradQuery, gradKey, gradValue
-          const dz = { data: this.merge(g[gradName].data, B, T), shape: [B, T, C] };          // (B, T, C)
+        for (const { name, grad } of PROJECTIONS) {
+          const dz = { data: mergeHeads(g[grad].data, dims), shape: [B, T, C] };              // (B, T, C)
           const lg = this.xa.linearGrad(s.x, this.t(name), null, dz);
           grads[name] = lg.gradWeight.data;
           for (let j = 0; j < dx.length; j++) dx[j] += lg.gradInput.data[j];
@@ -175,37 +180,18 @@ export class Stack {
   // The heads over x (B, T, C): each projection (B, T, C) split into heads (B, H, T, D), and the causal attention's
   // output (B, H, T, D).
   heads(x, B, T) {
-    const split = (name) => ({ data: this.split(this.xa.linear(x, this.t(name)).output.data, B, T), shape: [B, this.config.nHead, T, this.config.nEmbd / this.config.nHead] });
-    const query = split(PROJECTIONS.query), key = split(PROJECTIONS.key), value = split(PROJECTIONS.value);
-    const { output } = this.xa.scaledDotProductAttention(query, key, value, { isCausal: true });
-    return { query, key, value, output };
+    const dims = this.headDims(B, T);
+    const shape = [B, dims.H, T, dims.D];
+    const r = {};
+    for (const { which, name } of PROJECTIONS) r[which] = { data: splitHeads(this.xa.linear(x, this.t(name)).output.data, dims), shape };
+    r.output = this.xa.scaledDotProductAttention(r.query, r.key, r.value, { isCausal: true }).output;
+    return r;
   }
 
-  // (B, T, C) → (B, H, T, D): head h takes channels h·D .. (h + 1)·D of every position.
-  split(y, B, T) {
+  // The dims splitHeads and mergeHeads take for a batch of B sequences of T positions.
+  headDims(B, T) {
     const { nEmbd: C, nHead: H } = this.config;
-    const D = C / H;
-    const out = new Float32Array(B * T * C);
-    for (let b = 0; b < B; b++) {
-      for (let t = 0; t < T; t++) {
-        const from = (b * T + t) * C;
-        for (let h = 0; h < H; h++) out.set(y.subarray(from + h * D, from + (h + 1) * D), ((b * H + h) * T + t) * D);
-      }
-    }
-    return out;
-  }
-
-  // (B, H, T, D) → (B, T, C): the heads' outputs side by side, head h at channels h·D .. (h + 1)·D.
-  merge(y, B, T) {
-    const { nEmbd: C, nHead: H } = this.config;
-    const D = C / H;
-    const out = new Float32Array(B * T * C);
-    for (let b = 0; b < B; b++) {
-      for (let h = 0; h < H; h++) {
-        for (let t = 0; t < T; t++) out.set(y.subarray(((b * H + h) * T + t) * D, ((b * H + h) * T + t + 1) * D), (b * T + t) * C + h * D);
-      }
-    }
-    return out;
+    return { B, T, H, D: C / H };
   }
 
   dispose() {}
