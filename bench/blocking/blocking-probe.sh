@@ -1,10 +1,11 @@
 #!/usr/bin/env bash
 # Times the shipped score micro-kernel at several register blockings, in the plain SIMD128 build and the relaxed
 # one, beside both peaks, in one Node process (blocks.cpp, probe.mjs). What it answers: how far each blocking's
-# products reach toward the peak of its build on this CPU, with nothing else in the loop. Needs the wasm toolchain
-# (bash scripts/ensure-deps.sh wasm node) and npm's binaryen (npm ci).
+# products reach toward the peak of its build on this CPU, with nothing else in the loop. Installs what is missing
+# first (the wasm toolchain, clang 16, npm's binaryen). `blocking-probe.sh build` builds without running.
 set -euo pipefail
 cd "$(dirname "$0")/../.."
+bash scripts/ensure-deps.sh wasm node
 export NODE_PATH=/usr/share/nodejs
 PATH=$(printf '%s' "$PATH" | tr ':' '\n' | grep -v '/node_modules/\.bin$' | paste -sd: -)
 out=build/blocking-probe
