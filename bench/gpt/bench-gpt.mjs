@@ -159,6 +159,9 @@ function startTorch() {
   closed.then((code) => waiting?.reject(new Error(`train_torch.py exited with ${code}`)));
   const next = () => new Promise((resolve, reject) => { waiting = { resolve, reject }; });
   const started = next();  // its first 'at 0', once the model is built
+  // runUntil awaits it; handled here too, so that a run that dies before then (no torch) is not an unhandled
+  // rejection, which would end this process before the finally blocks stop the browser and the dev server.
+  started.catch(() => {});
   return {
     async runUntil(until) {
       await started;
