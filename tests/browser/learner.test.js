@@ -311,7 +311,9 @@ test('item 9: speed results are bar charts against the measured peak, with exact
   assert.ok(bench.wasmSimdPeakGflops > 0, 'bench/results.json records the peak npm run bench measured');
   assert.equal(Number(await page.locator('#bench svg .peak').getAttribute('data-value')), bench.wasmSimdPeakGflops);
   const meta = await page.locator('#bench .bench-meta').textContent();
-  assert.match(meta, new RegExp(`^${bench.machine} · ${bench.cpus} CPUs · .*${bench.date.slice(0, 10)}`));
+  // The machine's name is text, not a pattern: Intel's read 'Intel(R) Xeon(R) …', whose brackets a RegExp takes as groups.
+  const literal = (text) => String(text).replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
+  assert.match(meta, new RegExp(`^${literal(bench.machine)} · ${bench.cpus} CPUs · .*${bench.date.slice(0, 10)}`));
   // The full table is behind a toggle, with names a reader knows and exact counts.
   assert.equal(await page.locator('#bench table').isVisible(), false);
   await page.locator('#bench summary').click();
