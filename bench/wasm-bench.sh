@@ -7,11 +7,10 @@
 # Prints the count of f32x4 ops in the SIMD binary as a check that the hot loops are vectorised.
 set -euo pipefail
 cd "$(dirname "$0")/.."
-export NODE_PATH=/usr/share/nodejs   # emcc's JS optimiser needs Debian's acorn
+source scripts/wasm-toolchain.sh
 out=build/wasm-bench
-inc=$out/include                      # emcc must not see /usr/include: only the three header trees
-mkdir -p "$inc"
-for lib in xtensor xsimd xtl; do ln -sfn "/usr/include/$lib" "$inc/$lib"; done
+inc=$out/include
+wasm_toolchain_env "$inc"
 # The library's sources from the one list (src/sources.txt), and the benchmark.
 mapfile -t sources < <(grep -v '^#' src/sources.txt | grep .)
 sources+=(bench/wasm_kernel_bench.cpp)
@@ -20,7 +19,7 @@ for flavour in ${1:-simd scalar}; do
   flags=()
   [ "$flavour" = simd ] && flags=(-msimd128 -msse4.1)
   em++ -std=c++17 -O3 -DNDEBUG "-DXATTN_VERSION=\"$version\"" "${flags[@]}" -I"$inc" -Isrc "${sources[@]}" \
-       -sALLOW_MEMORY_GROWTH -sENVIRONMENT=node -sBINARYEN_EXTRA_PASSES=--one-caller-inline-max-function-size=100 \
+       -sALLOW_MEMORY_GROWTH -sENVIRONMENT=node "-sBINARYEN_EXTRA_PASSES=$one_caller_inline" \
        -o "$out/bench-$flavour.cjs"  # inlining as scripts/build-wasm.sh limits it
   [ "$flavour" = simd ] && echo "f32x4 ops in the SIMD build: $(wasm-dis "$out/bench-simd.wasm" | grep -c f32x4)"
   # .cjs: the package is "type": "module". Node 20's global fetch cannot load the .wasm from a file path (see shared notes); use fs instead.

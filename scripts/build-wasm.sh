@@ -21,18 +21,10 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 only=("$@")
 
-# emcc's JS optimizer needs acorn from Debian's node modules; the Node on PATH is not Debian's.
-export NODE_PATH=/usr/share/nodejs
-# Debian's emcc runs the binaryen tools it finds on PATH, and npm scripts (npm run build:wasm, npm pack's prepack)
-# put node_modules/.bin first, where npm binaryen 132's wasm-opt and wasm-metadce would answer: their minify map
-# is not the format emcc 3.1.6 reads, and the -O3 glue then names imports the .wasm does not have. emcc gets
-# Debian's binaryen 108; only optimise_relaxed runs npm's, by path.
-PATH=$(printf '%s' "$PATH" | tr ':' '\n' | grep -v '/node_modules/\.bin$' | paste -sd: -)
-export PATH
-# emcc has its own sysroot: give it only the three header trees it needs, never /usr/include.
+source scripts/wasm-toolchain.sh
 inc=build/wasm/include
-mkdir -p "$inc" dist
-for lib in xtensor xsimd xtl; do ln -sfn "/usr/include/$lib" "$inc/$lib"; done
+wasm_toolchain_env "$inc"
+mkdir -p dist
 
 # The JavaScript side of the boundary's schema, from the C++ lists (a no-op when they did not change).
 node scripts/gen-boundary.mjs
@@ -45,35 +37,26 @@ version=$(node -p "require('./package.json').version")
 # A changed header or source list rebuilds every object; package.json (the version) rebuilds version.cpp.
 newest_header=$(find src \( -name '*.hpp' -o -name 'sources.txt' \) -printf '%T@\n' | sort -n | tail -1)
 common=(-std=c++17 -O3 -DNDEBUG -I"$inc" -Isrc -Wall "-DXATTN_VERSION=\"$version\"")
-# Binaryen's -O3 inlines every function that has one caller, however large. V8 allocates registers one function
-# at a time, and a function of many loops gets worse registers in each: the decoding kernel, inlined whole, spilled
-# vectors to the stack in every hot loop (V8's code for it, read off, had dozens of times the stack accesses it
-# has with its blocks kept apart, and slower steps). The kernels mark the functions that hold a hot loop XATTN_NOINLINE (kernels/micro.hpp);
-# this keeps binaryen from inlining them again for having one caller (smaller functions still are).
-one_caller_inline=--one-caller-inline-max-function-size=100
+# (one_caller_inline: scripts/wasm-toolchain.sh says why.)
 link=(--bind -O3 -sMODULARIZE=1 -sEXPORT_ES6=1 -sENVIRONMENT=web,worker -sALLOW_MEMORY_GROWTH=1
       -sMAXIMUM_MEMORY=2147483648 -sEXPORTED_FUNCTIONS=_malloc,_free -sEXPORTED_RUNTIME_METHODS=HEAPU8,HEAPF32
       -sDYNAMIC_EXECUTION=0 -sFILESYSTEM=0 -sTEXTDECODER=1 "-sBINARYEN_EXTRA_PASSES=$one_caller_inline")
 
-# The kernel file of the relaxed builds, and its compiler: clang 16 with em++'s own target, sysroot, defines
-# and flavour flags (`em++ FLAGS… --cflags`: -D_LIBCPP_ABI_VERSION=2 and the rest must match the other
-# objects; it turns -msse4.1 into the defines Emscripten's SSE headers want).
+# The kernel file of the relaxed builds, compiled by clang 16 (compile_relaxed).
 relaxed_sources=(src/kernels/arch_sse41.cpp)
-# compile [relaxed] FLAGS… -- MORE…: em++ FLAGS… MORE…, or clang 16 as above with MORE….
+# compile [relaxed] FLAGS… -- MORE…: em++ FLAGS… MORE…, or compile_relaxed FLAGS… -- MORE….
 compile() {
-  local relaxed=0 flags=()
-  [ "$1" = relaxed ] && { relaxed=1; shift; }
-  while [ "$1" != -- ]; do flags+=("$1"); shift; done
-  shift
-  if [ $relaxed = 1 ]; then
-    local em
-    read -r -a em <<< "$(em++ "${flags[@]}" --cflags)"
-    clang++-16 "${em[@]}" -mrelaxed-simd "$@"
+  if [ "$1" = relaxed ]; then
+    shift
+    compile_relaxed "$@"
   else
+    local flags=()
+    while [ "$1" != -- ]; do flags+=("$1"); shift; done
+    shift
     em++ "${flags[@]}" "$@"
   fi
 }
-export -f compile
+export -f compile compile_relaxed
 
 # is_stale SRC OBJ: the object is missing or older than its source, a header or (version.cpp) package.json.
 is_stale() {
@@ -137,9 +120,8 @@ build_flavour() {
   fi
 }
 
-# link_relaxed DIR NAME OBJS… FLAGS…: links at -O1 into DIR (with WASM_BIGINT: without it
-# wasm-emscripten-finalize reads every function body, and binaryen 108 cannot read relaxed ops), then
-# optimises the .wasm into dist/ with npm binaryen's wasm-opt -O3 and copies the glue beside it.
+# link_relaxed DIR NAME OBJS… FLAGS…: links into DIR with relaxed_link_flags, then optimises the .wasm into dist/
+# (optimise_relaxed) and copies the glue beside it.
 link_relaxed() {
   local dir=$1 flavour=$2; shift 2
   mkdir -p "$dir"
@@ -150,21 +132,6 @@ link_relaxed() {
   cp "$dir/xattn-$flavour.mjs" "dist/xattn-$flavour.mjs"
   [ ! -f "$dir/xattn-$flavour.worker.js" ] || cp "$dir/xattn-$flavour.worker.js" "dist/xattn-$flavour.worker.js"
 }
-# The link flags with -O3 replaced by -O1 and no binaryen passes of 3.1.6's own (optimise_relaxed runs them), and
-# WASM_BIGINT added.
-relaxed_link_flags() {
-  for a in "$@"; do
-    case $a in -O3) echo -O1 ;; -sBINARYEN_EXTRA_PASSES=*) ;; *) printf '%s\n' "$a" ;; esac
-  done
-  echo -sWASM_BIGINT
-}
-# wasm-opt reads the features from the module's target_features section (-O1 keeps it) and drops it after.
-optimise_relaxed() {
-  local wasm_opt=node_modules/binaryen/bin/wasm-opt
-  [ -x "$wasm_opt" ] || { echo "xattn: the relaxed builds need npm's binaryen (npm ci): no $wasm_opt" >&2; exit 1; }
-  node "$wasm_opt" "$1" -O3 "$one_caller_inline" --strip-target-features -o "$2"
-}
-
 # A threaded flavour's Node glue: the same objects linked for ENVIRONMENT=node as CommonJS. Its .wasm must be
 # byte for byte the browser one, which is the only one shipped. BASE is set for a relaxed flavour.
 link_node_glue() {

@@ -2,6 +2,7 @@
 // peak loops (bench/js/wasm-probes.mjs: mul + add, relaxed_madd) in one process; prints each blocking's median
 // GFLOP/s and its share of its own build's peak. Node 20 needs --experimental-wasm-relaxed-simd.
 import { createRequire } from 'node:module';
+import { median } from '../js/timing.mjs';
 import { simdPeakProbe } from '../js/wasm-probes.mjs';
 
 const [, , modulePath] = process.argv;
@@ -18,7 +19,6 @@ const gflops = (run) => {
   const flops = run();
   return flops / ((performance.now() - t0) / 1e3) / 1e9;
 };
-const median = (xs) => [...xs].sort((a, b) => a - b)[xs.length >> 1];
 const samples = { plainPeak: [], relaxedPeak: [], plain: VARIANTS.map(() => []), relaxed: VARIANTS.map(() => []) };
 for (let round = 0; round < WARM_ROUNDS + ROUNDS; round++) {  // the first rounds only warm up (V8 tiers up)
   const keep = round >= WARM_ROUNDS;
